@@ -1,0 +1,322 @@
+#!/usr/bin/env bash
+# bench/worktree.sh: time a full worktree round trip, plain git against isolate.
+#
+#   baseline: git worktree add -q -b bench/<n> <dir> HEAD
+#             && git worktree remove --force <dir> && git branch -q -D bench/<n>
+#   isolate:  ISOLATE_HOME=<state> isolate run --worktree -q -- true
+#
+# For each size it generates a throwaway repository with that many files, runs
+# one warm-up of each flow, then alternates them (A B A B ...) --runs times, and
+# prints the median and minimum wall time of each plus the ratio isolate/baseline
+# (target: <= 0.5). A missed target is not an error: this is a benchmark.
+# See bench/README.md.
+set -euo pipefail
+
+usage() {
+	cat <<'EOF'
+Usage: bench/worktree.sh [options]
+
+  --isolate PATH   isolate binary (default: target/release/isolate under the
+                   repository root, built with `cargo build --release` if missing)
+  --sizes "N ..."  repository sizes in files (default: "2000 50000")
+  --runs N         timed runs of each flow per size (default: 5)
+  --out FILE       also write one JSON object per size to FILE (overwritten)
+  --no-hyperfine   time with the built-in loop even if hyperfine is installed
+  -h, --help       show this help
+EOF
+}
+
+die() {
+	printf 'worktree.sh: error: %s\n' "$*" >&2
+	exit 1
+}
+
+warn() {
+	printf 'worktree.sh: warning: %s\n' "$*" >&2
+}
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+isolate=""
+sizes="2000 50000"
+runs=5
+out=""
+use_hyperfine=1
+
+while (($# > 0)); do
+	case $1 in
+	--isolate) (($# >= 2)) || die "--isolate needs a value"; isolate=$2; shift 2 ;;
+	--isolate=*) isolate=${1#*=}; shift ;;
+	--sizes) (($# >= 2)) || die "--sizes needs a value"; sizes=$2; shift 2 ;;
+	--sizes=*) sizes=${1#*=}; shift ;;
+	--runs) (($# >= 2)) || die "--runs needs a value"; runs=$2; shift 2 ;;
+	--runs=*) runs=${1#*=}; shift ;;
+	--out) (($# >= 2)) || die "--out needs a value"; out=$2; shift 2 ;;
+	--out=*) out=${1#*=}; shift ;;
+	--no-hyperfine) use_hyperfine=0; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; die "unknown argument: $1" ;;
+	esac
+done
+
+[[ $runs =~ ^[1-9][0-9]*$ ]] || die "--runs must be a positive integer, got '$runs'"
+read -r -a size_list <<<"$sizes"
+((${#size_list[@]} > 0)) || die "--sizes is empty"
+for s in "${size_list[@]}"; do
+	[[ $s =~ ^[1-9][0-9]*$ ]] || die "--sizes must hold positive integers, got '$s'"
+done
+
+command -v git >/dev/null || die "git not found"
+command -v perl >/dev/null || die "perl not found (used to generate the test repositories)"
+
+# Paths given on the command line are relative to the caller's directory;
+# everything below runs from inside the generated repositories.
+if [[ -n $isolate ]]; then
+	[[ $isolate == /* ]] || isolate="$PWD/$isolate"
+	[[ -x $isolate && ! -d $isolate ]] || die "--isolate $isolate is not an executable file"
+else
+	isolate="$root/target/release/isolate"
+	if [[ ! -x $isolate ]]; then
+		printf 'building %s (cargo build --release)...\n' "$isolate" >&2
+		(cd "$root" && cargo build --release) || die "cargo build --release failed"
+		[[ -x $isolate ]] || die "cargo build --release did not produce $isolate"
+	fi
+fi
+if [[ -n $out ]]; then
+	[[ $out == /* ]] || out="$PWD/$out"
+	: >"$out" || die "cannot write $out"
+fi
+
+if ((use_hyperfine)) && ! command -v hyperfine >/dev/null; then
+	use_hyperfine=0
+fi
+if ((use_hyperfine)); then timer=hyperfine; else timer=loop; fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/isolate-bench.XXXXXX")
+cleanup() {
+	chmod -R u+w "$work" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Hermetic git: no user or system config, no stray repository variables.
+unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY \
+	GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_COMMON_DIR GIT_NAMESPACE GIT_CEILING_DIRECTORIES
+export HOME="$work/home"
+export GIT_CONFIG_GLOBAL="$HOME/gitconfig"
+export GIT_CONFIG_NOSYSTEM=1
+export GIT_AUTHOR_DATE="2024-01-01T00:00:00Z" GIT_COMMITTER_DATE="2024-01-01T00:00:00Z"
+mkdir -p "$HOME"
+cat >"$GIT_CONFIG_GLOBAL" <<'EOF'
+[user]
+	name = isolate bench
+	email = bench@isolate.invalid
+[init]
+	defaultBranch = main
+[core]
+	autocrlf = false
+[gc]
+	auto = 0
+[maintenance]
+	auto = false
+[advice]
+	detachedHead = false
+EOF
+
+# stamp: set NOW to the wall clock in ns. Without a fork where bash has
+# EPOCHREALTIME (bash >= 5, microseconds), else with date +%s%N.
+NOW=0
+stamp() {
+	if [[ -n ${EPOCHREALTIME:-} ]]; then
+		NOW=${EPOCHREALTIME//[.,]/}000
+	else
+		NOW=$(date +%s%N)
+	fi
+}
+
+# ms_between START_NS END_NS: elapsed milliseconds, three decimals.
+ms_between() {
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e6 }'
+}
+
+# generate DIR N: a repository with N files, ~100 per directory, two levels of
+# nesting (mDDD/pDD/fDD.rs), 200-500 bytes each, deterministic and all distinct.
+# One commit, then packed, as a real clone would be.
+generate() {
+	local dir=$1 n=$2
+	mkdir -p "$dir"
+	git -C "$dir" init -q
+	(cd "$dir" && perl -e '
+		use strict; use warnings; use File::Path qw(make_path);
+		my $n = shift; my %made;
+		for my $i (0 .. $n - 1) {
+			my $d = int($i / 100);
+			my $sub = sprintf("m%03d/p%02d", int($d / 16), $d % 16);
+			make_path($sub) unless $made{$sub}++;
+			my $want = 200 + ($i * 37) % 300;
+			my $x = $i + 1;
+			my $body = "// bench file $i ($sub)\n";
+			my $k = 0;
+			while (length($body) < $want) {
+				$x = ($x * 1103515245 + 12345) % 2147483648;
+				$body .= sprintf("pub const V%d_%d: u32 = %d;\n", $i, $k++, $x);
+			}
+			my $path = sprintf("%s/f%02d.rs", $sub, $i % 100);
+			open(my $fh, ">", $path) or die "$path: $!";
+			print $fh $body;
+			close($fh) or die "$path: $!";
+		}
+	' "$n")
+	printf 'bench repository, %d files\n' "$n" >"$dir/README"
+	git -C "$dir" add -A
+	git -C "$dir" commit -q -m "bench: $n files"
+	git -C "$dir" repack -a -d -q
+	git -C "$dir" prune-packed
+}
+
+# Each run_* sets LAST_MS to the wall time of one round trip, in ms.
+LAST_MS=""
+seq_no=0
+
+hyperfine_once() {
+	local json="$work/hyperfine.json"
+	if ! hyperfine --runs 1 --style none --export-json "$json" "$1" >/dev/null; then
+		die "command failed under hyperfine (rerun with --no-hyperfine to see its output): $1"
+	fi
+	LAST_MS=$(sed -n 's/^ *"mean": *\([0-9.eE+-]*\),*$/\1/p' "$json" | head -n 1)
+	[[ -n $LAST_MS ]] || die "could not read the time from $json"
+	LAST_MS=$(awk -v s="$LAST_MS" 'BEGIN { printf "%.3f", s * 1000 }')
+}
+
+run_baseline() {
+	seq_no=$((seq_no + 1))
+	local br="bench/$seq_no" wt="$work/wt/bench-$seq_no"
+	if ((use_hyperfine)); then
+		local cmd
+		printf -v cmd 'git worktree add -q -b %q %q HEAD && git worktree remove --force %q && git branch -q -D %q' \
+			"$br" "$wt" "$wt" "$br"
+		hyperfine_once "$cmd"
+	else
+		local t0
+		stamp
+		t0=$NOW
+		git worktree add -q -b "$br" "$wt" HEAD || die "git worktree add failed"
+		git worktree remove --force "$wt" || die "git worktree remove failed"
+		git branch -q -D "$br" || die "git branch -D failed"
+		stamp
+		LAST_MS=$(ms_between "$t0" "$NOW")
+	fi
+}
+
+run_isolate() {
+	local state=$1
+	if ((use_hyperfine)); then
+		local cmd
+		printf -v cmd 'ISOLATE_HOME=%q %q run --worktree -q -- true' "$state" "$isolate"
+		hyperfine_once "$cmd"
+	else
+		local t0
+		stamp
+		t0=$NOW
+		ISOLATE_HOME="$state" "$isolate" run --worktree -q -- true || die "isolate run --worktree failed"
+		stamp
+		LAST_MS=$(ms_between "$t0" "$NOW")
+	fi
+}
+
+# stats LIST...: "median min" of the numbers given.
+stats() {
+	printf '%s\n' "$@" | sort -g | awk '
+		{ v[NR] = $1 }
+		END {
+			m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%.1f %.1f", m, v[1]
+		}'
+}
+
+json_array() {
+	local IFS=,
+	printf '[%s]' "$*"
+}
+
+printf 'git %s, %s CPUs, timer: %s, %d runs per flow after 1 warm-up\n' \
+	"$(git --version | awk '{print $3}')" "$(nproc 2>/dev/null || echo '?')" "$timer" "$runs"
+printf 'isolate: %s\n\n' "$isolate"
+
+rows=()
+for size in "${size_list[@]}"; do
+	repo="$work/repo-$size"
+	state="$work/state-$size"
+	mkdir -p "$state" "$work/wt"
+
+	stamp
+	t0=$NOW
+	generate "$repo" "$size"
+	stamp
+	gen_ms=$(ms_between "$t0" "$NOW")
+	gen_s=$(awk -v ms="$gen_ms" 'BEGIN { printf "%.2f", ms / 1000 }')
+	printf 'size %d: generated in %s s\n' "$size" "$gen_s"
+
+	cd "$repo"
+	run_baseline
+	run_isolate "$state"
+	base=()
+	iso=()
+	for ((i = 1; i <= runs; i++)); do
+		run_baseline
+		base+=("$LAST_MS")
+		run_isolate "$state"
+		iso+=("$LAST_MS")
+	done
+
+	# What the isolate runs must not leave behind.
+	branches=$(git for-each-ref --format='%(refname:short)' 'refs/heads/isolate/' | wc -l)
+	other_refs=$(git for-each-ref --format='%(refname)' | grep -c 'isolate' || true)
+	worktrees=$(($(git worktree list --porcelain | grep -c '^worktree ') - 1))
+	leftover_dirs=$(find "$state" -name .git -prune -print | wc -l)
+	dirty=$(git status --porcelain | wc -l)
+	if ((branches > 0)); then
+		warn "size $size: $branches isolate/* branch(es) left in the repository"
+	fi
+	if ((other_refs > branches)); then
+		printf 'size %d: note: %d other ref(s) naming isolate remain\n' "$size" $((other_refs - branches))
+	fi
+	if ((worktrees > 0)); then
+		warn "size $size: $worktrees git worktree(s) still registered"
+	fi
+	if ((leftover_dirs > 0)); then
+		warn "size $size: $leftover_dirs worktree director(y/ies) left under ISOLATE_HOME ($state)"
+	fi
+	if ((dirty > 0)); then
+		warn "size $size: the repository's working tree is no longer clean ($dirty entries)"
+	fi
+	cd "$work"
+
+	read -r b_med b_min <<<"$(stats "${base[@]}")"
+	read -r i_med i_min <<<"$(stats "${iso[@]}")"
+	ratio=$(awk -v i="$i_med" -v b="$b_med" 'BEGIN { printf "%.2f", (b > 0) ? i / b : 0 }')
+	met=$(awk -v r="$ratio" 'BEGIN { print (r <= 0.5) ? "true" : "false" }')
+	rows+=("$size $b_med $b_min $i_med $i_min $ratio $met")
+	printf 'size %d: baseline %s ms, isolate %s ms (medians)\n' "$size" "$b_med" "$i_med"
+
+	if [[ -n $out ]]; then
+		printf '{"size":%d,"runs":%d,"timer":"%s","git":"%s","generate_s":%s,"baseline_median_ms":%s,"baseline_min_ms":%s,"isolate_median_ms":%s,"isolate_min_ms":%s,"ratio":%s,"target_ratio":0.5,"target_met":%s,"leftover_branches":%d,"leftover_worktrees":%d,"leftover_dirs":%d,"baseline_ms":%s,"isolate_ms":%s}\n' \
+			"$size" "$runs" "$timer" "$(git --version | awk '{print $3}')" "$gen_s" \
+			"$b_med" "$b_min" "$i_med" "$i_min" "$ratio" "$met" \
+			"$branches" "$worktrees" "$leftover_dirs" \
+			"$(json_array "${base[@]}")" "$(json_array "${iso[@]}")" >>"$out"
+	fi
+
+	chmod -R u+w "$repo" "$state" 2>/dev/null || true
+	rm -rf "$repo" "$state"
+done
+
+printf '\n%8s  %12s  %12s  %12s  %12s  %6s  %s\n' \
+	size "baseline med" "baseline min" "isolate med" "isolate min" ratio "target <= 0.5"
+for row in "${rows[@]}"; do
+	read -r size b_med b_min i_med i_min ratio met <<<"$row"
+	if [[ $met == true ]]; then verdict=met; else verdict=missed; fi
+	printf '%8s  %9s ms  %9s ms  %9s ms  %9s ms  %6s  %s\n' \
+		"$size" "$b_med" "$b_min" "$i_med" "$i_min" "$ratio" "$verdict"
+done

@@ -1,0 +1,92 @@
+//! The command line, as clap derive types. The doc comments are the help text; nothing here runs.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Run AI coding agents in a fresh git worktree, confined by Landlock, supervised to the end.
+#[derive(Debug, Parser)]
+#[command(name = "isolate", version, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run CMD sandboxed (in a fresh worktree with --worktree).
+    Run(RunArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Create a fresh worktree (a shared clone on branch isolate/<id>) and run CMD in it.
+    #[arg(long)]
+    pub worktree: bool,
+
+    /// Human name of the job; the id and branch are derived from it (slug-4hex).
+    #[arg(long, value_name = "NAME", value_parser = clap::value_parser!(std::ffi::OsString))]
+    pub name: Option<std::ffi::OsString>,
+
+    /// Commit to cut the worktree from (default: HEAD of the current checkout).
+    #[arg(long, value_name = "REV", requires = "worktree")]
+    pub base: Option<String>,
+
+    /// Stop the job after DUR (90s, 15m, 2h): SIGTERM to its tree, SIGKILL after --grace.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+
+    /// Time between SIGTERM and SIGKILL when stopping.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "10s")]
+    pub grace: Duration,
+
+    /// Sandbox policy profile: a built-in name or a TOML file.
+    #[arg(long, value_name = "NAME|FILE", default_value = "default")]
+    pub policy: String,
+
+    /// One more writable path for this run (repeatable).
+    #[arg(long = "allow-write", value_name = "PATH")]
+    pub allow_write: Vec<PathBuf>,
+
+    /// Run without Landlock, on purpose; stated in the start line and the report.
+    #[arg(long)]
+    pub no_sandbox: bool,
+
+    /// Never remove the worktree when the job ends.
+    #[arg(long, requires = "worktree")]
+    pub keep: bool,
+
+    /// Set a variable for CMD (repeatable).
+    #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env)]
+    pub env: Vec<(String, String)>,
+
+    /// When the job ends, write its final JSON report to FILE (a path or /dev/fd/N).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+
+    /// Machine-readable messages from isolate itself, on stderr (stdout belongs to CMD).
+    #[arg(long)]
+    pub json: bool,
+
+    /// No human summary on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// The command to run, after `--`.
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("{e} (examples: 90s, 15m, 2h)"))
+}
+
+fn parse_env(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() && !k.contains('\0') && !v.contains('\0') => {
+            Ok((k.to_string(), v.to_string()))
+        }
+        _ => Err(format!("expected KEY=VALUE, got {s:?}")),
+    }
+}

@@ -1,0 +1,427 @@
+//! `isolate run`: prepare (project, id, worktree, plan), start CMD, supervise it to the end, settle
+//! the worktree, record and report. Anything that fails before CMD runs undoes what was made and
+//! exits 125 (126/127 when CMD cannot be executed or is not found), leaving no job behind.
+
+use std::ffi::OsString;
+use std::fs;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime};
+
+use crate::cli::RunArgs;
+use crate::command::report_error;
+use crate::error::{Error, Result};
+use crate::job::id::JobId;
+use crate::job::record::{Record, State, SCHEMA};
+use crate::job::store;
+use crate::sandbox::{plan, policy, probe};
+use crate::supervise::reaper::{self, Signals};
+use crate::supervise::{spawn, tree};
+use crate::worktree::cleanup::{self, shell_quote};
+use crate::worktree::create::{self, Created};
+use crate::worktree::project::Project;
+
+/// How many fresh ids to draw before giving up (each draw collides with 1/65536 chance per job).
+const ID_ATTEMPTS: usize = 64;
+
+pub fn run(args: RunArgs) -> i32 {
+    let mut signals = match Signals::install() {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let prepared = match prepare(&args) {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
+    // A stop asked for while the worktree was being made: undo, and end as the signal would have.
+    if let Some(sig) = signals.stop_requested() {
+        prepared.undo();
+        return 128 + sig;
+    }
+    execute(args, prepared, &mut signals)
+}
+
+fn fail(err: &Error) -> i32 {
+    report_error(err);
+    err.run_exit_code()
+}
+
+/// Everything made before CMD starts.
+struct Prepared {
+    id: JobId,
+    job_dir: PathBuf,
+    tmpdir: PathBuf,
+    cwd: PathBuf,
+    policy: policy::Loaded,
+    worktree: Option<(Project, Created, PathBuf)>,
+}
+
+impl Prepared {
+    fn undo(&self) {
+        if let Some((project, created, _)) = &self.worktree {
+            create::undo(project, &self.id, &created.path, &created.base);
+        }
+        store::forget(&self.job_dir);
+    }
+}
+
+fn prepare(args: &RunArgs) -> Result<Prepared> {
+    let cwd = std::env::current_dir().map_err(|e| Error::io("cannot read the current directory", ".", e))?;
+    let state = store::state_dir()?;
+    let policy = policy::load(&args.policy)?;
+    // Fail closed before anything is made.
+    if !args.no_sandbox {
+        match probe::landlock_abi() {
+            Some(abi) if abi >= probe::MIN_ABI => {}
+            Some(abi) => {
+                return Err(Error::SandboxUnavailable(format!(
+                    "write containment needs Landlock ABI {} or newer; this kernel has ABI {abi}",
+                    probe::MIN_ABI
+                )))
+            }
+            None => return Err(Error::SandboxUnavailable("Landlock is not enabled on this kernel".into())),
+        }
+    }
+    let target = if args.worktree {
+        Some(worktree_target(&cwd, &state, args)?)
+    } else {
+        None
+    };
+    let name = args.name.as_ref().map(|n| n.as_encoded_bytes().to_vec());
+    let name_bytes = name.as_deref().unwrap_or_else(|| slug_source(&args.command));
+
+    let (id, job_dir) = claim_id(&state, name_bytes, target.as_ref())?;
+    let tmpdir = job_dir.join("tmp");
+    if let Err(e) = fs::DirBuilder::new().mode(0o700).create(&tmpdir) {
+        store::forget(&job_dir);
+        return Err(Error::io("cannot create the job's TMPDIR", &tmpdir, e));
+    }
+    let mut prepared = Prepared {
+        id,
+        job_dir,
+        tmpdir,
+        cwd: cwd.clone(),
+        policy,
+        worktree: None,
+    };
+    if let Some((project, base, key_dir)) = target {
+        let path = key_dir.join(prepared.id.as_str());
+        match create::create(&project, &prepared.id, &path, &base) {
+            Ok(created) => {
+                let inside = path.join(&project.prefix);
+                prepared.cwd = if inside.is_dir() { inside } else { path.clone() };
+                prepared.worktree = Some((project, created, key_dir));
+            }
+            Err(e) => {
+                prepared.undo();
+                return Err(e);
+            }
+        }
+    }
+    Ok(prepared)
+}
+
+/// For `--worktree`: the project, the base commit and the directory its worktrees go in.
+fn worktree_target(cwd: &Path, state: &Path, args: &RunArgs) -> Result<(Project, String, PathBuf)> {
+    let project = Project::discover(cwd)?;
+    let root = state.join("worktrees");
+    if let (Ok(top), Ok(root)) = (fs::canonicalize(&project.caller_top), fs::canonicalize(&root)) {
+        if top.starts_with(&root) {
+            return Err(Error::Usage(format!(
+                "{} is the worktree of an isolate job; a job cannot start another job's worktree inside it \
+                 (use `isolate run --resume JOB` from the project)",
+                top.display()
+            )));
+        }
+    }
+    let base = match &args.base {
+        Some(rev) => project.resolve_commit(rev)?.ok_or_else(|| {
+            Error::Usage(format!("--base {rev}: not a commit in {}", project.top.display()))
+        })?,
+        None => project
+            .resolve_commit("HEAD")?
+            .ok_or_else(|| Error::NoCommit(project.top.clone()))?,
+    };
+    let key_dir = root.join(project.key());
+    fs::create_dir_all(&key_dir).map_err(|e| Error::io("cannot create the worktree directory", &key_dir, e))?;
+    Ok((project, base, key_dir))
+}
+
+/// The job is named after its command when `--name` is absent.
+fn slug_source(command: &[String]) -> &[u8] {
+    command
+        .first()
+        .map(|c| Path::new(c).file_name().map_or(c.as_bytes(), |n| n.as_encoded_bytes()))
+        .unwrap_or(b"task")
+}
+
+/// Draws ids until one is free everywhere: its record directory (taken exclusively), its worktree
+/// directory and its branch and pin in the project. Never reuses, never adopts.
+fn claim_id(state: &Path, name: &[u8], target: Option<&(Project, String, PathBuf)>) -> Result<(JobId, PathBuf)> {
+    for _ in 0..ID_ATTEMPTS {
+        let id = JobId::generate(name);
+        let Some(job_dir) = store::claim(state, &id)? else {
+            continue;
+        };
+        let taken = match target {
+            Some((project, _, key_dir)) => {
+                key_dir.join(id.as_str()).exists()
+                    || project.has_ref(&format!("refs/heads/{}", id.branch()))?
+                    || project.has_ref(&create::pin_ref(&id))?
+            }
+            None => false,
+        };
+        if !taken {
+            return Ok((id, job_dir));
+        }
+        store::forget(&job_dir);
+    }
+    Err(Error::Other(format!("could not find a free job id in {ID_ATTEMPTS} attempts")))
+}
+
+fn execute(args: RunArgs, prepared: Prepared, signals: &mut Signals) -> i32 {
+    let writable: Vec<PathBuf> = prepared
+        .worktree
+        .iter()
+        .map(|(_, created, _)| created.path.clone())
+        .chain([prepared.tmpdir.clone()])
+        .collect();
+    let (rules, sandbox, notes) = match plan::build(&prepared.policy, &writable, &args.allow_write, args.no_sandbox) {
+        Ok(built) => built,
+        Err(e) => {
+            prepared.undo();
+            return fail(&e);
+        }
+    };
+    let env = environment(&args, &prepared);
+    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) only changes how orphans of this process are re-parented.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+    }
+    let started = SystemTime::now();
+    let clock = Instant::now();
+    let pid = match spawn::spawn(spawn::Spawn {
+        argv: args.command.clone(),
+        cwd: prepared.cwd.clone(),
+        env,
+        rules,
+    }) {
+        Ok(pid) => pid,
+        Err(e) => {
+            prepared.undo();
+            return fail(&e);
+        }
+    };
+
+    let me = std::process::id() as i32;
+    let mut record = Record {
+        schema: SCHEMA,
+        id: prepared.id.to_string(),
+        name: args.name.as_ref().map(|n| n.to_string_lossy().into_owned()),
+        command: args.command.clone(),
+        state: State::Running,
+        pid: Some(pid.as_raw()),
+        supervisor_pid: me,
+        supervisor_start: tree::start_time(me).unwrap_or(0),
+        started_at: timestamp(started),
+        ended_at: None,
+        exit: None,
+        sandbox,
+        cwd: prepared.cwd.display().to_string(),
+        worktree: None,
+    };
+    if let Err(e) = store::write_record(&prepared.job_dir, &record) {
+        report_error(&e);
+    }
+    announce_start(&args, &prepared, &record, &notes);
+
+    let ending = reaper::supervise(pid, signals, args.timeout, args.grace);
+
+    record.ended_at = Some(timestamp(SystemTime::now()));
+    record.exit = Some(ending.exit);
+    record.state = if ending.timed_out {
+        State::TimedOut
+    } else if ending.exit.signal.is_some() {
+        State::Killed
+    } else {
+        State::Exited
+    };
+    if let Some((project, created, key_dir)) = &prepared.worktree {
+        let job = cleanup::Job {
+            project,
+            id: &prepared.id,
+            key_dir,
+            path: &created.path,
+            base: &created.base,
+            keep: args.keep,
+            dispatch_dirty: created.dispatch_dirty,
+        };
+        match cleanup::settle(&job) {
+            Ok(report) => record.worktree = Some(report),
+            Err(e) => report_error(&e),
+        }
+    }
+    let _ = fs::remove_dir_all(&prepared.tmpdir);
+    if let Err(e) = store::write_record(&prepared.job_dir, &record) {
+        report_error(&e);
+    }
+    if let Some(path) = &args.report {
+        if let Err(e) = write_report(path, &record) {
+            report_error(&e);
+        }
+    }
+    announce_end(&args, &record, clock.elapsed());
+    if ending.timed_out {
+        124
+    } else {
+        ending.exit.status()
+    }
+}
+
+/// CMD's environment (spec/cli.md, "What CMD gets").
+fn environment(args: &RunArgs, prepared: &Prepared) -> Vec<(OsString, OsString)> {
+    let policy = &prepared.policy.policy.environment;
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(k, _)| !policy.remove.iter().any(|r| k == r.as_str()))
+        .filter(|(k, _)| !k.to_string_lossy().starts_with("ISOLATE_"))
+        .collect();
+    let mut set = |key: &str, value: OsString| {
+        env.retain(|(k, _)| k != key);
+        env.push((key.into(), value));
+    };
+    for (k, v) in &policy.set {
+        set(k, v.into());
+    }
+    set("ISOLATE_JOB", prepared.id.as_str().into());
+    set("TMPDIR", prepared.tmpdir.clone().into());
+    if let Some((project, created, _)) = &prepared.worktree {
+        set("ISOLATE_WORKTREE", created.path.clone().into());
+        set("ISOLATE_BRANCH", created.branch.clone().into());
+        set("ISOLATE_BASE", created.base.clone().into());
+        set("ISOLATE_REPO", project.top.clone().into());
+    }
+    // git's automatic gc and maintenance off for the whole tree: `gc --auto` detaches a process that
+    // would outlive the main process and be killed mid-way by the end-of-job stop.
+    let count: usize = std::env::var("GIT_CONFIG_COUNT").ok().and_then(|c| c.parse().ok()).unwrap_or(0);
+    set(&format!("GIT_CONFIG_KEY_{count}"), "gc.auto".into());
+    set(&format!("GIT_CONFIG_VALUE_{count}"), "0".into());
+    set(&format!("GIT_CONFIG_KEY_{}", count + 1), "maintenance.auto".into());
+    set(&format!("GIT_CONFIG_VALUE_{}", count + 1), "false".into());
+    set("GIT_CONFIG_COUNT", (count + 2).to_string().into());
+    if prepared.worktree.is_some() {
+        // The job's git must find the job's repository, not one the caller pointed at.
+        env.retain(|(k, _)| !REDIRECTING.iter().any(|r| k == r));
+    }
+    for (k, v) in &args.env {
+        env.retain(|(key, _)| key != k.as_str());
+        env.push((k.into(), v.into()));
+    }
+    env
+}
+
+const REDIRECTING: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+];
+
+fn timestamp(t: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+/// `--report FILE`: atomically for a file path; straight into `/dev/fd/N` or another non-file.
+fn write_report(path: &Path, record: &Record) -> Result<()> {
+    let mut json = serde_json::to_vec_pretty(record).map_err(|e| Error::Other(e.to_string()))?;
+    json.push(b'\n');
+    let regular_or_new = fs::metadata(path).map(|m| m.is_file()).unwrap_or(true);
+    if regular_or_new && !path.starts_with("/dev") && !path.starts_with("/proc") {
+        store::write_atomic(path, &json)
+    } else {
+        fs::write(path, &json).map_err(|e| Error::io("cannot write the report", path, e))
+    }
+}
+
+fn announce_start(args: &RunArgs, prepared: &Prepared, record: &Record, notes: &[String]) {
+    if args.json {
+        if let Ok(line) = serde_json::to_string(record) {
+            eprintln!("{line}");
+        }
+        return;
+    }
+    if args.quiet {
+        return;
+    }
+    let sandbox = match (record.sandbox.enforced, record.sandbox.landlock_abi) {
+        (true, Some(abi)) => format!("landlock ABI {abi}, policy {}", record.sandbox.policy),
+        _ => "UNSANDBOXED (--no-sandbox)".to_string(),
+    };
+    let place = match &prepared.worktree {
+        Some((_, created, _)) => format!(
+            "in {} (branch {} at {})",
+            created.path.display(),
+            created.branch,
+            &created.base[..12.min(created.base.len())]
+        ),
+        None => format!("in {}", prepared.cwd.display()),
+    };
+    eprintln!("isolate: job {} {place}; {sandbox}", record.id);
+    for note in notes {
+        eprintln!("isolate: note: {note}");
+    }
+    if let Some((project, created, _)) = &prepared.worktree {
+        if created.dispatch_dirty {
+            eprintln!(
+                "isolate: warning: uncommitted changes in {} are not in the worktree",
+                project.caller_top.display()
+            );
+        }
+    }
+}
+
+fn announce_end(args: &RunArgs, record: &Record, took: std::time::Duration) {
+    if args.json {
+        if let Ok(line) = serde_json::to_string(record) {
+            eprintln!("{line}");
+        }
+        return;
+    }
+    if args.quiet {
+        return;
+    }
+    let how = match (record.state, record.exit) {
+        (State::TimedOut, _) => format!("timed out after {}", humantime::format_duration(args.timeout.unwrap_or_default())),
+        (_, Some(exit)) => match exit.signal {
+            Some(sig) => format!("was killed by signal {sig} (status {})", exit.status()),
+            None => format!("exited with status {}", exit.status()),
+        },
+        _ => "ended".to_string(),
+    };
+    let took = std::time::Duration::from_secs(took.as_secs());
+    eprintln!("isolate: job {} {how} after {}", record.id, humantime::format_duration(took));
+    let Some(wt) = &record.worktree else {
+        return;
+    };
+    let place = if wt.removed {
+        let ignored = match wt.ignored {
+            0 => String::new(),
+            n => format!(" ({n} ignored entr{} went with it)", if n == 1 { "y" } else { "ies" }),
+        };
+        format!("removed{ignored}")
+    } else {
+        format!("kept at {}", shell_quote(Path::new(&wt.path)))
+    };
+    eprintln!("  worktree: {place}");
+    eprintln!("  outcome:  {}", wt.reason);
+    let branch = if wt.branch_kept {
+        format!("{} ({} commit{} beyond base)", wt.branch, wt.commits, if wt.commits == 1 { "" } else { "s" })
+    } else {
+        format!("{} deleted", wt.branch)
+    };
+    eprintln!("  branch:   {branch}");
+    if let Some(next) = &wt.handoff {
+        eprintln!("  next:     {next}");
+    }
+}

@@ -1,0 +1,91 @@
+//! The one error type of isolate. Each variant carries what failed and, where a user can act, a hint;
+//! `main` prints the chain once. `exit_code` maps an error to the status of `spec/cli.md`: 125 for
+//! isolate's own failures in `run`, 126/127 for a command that cannot be executed or is not found.
+
+use std::io;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Usage(String),
+
+    #[error("not a git repository: {0}")]
+    NotARepository(PathBuf),
+
+    #[error("the repository {0} has no commit yet; isolate needs a first commit to cut a worktree from")]
+    NoCommit(PathBuf),
+
+    #[error("{what}: {path}: {source}")]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+
+    #[error("git {args} failed{}: {stderr}", .code.map(|c| format!(" (status {c})")).unwrap_or_default())]
+    Git {
+        args: String,
+        code: Option<i32>,
+        stderr: String,
+    },
+
+    #[error("sandbox unavailable: {0}")]
+    SandboxUnavailable(String),
+
+    #[error("sandbox setup failed: {0}")]
+    Sandbox(String),
+
+    #[error("policy {source_name}: {message}")]
+    Policy {
+        source_name: String,
+        message: String,
+    },
+
+    #[error("{0}: command not found")]
+    CommandNotFound(String),
+
+    #[error("{cmd}: cannot execute: {reason}")]
+    CommandNotExecutable { cmd: String, reason: String },
+
+    #[error("{0}")]
+    Refused(String),
+
+    #[error("{0}")]
+    Other(String),
+}
+
+impl Error {
+    pub fn io(what: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+        Error::Io {
+            what,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// The exit status of `isolate run` for this error (spec/cli.md, "Exit status").
+    pub fn run_exit_code(&self) -> i32 {
+        match self {
+            Error::CommandNotFound(_) => 127,
+            Error::CommandNotExecutable { .. } => 126,
+            _ => 125,
+        }
+    }
+
+    /// A line of advice printed after the error, when there is something the user can do.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            Error::SandboxUnavailable(_) => Some(
+                "Hint: isolate needs Landlock ABI 3 or newer (Linux 6.2+, with `landlock` in the `lsm=` boot parameter); \
+                 use --no-sandbox to run unsandboxed on purpose",
+            ),
+            Error::NotARepository(_) => Some("Hint: run isolate inside a git repository, or drop --worktree"),
+            Error::NoCommit(_) => Some("Hint: make a first commit (git commit --allow-empty -m init)"),
+            _ => None,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

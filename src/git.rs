@@ -1,0 +1,199 @@
+//! The one runner for git in the *project* (the user's repository), with the hygiene of
+//! spec/worktrees.md: hooks and fsmonitor off, no pager, no prompts, no shell, a timeout, and none of
+//! the caller's `GIT_DIR`-style variables. Never point it at a job's repository after the job ran:
+//! git there would run whatever the job planted (see worktree/inspect.rs for how those are read).
+
+use std::ffi::OsStr;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+
+/// Long enough for pack-objects and checkout of a large repository on a slow disk.
+pub const TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Variables that would redirect git away from the directory we name.
+const REDIRECTING_VARS: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+];
+
+/// `git -C dir` with the hygiene flags, ready for arguments.
+pub fn command(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
+        .arg(dir)
+        .args(["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"])
+        .arg("--no-pager")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_ASKPASS", "true")
+        .env("SSH_ASKPASS", "true")
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null());
+    for var in REDIRECTING_VARS {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+/// What a finished git command printed.
+pub struct Output {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub status: ExitStatus,
+}
+
+impl Output {
+    /// stdout as text, without the trailing newline.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).trim_end_matches('\n').to_string()
+    }
+}
+
+/// Runs `git -C dir ARGS` and fails unless it exits 0.
+pub fn run<I, S>(dir: &Path, args: I) -> Result<Output>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut cmd = command(dir);
+    cmd.args(args);
+    let out = output(&mut cmd, None)?;
+    checked(&cmd, out)
+}
+
+/// Runs `git -C dir ARGS` with `input` on stdin and fails unless it exits 0.
+pub fn run_with_input<I, S>(dir: &Path, args: I, input: &[u8]) -> Result<Output>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut cmd = command(dir);
+    cmd.args(args);
+    let out = output(&mut cmd, Some(input.to_vec()))?;
+    checked(&cmd, out)
+}
+
+/// Runs `git -C dir ARGS` and returns its output whatever its status.
+pub fn try_run<I, S>(dir: &Path, args: I) -> Result<Output>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut cmd = command(dir);
+    cmd.args(args);
+    output(&mut cmd, None)
+}
+
+/// Fails with the command line and git's own message unless `out` is a success.
+pub fn checked(cmd: &Command, out: Output) -> Result<Output> {
+    if out.status.success() {
+        return Ok(out);
+    }
+    Err(Error::Git {
+        args: describe(cmd),
+        code: out.status.code(),
+        stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+    })
+}
+
+/// The arguments after the hygiene flags, for error messages.
+pub fn describe(cmd: &Command) -> String {
+    let args: Vec<_> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+    let from = args.iter().position(|a| a == "--no-pager").map_or(0, |i| i + 1);
+    args[from..].join(" ")
+}
+
+/// Spawns `cmd` with piped output, feeds `input`, and waits at most `TIMEOUT`.
+fn output(cmd: &mut Command, input: Option<Vec<u8>>) -> Result<Output> {
+    if input.is_some() {
+        cmd.stdin(Stdio::piped());
+    }
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| Error::Git {
+        args: describe(cmd),
+        code: None,
+        stderr: format!("cannot start git: {e}"),
+    })?;
+    let writer = input.and_then(|bytes| {
+        let mut stdin = child.stdin.take()?;
+        Some(thread::spawn(move || {
+            let _ = stdin.write_all(&bytes);
+        }))
+    });
+    let out = collect(&mut child, cmd, TIMEOUT)?;
+    if let Some(w) = writer {
+        let _ = w.join();
+    }
+    Ok(out)
+}
+
+/// Reads a spawned child's stdout and stderr to the end and waits for it, killing it after `timeout`.
+pub fn collect(child: &mut Child, cmd: &Command, timeout: Duration) -> Result<Output> {
+    let reader = |pipe: Option<Box<dyn Read + Send>>| {
+        thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = reader(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = reader(child.stderr.take().map(|p| Box::new(p) as _));
+    let status = wait(child, timeout).map_err(|reason| Error::Git {
+        args: describe(cmd),
+        code: None,
+        stderr: reason,
+    })?;
+    Ok(Output {
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+        status,
+    })
+}
+
+/// Waits for `child`, polling with a growing interval; kills it after `timeout`.
+pub fn wait(child: &mut Child, timeout: Duration) -> std::result::Result<ExitStatus, String> {
+    let deadline = Instant::now() + timeout;
+    let mut pause = Duration::from_micros(100);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(status),
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("timed out after {}", humantime::format_duration(timeout)));
+            }
+            Ok(None) => {
+                thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(10));
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+/// Runs `git -C dir ARGS` with `input` on stdin and returns its output whatever its status.
+pub fn try_run_with_input<I, S>(dir: &Path, args: I, input: &[u8]) -> Result<Output>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut cmd = command(dir);
+    cmd.args(args);
+    output(&mut cmd, Some(input.to_vec()))
+}

@@ -1,0 +1,5 @@
+//! A job: its id, its record (the report schema of spec/cli.md) and where records live.
+
+pub mod id;
+pub mod record;
+pub mod store;

@@ -1,0 +1,104 @@
+//! The job record: one JSON document per job, in the schema of spec/cli.md ("Reports"). The same
+//! struct is the `--report` file, the record in the state directory and (later) `status --json`.
+//! Fields are only ever added; a new meaning needs a new `schema` number.
+
+use serde::{Deserialize, Serialize};
+
+pub const SCHEMA: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    Running,
+    Exited,
+    Killed,
+    TimedOut,
+    Lost,
+}
+
+/// How the job's main process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Exit {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+impl Exit {
+    /// The status `isolate run` and `wait` exit with: the code, or 128+N for signal N.
+    pub fn status(&self) -> i32 {
+        match (self.code, self.signal) {
+            (Some(code), _) => code,
+            (None, Some(sig)) => 128 + sig,
+            (None, None) => 125,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxReport {
+    /// True when Landlock restricted the job (false only with --no-sandbox).
+    pub enforced: bool,
+    /// The kernel's Landlock ABI, when it has Landlock.
+    pub landlock_abi: Option<u32>,
+    pub policy: String,
+    /// Every place the sandbox does not reach, as data (spec/sandbox.md, "Gaps").
+    pub gaps: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dirty {
+    pub modified: usize,
+    pub untracked: usize,
+    pub conflicted: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorktreeReport {
+    pub path: String,
+    pub branch: String,
+    pub base: String,
+    pub repo: String,
+    /// Commits on the project's branch beyond base.
+    pub commits: usize,
+    pub dirty: Dirty,
+    /// Stash entries in the job's repository (they keep the worktree).
+    #[serde(default)]
+    pub stash: usize,
+    /// Other branches and tags of the job holding commits the project lacks (they keep the worktree).
+    #[serde(default)]
+    pub other_refs: Vec<String>,
+    /// A merge, rebase, cherry-pick, revert or bisect left in progress.
+    #[serde(default)]
+    pub in_progress: Vec<String>,
+    /// Ignored files (build output) that went with a removed worktree.
+    #[serde(default)]
+    pub ignored: usize,
+    /// The project's checkout had uncommitted changes when the job started (they are not in the worktree).
+    #[serde(default)]
+    pub dispatch_dirty: bool,
+    pub removed: bool,
+    pub branch_kept: bool,
+    pub reason: String,
+    pub handoff: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    pub schema: u32,
+    pub id: String,
+    pub name: Option<String>,
+    pub command: Vec<String>,
+    pub state: State,
+    pub pid: Option<i32>,
+    pub supervisor_pid: i32,
+    /// The supervisor's start time in clock ticks since boot (`/proc/<pid>/stat` field 22), so a
+    /// recycled pid is never taken for a live supervisor.
+    pub supervisor_start: u64,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub exit: Option<Exit>,
+    pub sandbox: SandboxReport,
+    /// The directory CMD started in.
+    pub cwd: String,
+    pub worktree: Option<WorktreeReport>,
+}

@@ -1,0 +1,87 @@
+//! Where isolate keeps its state, and how it writes files other processes read: every record is
+//! written to a temporary file in the same directory, synced, then renamed over the old one, so a
+//! reader sees the old record or the new one, never half of one.
+
+use std::fs;
+use std::io::{ErrorKind, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::job::id::JobId;
+use crate::job::record::Record;
+
+/// `$ISOLATE_HOME`, else `$XDG_STATE_HOME/isolate`, else `~/.local/state/isolate`.
+pub fn state_dir() -> Result<PathBuf> {
+    let from_env = |var: &str| std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let dir = if let Some(home) = from_env("ISOLATE_HOME") {
+        home
+    } else if let Some(state) = from_env("XDG_STATE_HOME") {
+        state.join("isolate")
+    } else if let Some(home) = from_env("HOME") {
+        home.join(".local/state/isolate")
+    } else {
+        return Err(Error::Other(
+            "cannot find a state directory: set ISOLATE_HOME or HOME".into(),
+        ));
+    };
+    if !dir.is_absolute() {
+        return Err(Error::Other(format!(
+            "the state directory must be an absolute path, got {}",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// The jobs directory of a state directory.
+pub fn jobs_dir(state: &Path) -> PathBuf {
+    state.join("jobs")
+}
+
+/// Takes `id` for a new job by creating `jobs/<id>` exclusively. `Ok(None)` when the id is taken,
+/// so that parallel launches never share one.
+pub fn claim(state: &Path, id: &JobId) -> Result<Option<PathBuf>> {
+    let jobs = jobs_dir(state);
+    fs::create_dir_all(&jobs).map_err(|e| Error::io("cannot create the jobs directory", &jobs, e))?;
+    let dir = jobs.join(id.as_str());
+    match fs::create_dir(&dir) {
+        Ok(()) => Ok(Some(dir)),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(None),
+        Err(e) => Err(Error::io("cannot create the job directory", &dir, e)),
+    }
+}
+
+pub fn record_path(job_dir: &Path) -> PathBuf {
+    job_dir.join("job.json")
+}
+
+pub fn write_record(job_dir: &Path, record: &Record) -> Result<()> {
+    let mut json = serde_json::to_vec_pretty(record).map_err(|e| Error::Other(e.to_string()))?;
+    json.push(b'\n');
+    write_atomic(&record_path(job_dir), &json)
+}
+
+/// Writes `bytes` to `path` atomically: temporary file in the same directory, fsync, rename, fsync
+/// of the directory.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let fail = |e: std::io::Error| Error::io("cannot write", path, e);
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .map_err(fail)?;
+    tmp.write_all(bytes).map_err(fail)?;
+    tmp.as_file().sync_all().map_err(fail)?;
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    if let Ok(d) = fs::File::open(dir) {
+        // Durability of the rename; a failure here does not make the record wrong, only maybe older.
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Removes a job's directory (record and private temporary directory); used when a job never
+/// started, so that nothing of it is left behind.
+pub fn forget(job_dir: &Path) {
+    let _ = fs::remove_dir_all(job_dir);
+}

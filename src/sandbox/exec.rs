@@ -1,0 +1,94 @@
+//! The pre-exec helper: `isolate __sandbox-exec -- CMD...`, started by the supervisor in the job's
+//! new session with the job's environment. It is a fresh single-threaded process, so it can allocate
+//! freely while it restricts itself, in the order of spec/sandbox.md: drop every capability,
+//! `no_new_privs`, Landlock, close-on-exec for every descriptor above 2, then exec CMD (becoming the
+//! job's main process, same pid). A failure is reported on the status descriptor, which exec closes:
+//! an empty read there means CMD is running.
+
+use std::io::Write;
+use std::os::fd::FromRawFd;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+use crate::sandbox::landlock;
+use crate::sandbox::plan::Plan;
+
+/// The argument that selects the helper; not a subcommand users see.
+pub const ARG: &str = "__sandbox-exec";
+/// The variable carrying the plan as JSON; removed before exec.
+pub const PLAN_VAR: &str = "ISOLATE_SANDBOX_PLAN";
+
+/// Status codes the helper reports before it exits with the same number.
+pub const SETUP_FAILED: u8 = 125;
+pub const NOT_EXECUTABLE: u8 = 126;
+pub const NOT_FOUND: u8 = 127;
+
+/// Entry point of the helper. Never returns.
+pub fn main(args: &[String]) -> ! {
+    let plan: Option<Plan> = std::env::var(PLAN_VAR)
+        .ok()
+        .and_then(|json| serde_json::from_str(&json).ok());
+    let Some(plan) = plan else {
+        eprintln!("isolate: {ARG} is internal to isolate and takes its plan from isolate run");
+        std::process::exit(SETUP_FAILED.into());
+    };
+    // SAFETY: the supervisor passed us this descriptor, open and owned by nobody else here.
+    let mut status = unsafe { std::fs::File::from_raw_fd(plan.status_fd) };
+    let mut fail = |code: u8, message: String| -> ! {
+        let _ = status.write_all(&[code]);
+        let _ = status.write_all(message.as_bytes());
+        std::process::exit(code.into());
+    };
+    let cmd = match args {
+        [dashdash, cmd @ ..] if dashdash == "--" && !cmd.is_empty() => cmd,
+        _ => fail(SETUP_FAILED, "no command given".into()),
+    };
+    if let Some(rules) = &plan.rules {
+        if let Err(e) = drop_capabilities() {
+            fail(SETUP_FAILED, format!("cannot drop capabilities: {e}"));
+        }
+        if let Err(e) = landlock::restrict_self(rules) {
+            fail(SETUP_FAILED, e);
+        }
+    }
+    if let Err(e) = close_range_cloexec() {
+        fail(SETUP_FAILED, format!("cannot mark descriptors close-on-exec: {e}"));
+    }
+    let err = Command::new(&cmd[0])
+        .args(&cmd[1..])
+        .env_remove(PLAN_VAR)
+        .exec();
+    let code = match err.kind() {
+        std::io::ErrorKind::NotFound => NOT_FOUND,
+        _ => NOT_EXECUTABLE,
+    };
+    fail(code, err.to_string())
+}
+
+/// Empties every capability set. The bounding set first (it needs CAP_SETPCAP, which the rest
+/// removes); without CAP_SETPCAP it cannot be changed, and then `no_new_privs` keeps exec from
+/// granting anything from it.
+fn drop_capabilities() -> Result<(), caps::errors::CapsError> {
+    use caps::CapSet;
+    if caps::has_cap(None, CapSet::Effective, caps::Capability::CAP_SETPCAP)? {
+        caps::clear(None, CapSet::Bounding)?;
+    }
+    caps::clear(None, CapSet::Ambient)?;
+    caps::clear(None, CapSet::Inheritable)?;
+    caps::clear(None, CapSet::Effective)?;
+    caps::clear(None, CapSet::Permitted)?;
+    Ok(())
+}
+
+/// `close_range(3, ~0, CLOSE_RANGE_CLOEXEC)`: an inherited writable descriptor of a project file
+/// would let the job write that file whatever Landlock says.
+fn close_range_cloexec() -> std::io::Result<()> {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range only changes descriptor flags of this process.
+    let rc = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}

@@ -1,0 +1,10 @@
+//! The sandbox, in the stages a rule goes through: the `Policy` the user wrote (policy.rs), the `Plan`
+//! with every path resolved for one job (plan.rs), the Landlock ruleset the kernel enforces
+//! (landlock.rs), applied by the pre-exec helper (exec.rs); probe.rs asks the kernel what it has.
+//! The supervisor itself is never restricted: only the helper process that becomes CMD is.
+
+pub mod exec;
+pub mod landlock;
+pub mod plan;
+pub mod policy;
+pub mod probe;

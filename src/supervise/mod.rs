@@ -1,0 +1,7 @@
+//! The supervisor: it starts the job (spawn.rs), owns `waitpid` for the whole tree, forwards
+//! signals, enforces the timeout, and when the main process ends stops whatever the job left behind
+//! (tree.rs), so that nothing of the tree outlives its record.
+
+pub mod reaper;
+pub mod spawn;
+pub mod tree;

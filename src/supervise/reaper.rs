@@ -1,0 +1,206 @@
+//! The supervisor's loop, and the one owner of `waitpid`: it reaps every process of the tree (the
+//! supervisor is a child subreaper), records the main process's status itself, forwards SIGINT,
+//! SIGQUIT and SIGHUP to the job, runs the stop sequence on SIGTERM and on `--timeout`, and stops
+//! whatever is left when the main process exits. It returns only when no process of the tree is left.
+
+use std::collections::HashSet;
+use std::io::Read;
+use std::os::fd::AsFd;
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::{kill, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
+use signal_hook::consts::{SIGCHLD, SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+
+use crate::error::{Error, Result};
+use crate::job::record::Exit;
+use crate::supervise::tree;
+
+/// How often the tree is walked again while stopping, for processes forked in the meantime.
+const RESCAN: Duration = Duration::from_millis(50);
+
+/// Signals the supervisor reacts to, delivered through a self-pipe so the loop sees them in order.
+pub struct Signals {
+    read: UnixStream,
+    ids: Vec<signal_hook::SigId>,
+}
+
+impl Signals {
+    /// Installs the handlers. Call before spawning the job, so no signal is lost in between.
+    pub fn install() -> Result<Signals> {
+        let (read, write) =
+            UnixStream::pair().map_err(|e| Error::Other(format!("cannot create a pipe: {e}")))?;
+        read.set_nonblocking(true)
+            .map_err(|e| Error::Other(e.to_string()))?;
+        write
+            .set_nonblocking(true)
+            .map_err(|e| Error::Other(e.to_string()))?;
+        let mut ids = Vec::new();
+        for sig in [SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT] {
+            let w = write
+                .try_clone()
+                .map_err(|e| Error::Other(e.to_string()))?;
+            // The handler writes the signal number as one byte to the pipe (signal_hook's pipe module).
+            let id = signal_hook::low_level::pipe::register_raw(sig, std::os::fd::IntoRawFd::into_raw_fd(w))
+                .map_err(|e| Error::Other(format!("cannot install a signal handler: {e}")))?;
+            ids.push(id);
+        }
+        Ok(Signals { read, ids })
+    }
+
+    fn drain(&mut self) -> Vec<i32> {
+        let mut buf = [0u8; 64];
+        let mut out = Vec::new();
+        while let Ok(n @ 1..) = self.read.read(&mut buf) {
+            out.extend(buf[..n].iter().map(|&b| i32::from(b)));
+        }
+        out
+    }
+}
+
+impl Drop for Signals {
+    fn drop(&mut self) {
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}
+
+/// How the job ended.
+#[derive(Debug, Clone, Copy)]
+pub struct Ending {
+    pub exit: Exit,
+    /// The `--timeout` stopped it.
+    pub timed_out: bool,
+}
+
+/// The stop sequence under way: who has had SIGTERM, and when SIGKILL follows.
+struct Stopping {
+    kill_at: Instant,
+    termed: HashSet<Pid>,
+}
+
+impl Stopping {
+    fn new(grace: Duration) -> Stopping {
+        Stopping {
+            kill_at: Instant::now() + grace,
+            termed: HashSet::new(),
+        }
+    }
+
+    /// SIGTERM (and SIGCONT, so a stopped process can act on it) once to every process of the tree,
+    /// including ones forked since the last round; after the grace period, SIGKILL to all of them.
+    fn advance(&mut self, root: Pid) {
+        if Instant::now() >= self.kill_at {
+            tree::signal_all(root, Signal::SIGKILL);
+            return;
+        }
+        for pid in tree::descendants(root) {
+            if self.termed.insert(pid) {
+                let _ = kill(pid, Signal::SIGTERM);
+                let _ = kill(pid, Signal::SIGCONT);
+            }
+        }
+    }
+}
+
+/// Supervises the job whose main process is `main` until nothing of its tree is left.
+pub fn supervise(
+    main: Pid,
+    signals: &mut Signals,
+    timeout: Option<Duration>,
+    grace: Duration,
+) -> Ending {
+    let me = Pid::this();
+    let deadline = timeout.map(|t| Instant::now() + t);
+    let mut exit: Option<Exit> = None;
+    let mut timed_out = false;
+    let mut stopping: Option<Stopping> = None;
+    let begin_stop = |stopping: &mut Option<Stopping>| {
+        stopping.get_or_insert_with(|| Stopping::new(grace));
+    };
+
+    loop {
+        // Reap everything that has ended; ECHILD means the tree is empty.
+        let empty = loop {
+            match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::Exited(pid, code)) if pid == main => {
+                    exit = Some(Exit { code: Some(code), signal: None })
+                }
+                Ok(WaitStatus::Signaled(pid, sig, _)) if pid == main => {
+                    exit = Some(Exit { code: None, signal: Some(sig as i32) })
+                }
+                Ok(WaitStatus::StillAlive) => break false,
+                Ok(_) => continue,
+                Err(Errno::EINTR) => continue,
+                Err(_) => break true,
+            }
+        };
+        if empty {
+            break;
+        }
+        if exit.is_some() {
+            // The main process is gone: the rest of its tree goes too.
+            begin_stop(&mut stopping);
+        }
+
+        let now = Instant::now();
+        if let Some(d) = deadline {
+            if now >= d && !timed_out && exit.is_none() {
+                timed_out = true;
+                begin_stop(&mut stopping);
+            }
+        }
+        if let Some(s) = &mut stopping {
+            s.advance(me);
+        }
+
+        let mut wait = match &stopping {
+            Some(_) => RESCAN,
+            None => Duration::from_secs(3600),
+        };
+        if let (Some(d), None) = (deadline, &stopping) {
+            wait = wait.min(d.saturating_duration_since(now));
+        }
+        let mut fds = [PollFd::new(signals.read.as_fd(), PollFlags::POLLIN)];
+        let ms = wait.as_millis().clamp(1, i32::MAX as u128) as i32;
+        let _ = poll(&mut fds, PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX));
+        for sig in signals.drain() {
+            match sig {
+                SIGTERM => {
+                    begin_stop(&mut stopping);
+                    if let Some(s) = &mut stopping {
+                        s.advance(me);
+                    }
+                }
+                SIGINT | SIGQUIT | SIGHUP => {
+                    if let Ok(signal) = Signal::try_from(sig) {
+                        // The job's main process leads its own process group (it called setsid).
+                        let _ = kill(Pid::from_raw(-main.as_raw()), signal);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    Ending {
+        // The main process is always reaped before the tree is empty; the fallback is unreachable.
+        exit: exit.unwrap_or(Exit { code: None, signal: Some(libc::SIGKILL) }),
+        timed_out,
+    }
+}
+
+impl Signals {
+    /// The first stop signal (TERM, INT, HUP, QUIT) received so far, if any; used before the job
+    /// starts, when there is nothing to forward it to.
+    pub fn stop_requested(&mut self) -> Option<i32> {
+        self.drain()
+            .into_iter()
+            .find(|s| [SIGTERM, SIGINT, SIGHUP, SIGQUIT].contains(s))
+    }
+}

@@ -1,0 +1,97 @@
+//! Starting the job: fork (from the main thread, which lives as long as the supervisor, because the
+//! parent-death signal follows the forking *thread*), a new session, the parent-death signal, then
+//! exec of the pre-exec helper (sandbox/exec.rs), which restricts itself and execs CMD. The call
+//! returns only once CMD itself has been exec'd, or with the reason it could not be.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::Command;
+
+use nix::fcntl::OFlag;
+use nix::sys::wait::{waitpid, WaitStatus};
+use nix::unistd::Pid;
+
+use crate::error::{Error, Result};
+use crate::sandbox::exec::{self, NOT_EXECUTABLE, NOT_FOUND, PLAN_VAR};
+use crate::sandbox::plan::{Plan, Rules};
+
+/// What to start.
+pub struct Spawn {
+    pub argv: Vec<String>,
+    pub cwd: PathBuf,
+    /// The complete environment of CMD.
+    pub env: Vec<(OsString, OsString)>,
+    pub rules: Option<Rules>,
+}
+
+/// Starts the job and returns the pid of its main process once CMD runs.
+pub fn spawn(job: Spawn) -> Result<Pid> {
+    let (status_read, status_write): (OwnedFd, OwnedFd) = nix::unistd::pipe2(OFlag::O_CLOEXEC)
+        .map_err(|e| Error::Other(format!("cannot create a pipe: {e}")))?;
+    let plan = Plan {
+        rules: job.rules,
+        status_fd: status_write.as_raw_fd(),
+    };
+    let plan_json = serde_json::to_string(&plan).map_err(|e| Error::Other(e.to_string()))?;
+    let helper = std::env::current_exe()
+        .map_err(|e| Error::io("cannot find the isolate executable", "/proc/self/exe", e))?;
+
+    let mut cmd = Command::new(helper);
+    cmd.arg(exec::ARG)
+        .arg("--")
+        .args(&job.argv)
+        .env_clear()
+        .envs(job.env)
+        .env(PLAN_VAR, plan_json)
+        .current_dir(&job.cwd);
+    let parent = std::process::id() as libc::pid_t;
+    let fd = status_write.as_raw_fd();
+    // SAFETY: only async-signal-safe calls (setsid, prctl, getppid, fcntl) between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The supervisor died before the death signal was armed: do not run unsupervised.
+            if libc::getppid() != parent {
+                libc::_exit(125);
+            }
+            // The helper keeps the status descriptor; CMD's exec closes it again (close_range).
+            if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd
+        .spawn()
+        .map_err(|e| Error::Sandbox(format!("cannot start the sandbox helper: {e}")))?;
+    let pid = Pid::from_raw(child.id() as i32);
+    // The reaper owns waitpid from here on; std's handle is never waited on.
+    drop(child);
+    drop(status_write);
+
+    let mut report = Vec::new();
+    let _ = std::fs::File::from(status_read).read_to_end(&mut report);
+    let Some((&code, message)) = report.split_first() else {
+        return Ok(pid);
+    };
+    // CMD never ran: collect the helper so that no zombie is left, then say why.
+    let _ = waitpid(pid, None).map(|s| matches!(s, WaitStatus::Exited(..)));
+    let message = String::from_utf8_lossy(message).into_owned();
+    let shown = job.argv[0].clone();
+    Err(match code {
+        NOT_FOUND => Error::CommandNotFound(shown),
+        NOT_EXECUTABLE => Error::CommandNotExecutable {
+            cmd: shown,
+            reason: message,
+        },
+        _ => Error::Sandbox(message),
+    })
+}

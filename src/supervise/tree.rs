@@ -1,0 +1,59 @@
+//! The job's process tree, found by walking `/proc`: every process whose chain of parents reaches
+//! the supervisor. The supervisor is a child subreaper, so a double-forked or `setsid` daemon is
+//! re-parented to it and stays in this tree.
+
+use std::collections::HashMap;
+use std::fs;
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+/// Every descendant of `root` (not `root` itself), parents before children.
+pub fn descendants(root: Pid) -> Vec<Pid> {
+    let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        if let Some(ppid) = parent_of(pid) {
+            children.entry(ppid).or_default().push(pid);
+        }
+    }
+    let mut out = Vec::new();
+    let mut queue = vec![root.as_raw()];
+    while let Some(pid) = queue.pop() {
+        for &child in children.get(&pid).map(Vec::as_slice).unwrap_or_default() {
+            out.push(Pid::from_raw(child));
+            queue.push(child);
+        }
+    }
+    out
+}
+
+/// The parent pid from `/proc/<pid>/stat` (field 4, after the parenthesised command name, which may
+/// itself contain spaces and parentheses).
+fn parent_of(pid: i32) -> Option<i32> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_comm = &stat[stat.rfind(')')? + 1..];
+    after_comm.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Sends `signal` to every descendant of `root`; returns how many there were.
+pub fn signal_all(root: Pid, signal: Signal) -> usize {
+    let pids = descendants(root);
+    for &pid in &pids {
+        // A process that exited in between is fine (ESRCH).
+        let _ = kill(pid, signal);
+    }
+    pids.len()
+}
+
+/// A process's start time in clock ticks since boot (`/proc/<pid>/stat` field 22).
+pub fn start_time(pid: i32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_comm = &stat[stat.rfind(')')? + 1..];
+    after_comm.split_whitespace().nth(19)?.parse().ok()
+}

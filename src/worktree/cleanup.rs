@@ -1,0 +1,320 @@
+//! THE cleanup decision of spec/worktrees.md ("When a job ends"): one predicate, `decide`, used by
+//! every path that ends a job, and `settle`, which gathers the facts for it, imports first, and
+//! deletes only what the decision allows, after checking the record against the disk and
+//! re-checking the decision immediately before deleting. A probe that cannot decide keeps.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::error::Result;
+use crate::git;
+use crate::job::id::JobId;
+use crate::job::record::{Dirty, WorktreeReport};
+use crate::worktree::create::pin_ref;
+use crate::worktree::import;
+use crate::worktree::inspect::{self, Inspection};
+use crate::worktree::project::Project;
+
+/// What is known about a worktree when its job ends.
+#[derive(Debug)]
+pub struct Facts {
+    /// Another live job has this worktree as its own.
+    pub in_use: bool,
+    /// The directory is still there.
+    pub exists: bool,
+    /// The read of its repository, or why it could not be read.
+    pub inspection: std::result::Result<Inspection, String>,
+    /// Commits beyond base on the project's branch after the import, or why the import failed.
+    pub import: std::result::Result<usize, String>,
+    /// Other branches and tags of the job (and a detached HEAD) whose commits the project lacks.
+    pub unimported: Vec<String>,
+    /// `--keep`.
+    pub keep: bool,
+}
+
+/// What happens to the worktree and to the project's branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The worktree stays as it is; so does the branch.
+    Keep { reason: String },
+    /// The directory is gone: the branch stays if it has commits; the pin goes.
+    Missing { delete_branch: bool },
+    /// Remove the worktree; keep the branch when it has commits beyond base.
+    Remove { delete_branch: bool },
+}
+
+/// The predicate. Order matters: in use, missing, not readable, import failed, work in the tree, --keep, clean.
+pub fn decide(facts: &Facts) -> Verdict {
+    if facts.in_use {
+        return Verdict::Keep {
+            reason: "in use by another job".into(),
+        };
+    }
+    if !facts.exists {
+        let commits = *facts.import.as_ref().unwrap_or(&1);
+        return Verdict::Missing {
+            delete_branch: commits == 0,
+        };
+    }
+    let insp = match &facts.inspection {
+        Ok(insp) => insp,
+        Err(why) => {
+            return Verdict::Keep {
+                reason: format!("cannot read the job's repository ({why})"),
+            }
+        }
+    };
+    let commits = match &facts.import {
+        Ok(n) => *n,
+        Err(why) => {
+            return Verdict::Keep {
+                reason: format!("import failed ({why})"),
+            }
+        }
+    };
+    let work = work_in_tree(insp, &facts.unimported);
+    if !work.is_empty() {
+        return Verdict::Keep {
+            reason: work.join(", "),
+        };
+    }
+    if facts.keep {
+        return Verdict::Keep {
+            reason: "--keep".into(),
+        };
+    }
+    Verdict::Remove {
+        delete_branch: commits == 0,
+    }
+}
+
+/// Each kind of work that keeps a worktree, counted ("3 modified, 1 untracked, 1 stash entry").
+fn work_in_tree(insp: &Inspection, unimported: &[String]) -> Vec<String> {
+    let mut work = Vec::new();
+    let mut count = |n: usize, one: &str, many: &str| {
+        if n > 0 {
+            work.push(format!("{n} {}", if n == 1 { one } else { many }));
+        }
+    };
+    count(insp.modified, "modified", "modified");
+    count(insp.untracked, "untracked", "untracked");
+    count(insp.conflicted, "conflicted", "conflicted");
+    count(insp.stash_entries, "stash entry", "stash entries");
+    count(unimported.len(), "ref with commits not in the project", "refs with commits not in the project");
+    for op in &insp.in_progress {
+        work.push(format!("{op} in progress"));
+    }
+    work
+}
+
+/// One job's worktree as the record names it.
+pub struct Job<'a> {
+    pub project: &'a Project,
+    pub id: &'a JobId,
+    /// `<worktree_root>/<project key>`: the only directory its worktree may sit in.
+    pub key_dir: &'a Path,
+    pub path: &'a Path,
+    pub base: &'a str,
+    pub keep: bool,
+    pub dispatch_dirty: bool,
+}
+
+/// Imports, decides, and carries out the decision; returns the worktree part of the report.
+pub fn settle(job: &Job) -> Result<WorktreeReport> {
+    let branch = job.id.branch();
+    let mut facts = gather(job);
+    let mut verdict = decide(&facts);
+    if let Err(why) = validate(job) {
+        verdict = Verdict::Keep {
+            reason: format!("record does not match the disk: {why}; nothing deleted"),
+        };
+    }
+    if matches!(verdict, Verdict::Remove { .. }) {
+        // Re-check immediately before deleting: the decision must still be the same.
+        let again = gather(job);
+        let second = decide(&again);
+        if second != verdict {
+            verdict = Verdict::Keep {
+                reason: "the worktree changed while isolate was deciding".into(),
+            };
+        }
+        facts = again;
+    }
+
+    let mut removed = false;
+    let mut branch_kept = true;
+    let ignored = facts.inspection.as_ref().map(|i| i.ignored).unwrap_or(0);
+    let mut reason = match &verdict {
+        Verdict::Keep { reason } => format!("kept: {reason}"),
+        Verdict::Missing { .. } => "worktree directory is missing".to_string(),
+        Verdict::Remove { .. } => "clean".to_string(),
+    };
+    let commits = facts.import.as_ref().copied().unwrap_or(0);
+    match verdict {
+        Verdict::Keep { .. } => {}
+        Verdict::Missing { delete_branch } | Verdict::Remove { delete_branch } => {
+            if job.path.exists() {
+                match fs::remove_dir_all(job.path) {
+                    Ok(()) => removed = true,
+                    Err(e) => reason = format!("kept: cannot remove the worktree: {e}"),
+                }
+            }
+            if removed || !job.path.exists() {
+                let mut refs = vec![format!("delete {} {}", pin_ref(job.id), job.base)];
+                if delete_branch {
+                    refs.push(format!("delete refs/heads/{branch} {}", job.base));
+                }
+                for line in refs {
+                    let _ = git::run_with_input(&job.project.top, ["update-ref", "--stdin"], format!("{line}\n").as_bytes());
+                }
+                branch_kept = !delete_branch || job.project.has_ref(&format!("refs/heads/{branch}"))?;
+                if branch_kept {
+                    reason = format!("{reason}; branch kept: {commits} commit{} beyond base", plural(commits));
+                } else {
+                    reason = format!("{reason}; branch deleted: no commits");
+                }
+            }
+        }
+    }
+    let insp = facts.inspection.as_ref().ok();
+    let handoff = if !removed && job.path.exists() {
+        Some(format!("cd {}", shell_quote(job.path)))
+    } else if branch_kept && commits > 0 {
+        Some(format!(
+            "git -C {} merge --no-ff {branch}",
+            shell_quote(&job.project.top)
+        ))
+    } else {
+        None
+    };
+    Ok(WorktreeReport {
+        path: job.path.display().to_string(),
+        branch,
+        base: job.base.to_string(),
+        repo: job.project.top.display().to_string(),
+        commits,
+        dirty: Dirty {
+            modified: insp.map_or(0, |i| i.modified),
+            untracked: insp.map_or(0, |i| i.untracked),
+            conflicted: insp.map_or(0, |i| i.conflicted),
+        },
+        stash: insp.map_or(0, |i| i.stash_entries),
+        other_refs: facts.unimported.clone(),
+        in_progress: insp.map_or_else(Vec::new, |i| i.in_progress.iter().map(|s| s.to_string()).collect()),
+        ignored: if removed { ignored } else { 0 },
+        dispatch_dirty: job.dispatch_dirty,
+        removed,
+        branch_kept,
+        reason,
+        handoff,
+    })
+}
+
+/// Reads the job's repository (in-process, executing nothing planted there), imports its branch,
+/// and checks its other refs against the project.
+fn gather(job: &Job) -> Facts {
+    let branch = job.id.branch();
+    let exists = fs::symlink_metadata(job.path).is_ok();
+    let inspection = if exists {
+        inspect::inspect(job.path, &branch).map_err(|e| e.to_string())
+    } else {
+        Err("the directory is missing".into())
+    };
+    let project_branch = format!("refs/heads/{branch}");
+    let import = match &inspection {
+        Ok(insp) => match &insp.branch_tip {
+            Some(tip) => current(job.project, &project_branch).and_then(|old| {
+                import::import(job.project, &job.path.join(".git/objects"), &branch, tip, &old, job.base)
+                    .map_err(|e| e.to_string())
+            }),
+            None => Err(format!("the job deleted its branch {branch}")),
+        },
+        // Without the directory, what the project's branch already holds is what counts.
+        Err(_) if !exists => current(job.project, &project_branch).and_then(|tip| {
+            let range = format!("{}..{tip}", job.base);
+            git::run(&job.project.top, ["rev-list", "--count", "--end-of-options", &range])
+                .map_err(|e| e.to_string())
+                .and_then(|out| out.text().parse().map_err(|_| "unreadable count".to_string()))
+        }),
+        Err(e) => Err(e.clone()),
+    };
+    let unimported = match &inspection {
+        Ok(insp) => unimported_refs(job, insp).unwrap_or_else(|e| vec![format!("(cannot check: {e})")]),
+        Err(_) => Vec::new(),
+    };
+    Facts {
+        in_use: false,
+        exists,
+        inspection,
+        import,
+        unimported,
+        keep: job.keep,
+    }
+}
+
+/// The project's current value of `reference`.
+fn current(project: &Project, reference: &str) -> std::result::Result<String, String> {
+    git::run(&project.top, ["rev-parse", "--verify", "--end-of-options", reference])
+        .map(|out| out.text())
+        .map_err(|e| e.to_string())
+}
+
+/// Other refs (and a detached HEAD) of the job whose commits the project does not have.
+fn unimported_refs(job: &Job, insp: &Inspection) -> std::result::Result<Vec<String>, String> {
+    let mut named: Vec<(String, String)> = insp.other_refs.clone();
+    if insp.head_branch.is_none() {
+        if let Some(head) = &insp.head_commit {
+            named.push(("HEAD (detached)".into(), head.clone()));
+        }
+    }
+    let ids: Vec<String> = named.iter().map(|(_, id)| id.clone()).collect();
+    let missing = inspect::missing_from(&job.project.git_dir, &ids).map_err(|e| e.to_string())?;
+    Ok(named
+        .into_iter()
+        .filter(|(_, id)| missing.contains(id))
+        .map(|(name, _)| name)
+        .collect())
+}
+
+/// The record's claims checked against the disk (spec/worktrees.md, "Records"): the directory sits
+/// directly in the project's worktree directory under the job's id, base is a full commit of the
+/// project, and the repository borrows this project's objects.
+pub fn validate(job: &Job) -> std::result::Result<(), String> {
+    let expected: PathBuf = job.key_dir.join(job.id.as_str());
+    if job.path != expected {
+        return Err(format!("{} is not {}", job.path.display(), expected.display()));
+    }
+    let meta = fs::symlink_metadata(job.path).map_err(|e| e.to_string())?;
+    if !meta.is_dir() {
+        return Err(format!("{} is not a directory", job.path.display()));
+    }
+    let full = job.base.len() >= 40 && job.base.bytes().all(|b| b.is_ascii_hexdigit());
+    if !full || job.project.resolve_commit(job.base).ok().flatten().as_deref() != Some(job.base) {
+        return Err(format!("base {} is not a commit of the project", job.base));
+    }
+    let alternates = job.path.join(".git/objects/info/alternates");
+    let text = fs::read_to_string(&alternates).map_err(|e| format!("{}: {e}", alternates.display()))?;
+    let theirs = fs::canonicalize(text.trim_end_matches('\n')).map_err(|e| format!("alternates: {e}"))?;
+    let ours = fs::canonicalize(&job.project.objects).map_err(|e| e.to_string())?;
+    if theirs != ours {
+        return Err(format!("its alternates point at {}, not at the project", theirs.display()));
+    }
+    Ok(())
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// A path as a shell word: bare when safe, else in single quotes.
+pub fn shell_quote(path: &Path) -> String {
+    let s = path.to_string_lossy();
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b)) {
+        return s.into_owned();
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
+}

@@ -1,0 +1,176 @@
+//! Creating a job's worktree (spec/worktrees.md, "Creation"): a fresh repository that borrows the
+//! project's objects read-only, on branch `isolate/<id>` at base, checked out with parallel
+//! checkout, configured to commit as the project does; the branch and a base pin in the project.
+//! Everything made here is recorded in `Created`, whose `undo` removes exactly that and nothing else.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::thread;
+
+use crate::error::{Error, Result};
+use crate::git;
+use crate::job::id::JobId;
+use crate::worktree::include;
+use crate::worktree::project::Project;
+
+/// A worktree isolate has made, and the refs it made in the project.
+#[derive(Debug)]
+pub struct Created {
+    pub path: PathBuf,
+    pub branch: String,
+    pub base: String,
+    /// The project's checkout had uncommitted changes (they are not in the worktree).
+    pub dispatch_dirty: bool,
+    /// Files `.worktreeinclude` brought in.
+    pub included: usize,
+}
+
+/// The base pin of a job: keeps a `git gc` in the project from pruning what the worktree borrows.
+pub fn pin_ref(id: &JobId) -> String {
+    format!("refs/isolate/{id}/base")
+}
+
+/// Creates the worktree of job `id` at `path` (which must not exist) from commit `base`.
+pub fn create(project: &Project, id: &JobId, path: &Path, base: &str) -> Result<Created> {
+    let branch = id.branch();
+    // Whether the caller's checkout is dirty is only reported, so it runs beside the checkout.
+    let status_dir = project.caller_top.clone();
+    let dirty = thread::spawn(move || {
+        git::try_run(
+            &status_dir,
+            ["status", "--porcelain", "--untracked-files=normal", "--ignore-submodules"],
+        )
+        .map(|out| out.status.success() && !out.stdout.is_empty())
+        .unwrap_or(false)
+    });
+
+    let mut created = Created {
+        path: path.to_path_buf(),
+        branch: branch.clone(),
+        base: base.to_string(),
+        dispatch_dirty: false,
+        included: 0,
+    };
+    let result = (|| {
+        fs::create_dir(path).map_err(|e| Error::io("cannot create the worktree", path, e))?;
+        project_refs(project, id, base)?;
+        init(project, id, path)?;
+        checkout(path, &branch, base)?;
+        created.included = include::copy(project, path)?;
+        Ok(())
+    })();
+    created.dispatch_dirty = dirty.join().unwrap_or(false);
+    match result {
+        Ok(()) => Ok(created),
+        Err(e) => {
+            undo(project, id, path, base);
+            Err(e)
+        }
+    }
+}
+
+/// Removes what `create` made for job `id`: the directory (made fresh and at base, so nothing of the
+/// user's is in it) and the two refs, each only if it still points at base.
+pub fn undo(project: &Project, id: &JobId, path: &Path, base: &str) {
+    let _ = fs::remove_dir_all(path);
+    let stdin = format!(
+        "delete refs/heads/{} {base}\ndelete {} {base}\n",
+        id.branch(),
+        pin_ref(id)
+    );
+    // Each delete on its own: one that no longer matches must not keep the other.
+    for line in stdin.lines() {
+        let _ = git::run_with_input(&project.top, ["update-ref", "--stdin"], format!("{line}\n").as_bytes());
+    }
+}
+
+/// `refs/heads/isolate/<id>` and the base pin, created together; fails if either exists.
+fn project_refs(project: &Project, id: &JobId, base: &str) -> Result<()> {
+    let stdin = format!(
+        "create refs/heads/{} {base}\ncreate {} {base}\n",
+        id.branch(),
+        pin_ref(id)
+    );
+    git::run_with_input(&project.top, ["update-ref", "--stdin"], stdin.as_bytes()).map(|_| ())
+}
+
+/// `git init`, then the alternates and the configuration that make the job commit as the project.
+fn init(project: &Project, id: &JobId, path: &Path) -> Result<()> {
+    let format = format!("--object-format={}", project.object_format);
+    let initial = format!("--initial-branch={}", id.branch());
+    git::run(
+        path,
+        ["init", "--quiet", "--template=", &format, &initial, "--", "."],
+    )?;
+    let git_dir = path.join(".git");
+    let info = git_dir.join("objects/info");
+    fs::create_dir_all(&info).map_err(|e| Error::io("cannot create", &info, e))?;
+    let alternates = info.join("alternates");
+    let objects = project.objects.to_string_lossy();
+    fs::write(&alternates, format!("{objects}\n"))
+        .map_err(|e| Error::io("cannot write", &alternates, e))?;
+
+    // The project's config first (identity, commit settings, its remotes), then what must differ:
+    // the project's hooks (run by the job's git, so inside the sandbox), a remote named after the
+    // project, and no automatic gc (its detached process would outlive the job).
+    let config = format!(
+        "[include]\n\tpath = {}\n[core]\n\thooksPath = {}\n[remote \"project\"]\n\turl = {}\n\
+         \tfetch = +refs/heads/*:refs/remotes/project/*\n[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n\
+         [isolate]\n\tjob = {id}\n",
+        quote(&project.git_dir.join("config")),
+        quote(&project.hooks),
+        quote(&project.top),
+    );
+    let config_path = git_dir.join("config");
+    let mut text = fs::read_to_string(&config_path)
+        .map_err(|e| Error::io("cannot read", &config_path, e))?;
+    text.push_str(&config);
+    fs::write(&config_path, text).map_err(|e| Error::io("cannot write", &config_path, e))?;
+
+    // The project's own ignore rules, so that the job's repository ignores what the project ignores.
+    let exclude = project.git_dir.join("info/exclude");
+    if exclude.is_file() {
+        let target = git_dir.join("info");
+        fs::create_dir_all(&target).map_err(|e| Error::io("cannot create", &target, e))?;
+        fs::copy(&exclude, target.join("exclude"))
+            .map_err(|e| Error::io("cannot copy", &exclude, e))?;
+    }
+    Ok(())
+}
+
+/// Checks out `base` on `branch` with parallel checkout (one worker per core).
+fn checkout(path: &Path, branch: &str, base: &str) -> Result<()> {
+    git::run(
+        path,
+        [
+            "-c",
+            "checkout.workers=0",
+            "-c",
+            "advice.detachedHead=false",
+            "checkout",
+            "--quiet",
+            "--force",
+            "-B",
+            branch,
+            base,
+            "--",
+        ],
+    )
+    .map(|_| ())
+}
+
+/// A git config value in double quotes, with `\` and `"` escaped and newlines written as `\n`.
+fn quote(path: &Path) -> String {
+    let mut out = String::from("\"");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}

@@ -1,0 +1,11 @@
+//! A job's worktree: a shared clone of the project on branch `isolate/<id>` (create.rs, with the
+//! `.worktreeinclude` copy of include.rs), the import of its commits into the project (import.rs),
+//! reads of its repository that execute nothing planted there (inspect.rs), and the one cleanup
+//! predicate every ending goes through (cleanup.rs).
+
+pub mod cleanup;
+pub mod create;
+pub mod import;
+pub mod include;
+pub mod inspect;
+pub mod project;

@@ -1,0 +1,122 @@
+//! The project: the user's repository, found from the current directory through git's common dir,
+//! so that a job started inside a linked worktree of the project still belongs to the project.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::git;
+
+#[derive(Debug, Clone)]
+pub struct Project {
+    /// The main checkout's top level (`ISOLATE_REPO`).
+    pub top: PathBuf,
+    /// The common git dir (`.git` of the main checkout).
+    pub git_dir: PathBuf,
+    /// Its object store, which job repositories borrow through `objects/info/alternates`.
+    pub objects: PathBuf,
+    /// Where its hooks are (honours the project's `core.hooksPath`).
+    pub hooks: PathBuf,
+    /// `sha1` or `sha256`.
+    pub object_format: String,
+    /// The checkout the caller is in (the main one or a linked worktree).
+    pub caller_top: PathBuf,
+    /// The caller's directory relative to `caller_top` (`src/`), empty at the top.
+    pub prefix: PathBuf,
+}
+
+impl Project {
+    /// The repository of `cwd`.
+    pub fn discover(cwd: &Path) -> Result<Project> {
+        let out = git::try_run(
+            cwd,
+            [
+                "rev-parse",
+                "--path-format=absolute",
+                "--is-bare-repository",
+                "--git-common-dir",
+                "--show-toplevel",
+                "--git-path",
+                "hooks",
+                "--git-path",
+                "objects",
+                "--show-object-format",
+                "--show-prefix",
+            ],
+        )?;
+        if !out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if stderr.contains("not a git repository") {
+                return Err(Error::NotARepository(cwd.to_path_buf()));
+            }
+            return Err(Error::Git {
+                args: "rev-parse".into(),
+                code: out.status.code(),
+                stderr: stderr.trim().to_string(),
+            });
+        }
+        let text = out.text();
+        let lines: Vec<&str> = text.split('\n').collect();
+        let [bare, common, top, hooks, objects, format, prefix @ ..] = lines.as_slice() else {
+            return Err(Error::Other(format!(
+                "cannot read git rev-parse's answer in {} (does a path contain a newline? isolate does not support that)",
+                cwd.display()
+            )));
+        };
+        if *bare == "true" {
+            return Err(Error::Usage(format!(
+                "{} is a bare repository; run isolate in a checkout",
+                common
+            )));
+        }
+        let git_dir = PathBuf::from(common);
+        let top_of_main = if git_dir.file_name().is_some_and(|n| n == ".git") {
+            git_dir.parent().map(Path::to_path_buf)
+        } else {
+            None
+        };
+        Ok(Project {
+            top: top_of_main.unwrap_or_else(|| PathBuf::from(top)),
+            git_dir,
+            objects: PathBuf::from(objects),
+            hooks: PathBuf::from(hooks),
+            object_format: format.to_string(),
+            caller_top: PathBuf::from(top),
+            prefix: PathBuf::from(prefix.first().copied().unwrap_or("")),
+        })
+    }
+
+    /// The full commit id `rev` names in the project.
+    pub fn resolve_commit(&self, rev: &str) -> Result<Option<String>> {
+        let spec = format!("{rev}^{{commit}}");
+        let out = git::try_run(
+            &self.top,
+            ["rev-parse", "--verify", "--quiet", "--end-of-options", &spec],
+        )?;
+        Ok(out.status.success().then(|| out.text()))
+    }
+
+    /// True when the project has a ref of that full name.
+    pub fn has_ref(&self, name: &str) -> Result<bool> {
+        let out = git::try_run(
+            &self.top,
+            ["rev-parse", "--verify", "--quiet", "--end-of-options", name],
+        )?;
+        Ok(out.status.success())
+    }
+
+    /// `<basename>-<8 hex of the digest of the project's real path>`: the directory of its worktrees.
+    pub fn key(&self) -> String {
+        let real = std::fs::canonicalize(&self.top).unwrap_or_else(|_| self.top.clone());
+        let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+        hasher.update(real.as_os_str().as_encoded_bytes());
+        let digest = hasher
+            .try_finalize()
+            .map(|id| id.to_hex().to_string())
+            .unwrap_or_else(|_| "00000000".into());
+        let base = real
+            .file_name()
+            .map(|n| crate::job::id::slug(n.as_encoded_bytes()))
+            .unwrap_or_else(|| "root".into());
+        format!("{base}-{}", &digest[..8])
+    }
+}
