@@ -13,7 +13,9 @@ pub enum Error {
     #[error("not a git repository: {0}")]
     NotARepository(PathBuf),
 
-    #[error("the repository {0} has no commit yet; isolate needs a first commit to cut a worktree from")]
+    #[error(
+        "the repository {0} has no commit yet; isolate needs a first commit to cut a worktree from"
+    )]
     NoCommit(PathBuf),
 
     #[error("{what}: {path}: {source}")]

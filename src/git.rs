@@ -35,7 +35,12 @@ pub fn command(dir: &Path) -> Command {
     let mut cmd = Command::new("git");
     cmd.arg("-C")
         .arg(dir)
-        .args(["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"])
+        .args([
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.fsmonitor=false",
+        ])
         .arg("--no-pager")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_OPTIONAL_LOCKS", "0")
@@ -59,7 +64,9 @@ pub struct Output {
 impl Output {
     /// stdout as text, without the trailing newline.
     pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.stdout).trim_end_matches('\n').to_string()
+        String::from_utf8_lossy(&self.stdout)
+            .trim_end_matches('\n')
+            .to_string()
     }
 }
 
@@ -112,8 +119,14 @@ pub fn checked(cmd: &Command, out: Output) -> Result<Output> {
 
 /// The arguments after the hygiene flags, for error messages.
 pub fn describe(cmd: &Command) -> String {
-    let args: Vec<_> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
-    let from = args.iter().position(|a| a == "--no-pager").map_or(0, |i| i + 1);
+    let args: Vec<_> = cmd
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let from = args
+        .iter()
+        .position(|a| a == "--no-pager")
+        .map_or(0, |i| i + 1);
     args[from..].join(" ")
 }
 
@@ -176,7 +189,10 @@ pub fn wait(child: &mut Child, timeout: Duration) -> std::result::Result<ExitSta
             Ok(None) if Instant::now() >= deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("timed out after {}", humantime::format_duration(timeout)));
+                return Err(format!(
+                    "timed out after {}",
+                    humantime::format_duration(timeout)
+                ));
             }
             Ok(None) => {
                 thread::sleep(pause);

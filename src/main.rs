@@ -27,7 +27,10 @@ fn main() {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            let is_run = argv.iter().skip(1).find(|a| !a.to_string_lossy().starts_with('-'));
+            let is_run = argv
+                .iter()
+                .skip(1)
+                .find(|a| !a.to_string_lossy().starts_with('-'));
             let code = match e.kind() {
                 ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => 0,
                 // `run` shares its status space with CMD: its own usage errors are 125 (spec/cli.md).

@@ -66,7 +66,8 @@ impl Prepared {
 }
 
 fn prepare(args: &RunArgs) -> Result<Prepared> {
-    let cwd = std::env::current_dir().map_err(|e| Error::io("cannot read the current directory", ".", e))?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| Error::io("cannot read the current directory", ".", e))?;
     let state = store::state_dir()?;
     let policy = policy::load(&args.policy)?;
     // Fail closed before anything is made.
@@ -79,7 +80,11 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
                     probe::MIN_ABI
                 )))
             }
-            None => return Err(Error::SandboxUnavailable("Landlock is not enabled on this kernel".into())),
+            None => {
+                return Err(Error::SandboxUnavailable(
+                    "Landlock is not enabled on this kernel".into(),
+                ))
+            }
         }
     }
     let target = if args.worktree {
@@ -88,7 +93,9 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
         None
     };
     let name = args.name.as_ref().map(|n| n.as_encoded_bytes().to_vec());
-    let name_bytes = name.as_deref().unwrap_or_else(|| slug_source(&args.command));
+    let name_bytes = name
+        .as_deref()
+        .unwrap_or_else(|| slug_source(&args.command));
 
     let (id, job_dir) = claim_id(&state, name_bytes, target.as_ref())?;
     let tmpdir = job_dir.join("tmp");
@@ -109,7 +116,11 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
         match create::create(&project, &prepared.id, &path, &base) {
             Ok(created) => {
                 let inside = path.join(&project.prefix);
-                prepared.cwd = if inside.is_dir() { inside } else { path.clone() };
+                prepared.cwd = if inside.is_dir() {
+                    inside
+                } else {
+                    path.clone()
+                };
                 prepared.worktree = Some((project, created, key_dir));
             }
             Err(e) => {
@@ -125,7 +136,10 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
 fn worktree_target(cwd: &Path, state: &Path, args: &RunArgs) -> Result<(Project, String, PathBuf)> {
     let project = Project::discover(cwd)?;
     let root = state.join("worktrees");
-    if let (Ok(top), Ok(root)) = (fs::canonicalize(&project.caller_top), fs::canonicalize(&root)) {
+    if let (Ok(top), Ok(root)) = (
+        fs::canonicalize(&project.caller_top),
+        fs::canonicalize(&root),
+    ) {
         if top.starts_with(&root) {
             return Err(Error::Usage(format!(
                 "{} is the worktree of an isolate job; a job cannot start another job's worktree inside it \
@@ -136,14 +150,18 @@ fn worktree_target(cwd: &Path, state: &Path, args: &RunArgs) -> Result<(Project,
     }
     let base = match &args.base {
         Some(rev) => project.resolve_commit(rev)?.ok_or_else(|| {
-            Error::Usage(format!("--base {rev}: not a commit in {}", project.top.display()))
+            Error::Usage(format!(
+                "--base {rev}: not a commit in {}",
+                project.top.display()
+            ))
         })?,
         None => project
             .resolve_commit("HEAD")?
             .ok_or_else(|| Error::NoCommit(project.top.clone()))?,
     };
     let key_dir = root.join(project.key());
-    fs::create_dir_all(&key_dir).map_err(|e| Error::io("cannot create the worktree directory", &key_dir, e))?;
+    fs::create_dir_all(&key_dir)
+        .map_err(|e| Error::io("cannot create the worktree directory", &key_dir, e))?;
     Ok((project, base, key_dir))
 }
 
@@ -151,13 +169,21 @@ fn worktree_target(cwd: &Path, state: &Path, args: &RunArgs) -> Result<(Project,
 fn slug_source(command: &[String]) -> &[u8] {
     command
         .first()
-        .map(|c| Path::new(c).file_name().map_or(c.as_bytes(), |n| n.as_encoded_bytes()))
+        .map(|c| {
+            Path::new(c)
+                .file_name()
+                .map_or(c.as_bytes(), |n| n.as_encoded_bytes())
+        })
         .unwrap_or(b"task")
 }
 
 /// Draws ids until one is free everywhere: its record directory (taken exclusively), its worktree
 /// directory and its branch and pin in the project. Never reuses, never adopts.
-fn claim_id(state: &Path, name: &[u8], target: Option<&(Project, String, PathBuf)>) -> Result<(JobId, PathBuf)> {
+fn claim_id(
+    state: &Path,
+    name: &[u8],
+    target: Option<&(Project, String, PathBuf)>,
+) -> Result<(JobId, PathBuf)> {
     for _ in 0..ID_ATTEMPTS {
         let id = JobId::generate(name);
         let Some(job_dir) = store::claim(state, &id)? else {
@@ -176,7 +202,9 @@ fn claim_id(state: &Path, name: &[u8], target: Option<&(Project, String, PathBuf
         }
         store::forget(&job_dir);
     }
-    Err(Error::Other(format!("could not find a free job id in {ID_ATTEMPTS} attempts")))
+    Err(Error::Other(format!(
+        "could not find a free job id in {ID_ATTEMPTS} attempts"
+    )))
 }
 
 fn execute(args: RunArgs, prepared: Prepared, signals: &mut Signals) -> i32 {
@@ -186,7 +214,12 @@ fn execute(args: RunArgs, prepared: Prepared, signals: &mut Signals) -> i32 {
         .map(|(_, created, _)| created.path.clone())
         .chain([prepared.tmpdir.clone()])
         .collect();
-    let (rules, sandbox, notes) = match plan::build(&prepared.policy, &writable, &args.allow_write, args.no_sandbox) {
+    let (rules, sandbox, notes) = match plan::build(
+        &prepared.policy,
+        &writable,
+        &args.allow_write,
+        args.no_sandbox,
+    ) {
         Ok(built) => built,
         Err(e) => {
             prepared.undo();
@@ -198,7 +231,27 @@ fn execute(args: RunArgs, prepared: Prepared, signals: &mut Signals) -> i32 {
     unsafe {
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
     }
-    let started = SystemTime::now();
+    let me = std::process::id() as i32;
+    let mut record = Record {
+        schema: SCHEMA,
+        id: prepared.id.to_string(),
+        name: args.name.as_ref().map(|n| n.to_string_lossy().into_owned()),
+        command: args.command.clone(),
+        state: State::Running,
+        pid: None,
+        supervisor_pid: me,
+        supervisor_start: tree::start_time(me).unwrap_or(0),
+        started_at: timestamp(SystemTime::now()),
+        ended_at: None,
+        exit: None,
+        sandbox,
+        cwd: prepared.cwd.display().to_string(),
+        worktree: None,
+    };
+    // The human line goes out before CMD can print anything; the JSON line needs the pid.
+    if !args.json && !args.quiet {
+        announce_start(&prepared, &record, &notes);
+    }
     let clock = Instant::now();
     let pid = match spawn::spawn(spawn::Spawn {
         argv: args.command.clone(),
@@ -212,28 +265,15 @@ fn execute(args: RunArgs, prepared: Prepared, signals: &mut Signals) -> i32 {
             return fail(&e);
         }
     };
-
-    let me = std::process::id() as i32;
-    let mut record = Record {
-        schema: SCHEMA,
-        id: prepared.id.to_string(),
-        name: args.name.as_ref().map(|n| n.to_string_lossy().into_owned()),
-        command: args.command.clone(),
-        state: State::Running,
-        pid: Some(pid.as_raw()),
-        supervisor_pid: me,
-        supervisor_start: tree::start_time(me).unwrap_or(0),
-        started_at: timestamp(started),
-        ended_at: None,
-        exit: None,
-        sandbox,
-        cwd: prepared.cwd.display().to_string(),
-        worktree: None,
-    };
+    record.pid = Some(pid.as_raw());
     if let Err(e) = store::write_record(&prepared.job_dir, &record) {
         report_error(&e);
     }
-    announce_start(&args, &prepared, &record, &notes);
+    if args.json {
+        if let Ok(line) = serde_json::to_string(&record) {
+            eprintln!("{line}");
+        }
+    }
 
     let ending = reaper::supervise(pid, signals, args.timeout, args.grace);
 
@@ -302,10 +342,16 @@ fn environment(args: &RunArgs, prepared: &Prepared) -> Vec<(OsString, OsString)>
     }
     // git's automatic gc and maintenance off for the whole tree: `gc --auto` detaches a process that
     // would outlive the main process and be killed mid-way by the end-of-job stop.
-    let count: usize = std::env::var("GIT_CONFIG_COUNT").ok().and_then(|c| c.parse().ok()).unwrap_or(0);
+    let count: usize = std::env::var("GIT_CONFIG_COUNT")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
     set(&format!("GIT_CONFIG_KEY_{count}"), "gc.auto".into());
     set(&format!("GIT_CONFIG_VALUE_{count}"), "0".into());
-    set(&format!("GIT_CONFIG_KEY_{}", count + 1), "maintenance.auto".into());
+    set(
+        &format!("GIT_CONFIG_KEY_{}", count + 1),
+        "maintenance.auto".into(),
+    );
     set(&format!("GIT_CONFIG_VALUE_{}", count + 1), "false".into());
     set("GIT_CONFIG_COUNT", (count + 2).to_string().into());
     if prepared.worktree.is_some() {
@@ -344,16 +390,7 @@ fn write_report(path: &Path, record: &Record) -> Result<()> {
     }
 }
 
-fn announce_start(args: &RunArgs, prepared: &Prepared, record: &Record, notes: &[String]) {
-    if args.json {
-        if let Ok(line) = serde_json::to_string(record) {
-            eprintln!("{line}");
-        }
-        return;
-    }
-    if args.quiet {
-        return;
-    }
+fn announce_start(prepared: &Prepared, record: &Record, notes: &[String]) {
     let sandbox = match (record.sandbox.enforced, record.sandbox.landlock_abi) {
         (true, Some(abi)) => format!("landlock ABI {abi}, policy {}", record.sandbox.policy),
         _ => "UNSANDBOXED (--no-sandbox)".to_string(),
@@ -392,7 +429,10 @@ fn announce_end(args: &RunArgs, record: &Record, took: std::time::Duration) {
         return;
     }
     let how = match (record.state, record.exit) {
-        (State::TimedOut, _) => format!("timed out after {}", humantime::format_duration(args.timeout.unwrap_or_default())),
+        (State::TimedOut, _) => format!(
+            "timed out after {}",
+            humantime::format_duration(args.timeout.unwrap_or_default())
+        ),
         (_, Some(exit)) => match exit.signal {
             Some(sig) => format!("was killed by signal {sig} (status {})", exit.status()),
             None => format!("exited with status {}", exit.status()),
@@ -400,14 +440,21 @@ fn announce_end(args: &RunArgs, record: &Record, took: std::time::Duration) {
         _ => "ended".to_string(),
     };
     let took = std::time::Duration::from_secs(took.as_secs());
-    eprintln!("isolate: job {} {how} after {}", record.id, humantime::format_duration(took));
+    eprintln!(
+        "isolate: job {} {how} after {}",
+        record.id,
+        humantime::format_duration(took)
+    );
     let Some(wt) = &record.worktree else {
         return;
     };
     let place = if wt.removed {
         let ignored = match wt.ignored {
             0 => String::new(),
-            n => format!(" ({n} ignored entr{} went with it)", if n == 1 { "y" } else { "ies" }),
+            n => format!(
+                " ({n} ignored entr{} went with it)",
+                if n == 1 { "y" } else { "ies" }
+            ),
         };
         format!("removed{ignored}")
     } else {
@@ -416,7 +463,12 @@ fn announce_end(args: &RunArgs, record: &Record, took: std::time::Duration) {
     eprintln!("  worktree: {place}");
     eprintln!("  outcome:  {}", wt.reason);
     let branch = if wt.branch_kept {
-        format!("{} ({} commit{} beyond base)", wt.branch, wt.commits, if wt.commits == 1 { "" } else { "s" })
+        format!(
+            "{} ({} commit{} beyond base)",
+            wt.branch,
+            wt.commits,
+            if wt.commits == 1 { "" } else { "s" }
+        )
     } else {
         format!("{} deleted", wt.branch)
     };

@@ -42,12 +42,19 @@ impl fmt::Display for JobId {
 /// Lowercase ASCII words of `name` joined by `-`, at most 32 characters, `task` when empty.
 pub fn slug(name: &[u8]) -> String {
     let mut out = String::new();
-    for word in name.split(|b| !b.is_ascii_alphanumeric()).filter(|w| !w.is_empty()) {
+    for word in name
+        .split(|b| !b.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
         let sep = usize::from(!out.is_empty());
         if out.len() + sep + word.len() > MAX_SLUG {
             if out.is_empty() {
                 // One word longer than the limit: cut it rather than lose the name entirely.
-                out.extend(word[..MAX_SLUG].iter().map(|b| b.to_ascii_lowercase() as char));
+                out.extend(
+                    word[..MAX_SLUG]
+                        .iter()
+                        .map(|b| b.to_ascii_lowercase() as char),
+                );
             }
             break;
         }
@@ -103,7 +110,15 @@ mod tests {
         let id = JobId::generate(b"../../etc/x y");
         assert!(id.as_str().starts_with("etc-x-y-"));
         assert_eq!(JobId::parse(id.as_str()), Some(id.clone()));
-        for bad in ["../x-1234", "x-12345", "x-12g4", "X-1234", "a--b-1234", "-1234", "x/y-1234"] {
+        for bad in [
+            "../x-1234",
+            "x-12345",
+            "x-12g4",
+            "X-1234",
+            "a--b-1234",
+            "-1234",
+            "x/y-1234",
+        ] {
             assert_eq!(JobId::parse(bad), None, "{bad}");
         }
         assert_eq!(id.branch(), format!("isolate/{id}"));

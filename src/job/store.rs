@@ -12,7 +12,11 @@ use crate::job::record::Record;
 
 /// `$ISOLATE_HOME`, else `$XDG_STATE_HOME/isolate`, else `~/.local/state/isolate`.
 pub fn state_dir() -> Result<PathBuf> {
-    let from_env = |var: &str| std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let from_env = |var: &str| {
+        std::env::var_os(var)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     let dir = if let Some(home) = from_env("ISOLATE_HOME") {
         home
     } else if let Some(state) = from_env("XDG_STATE_HOME") {
@@ -42,7 +46,8 @@ pub fn jobs_dir(state: &Path) -> PathBuf {
 /// so that parallel launches never share one.
 pub fn claim(state: &Path, id: &JobId) -> Result<Option<PathBuf>> {
     let jobs = jobs_dir(state);
-    fs::create_dir_all(&jobs).map_err(|e| Error::io("cannot create the jobs directory", &jobs, e))?;
+    fs::create_dir_all(&jobs)
+        .map_err(|e| Error::io("cannot create the jobs directory", &jobs, e))?;
     let dir = jobs.join(id.as_str());
     match fs::create_dir(&dir) {
         Ok(()) => Ok(Some(dir)),

@@ -52,7 +52,10 @@ pub fn main(args: &[String]) -> ! {
         }
     }
     if let Err(e) = close_range_cloexec() {
-        fail(SETUP_FAILED, format!("cannot mark descriptors close-on-exec: {e}"));
+        fail(
+            SETUP_FAILED,
+            format!("cannot mark descriptors close-on-exec: {e}"),
+        );
     }
     let err = Command::new(&cmd[0])
         .args(&cmd[1..])

@@ -162,7 +162,9 @@ fn expand(raw: &str) -> std::result::Result<String, String> {
         let rest = &out[start + 1..];
         let (name, len) = match rest.strip_prefix('{') {
             Some(inner) => {
-                let end = inner.find('}').ok_or_else(|| format!("unclosed ${{ in {raw}"))?;
+                let end = inner
+                    .find('}')
+                    .ok_or_else(|| format!("unclosed ${{ in {raw}"))?;
                 (&inner[..end], end + 2)
             }
             None => {

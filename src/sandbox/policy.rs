@@ -116,7 +116,10 @@ mod tests {
     fn every_builtin_profile_parses() {
         for (name, _) in BUILTIN {
             let loaded = load(name).unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert!(!loaded.policy.filesystem.read.is_empty(), "{name} reads nothing");
+            assert!(
+                !loaded.policy.filesystem.read.is_empty(),
+                "{name} reads nothing"
+            );
         }
     }
 

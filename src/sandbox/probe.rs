@@ -21,7 +21,9 @@ pub fn landlock_abi() -> Option<u32> {
             1u32, // LANDLOCK_CREATE_RULESET_VERSION
         )
     };
-    let cap = std::env::var(ABI_MAX_VAR).ok().and_then(|v| v.parse::<u32>().ok());
+    let cap = std::env::var(ABI_MAX_VAR)
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok());
     let abi = u32::try_from(abi).ok().filter(|&v| v > 0)?;
     let abi = cap.map_or(abi, |c| abi.min(c));
     (abi > 0).then_some(abi)

@@ -7,6 +7,8 @@ use std::collections::HashSet;
 use std::io::Read;
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -23,42 +25,49 @@ use crate::supervise::tree;
 /// How often the tree is walked again while stopping, for processes forked in the meantime.
 const RESCAN: Duration = Duration::from_millis(50);
 
-/// Signals the supervisor reacts to, delivered through a self-pipe so the loop sees them in order.
+/// Signals the supervisor reacts to: a flag per signal, and a self-pipe that wakes the loop.
 pub struct Signals {
     read: UnixStream,
+    flags: Vec<(i32, Arc<AtomicBool>)>,
     ids: Vec<signal_hook::SigId>,
 }
 
 impl Signals {
     /// Installs the handlers. Call before spawning the job, so no signal is lost in between.
     pub fn install() -> Result<Signals> {
-        let (read, write) =
-            UnixStream::pair().map_err(|e| Error::Other(format!("cannot create a pipe: {e}")))?;
-        read.set_nonblocking(true)
-            .map_err(|e| Error::Other(e.to_string()))?;
-        write
-            .set_nonblocking(true)
-            .map_err(|e| Error::Other(e.to_string()))?;
-        let mut ids = Vec::new();
+        let fail = |e: std::io::Error| Error::Other(format!("cannot install signal handlers: {e}"));
+        let (read, write) = UnixStream::pair().map_err(fail)?;
+        read.set_nonblocking(true).map_err(fail)?;
+        write.set_nonblocking(true).map_err(fail)?;
+        let mut signals = Signals {
+            read,
+            flags: Vec::new(),
+            ids: Vec::new(),
+        };
         for sig in [SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT] {
-            let w = write
-                .try_clone()
-                .map_err(|e| Error::Other(e.to_string()))?;
-            // The handler writes the signal number as one byte to the pipe (signal_hook's pipe module).
-            let id = signal_hook::low_level::pipe::register_raw(sig, std::os::fd::IntoRawFd::into_raw_fd(w))
-                .map_err(|e| Error::Other(format!("cannot install a signal handler: {e}")))?;
-            ids.push(id);
+            let flag = Arc::new(AtomicBool::new(false));
+            // The flag first, so that it is set by the time the pipe wakes the loop.
+            signals
+                .ids
+                .push(signal_hook::flag::register(sig, Arc::clone(&flag)).map_err(fail)?);
+            let waker = write.try_clone().map_err(fail)?;
+            signals
+                .ids
+                .push(signal_hook::low_level::pipe::register(sig, waker).map_err(fail)?);
+            signals.flags.push((sig, flag));
         }
-        Ok(Signals { read, ids })
+        Ok(signals)
     }
 
+    /// The signals received since the last call, emptying the pipe.
     fn drain(&mut self) -> Vec<i32> {
         let mut buf = [0u8; 64];
-        let mut out = Vec::new();
-        while let Ok(n @ 1..) = self.read.read(&mut buf) {
-            out.extend(buf[..n].iter().map(|&b| i32::from(b)));
-        }
-        out
+        while let Ok(1..) = self.read.read(&mut buf) {}
+        self.flags
+            .iter()
+            .filter(|(_, flag)| flag.swap(false, Ordering::SeqCst))
+            .map(|(sig, _)| *sig)
+            .collect()
     }
 }
 
@@ -129,10 +138,16 @@ pub fn supervise(
         let empty = loop {
             match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
                 Ok(WaitStatus::Exited(pid, code)) if pid == main => {
-                    exit = Some(Exit { code: Some(code), signal: None })
+                    exit = Some(Exit {
+                        code: Some(code),
+                        signal: None,
+                    })
                 }
                 Ok(WaitStatus::Signaled(pid, sig, _)) if pid == main => {
-                    exit = Some(Exit { code: None, signal: Some(sig as i32) })
+                    exit = Some(Exit {
+                        code: None,
+                        signal: Some(sig as i32),
+                    })
                 }
                 Ok(WaitStatus::StillAlive) => break false,
                 Ok(_) => continue,
@@ -168,7 +183,10 @@ pub fn supervise(
         }
         let mut fds = [PollFd::new(signals.read.as_fd(), PollFlags::POLLIN)];
         let ms = wait.as_millis().clamp(1, i32::MAX as u128) as i32;
-        let _ = poll(&mut fds, PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX));
+        let _ = poll(
+            &mut fds,
+            PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX),
+        );
         for sig in signals.drain() {
             match sig {
                 SIGTERM => {
@@ -190,7 +208,10 @@ pub fn supervise(
 
     Ending {
         // The main process is always reaped before the tree is empty; the fallback is unreachable.
-        exit: exit.unwrap_or(Exit { code: None, signal: Some(libc::SIGKILL) }),
+        exit: exit.unwrap_or(Exit {
+            code: None,
+            signal: Some(libc::SIGKILL),
+        }),
         timed_out,
     }
 }

@@ -15,7 +15,11 @@ pub fn descendants(root: Pid) -> Vec<Pid> {
         return Vec::new();
     };
     for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
             continue;
         };
         if let Some(ppid) = parent_of(pid) {

@@ -100,7 +100,11 @@ fn work_in_tree(insp: &Inspection, unimported: &[String]) -> Vec<String> {
     count(insp.untracked, "untracked", "untracked");
     count(insp.conflicted, "conflicted", "conflicted");
     count(insp.stash_entries, "stash entry", "stash entries");
-    count(unimported.len(), "ref with commits not in the project", "refs with commits not in the project");
+    count(
+        unimported.len(),
+        "ref with commits not in the project",
+        "refs with commits not in the project",
+    );
     for op in &insp.in_progress {
         work.push(format!("{op} in progress"));
     }
@@ -165,11 +169,19 @@ pub fn settle(job: &Job) -> Result<WorktreeReport> {
                     refs.push(format!("delete refs/heads/{branch} {}", job.base));
                 }
                 for line in refs {
-                    let _ = git::run_with_input(&job.project.top, ["update-ref", "--stdin"], format!("{line}\n").as_bytes());
+                    let _ = git::run_with_input(
+                        &job.project.top,
+                        ["update-ref", "--stdin"],
+                        format!("{line}\n").as_bytes(),
+                    );
                 }
-                branch_kept = !delete_branch || job.project.has_ref(&format!("refs/heads/{branch}"))?;
+                branch_kept =
+                    !delete_branch || job.project.has_ref(&format!("refs/heads/{branch}"))?;
                 if branch_kept {
-                    reason = format!("{reason}; branch kept: {commits} commit{} beyond base", plural(commits));
+                    reason = format!(
+                        "{reason}; branch kept: {commits} commit{} beyond base",
+                        plural(commits)
+                    );
                 } else {
                     reason = format!("{reason}; branch deleted: no commits");
                 }
@@ -200,7 +212,9 @@ pub fn settle(job: &Job) -> Result<WorktreeReport> {
         },
         stash: insp.map_or(0, |i| i.stash_entries),
         other_refs: facts.unimported.clone(),
-        in_progress: insp.map_or_else(Vec::new, |i| i.in_progress.iter().map(|s| s.to_string()).collect()),
+        in_progress: insp.map_or_else(Vec::new, |i| {
+            i.in_progress.iter().map(|s| s.to_string()).collect()
+        }),
         ignored: if removed { ignored } else { 0 },
         dispatch_dirty: job.dispatch_dirty,
         removed,
@@ -224,22 +238,38 @@ fn gather(job: &Job) -> Facts {
     let import = match &inspection {
         Ok(insp) => match &insp.branch_tip {
             Some(tip) => current(job.project, &project_branch).and_then(|old| {
-                import::import(job.project, &job.path.join(".git/objects"), &branch, tip, &old, job.base)
-                    .map_err(|e| e.to_string())
+                import::import(
+                    job.project,
+                    &job.path.join(".git/objects"),
+                    &branch,
+                    tip,
+                    &old,
+                    job.base,
+                )
+                .map_err(|e| e.to_string())
             }),
             None => Err(format!("the job deleted its branch {branch}")),
         },
         // Without the directory, what the project's branch already holds is what counts.
         Err(_) if !exists => current(job.project, &project_branch).and_then(|tip| {
             let range = format!("{}..{tip}", job.base);
-            git::run(&job.project.top, ["rev-list", "--count", "--end-of-options", &range])
-                .map_err(|e| e.to_string())
-                .and_then(|out| out.text().parse().map_err(|_| "unreadable count".to_string()))
+            git::run(
+                &job.project.top,
+                ["rev-list", "--count", "--end-of-options", &range],
+            )
+            .map_err(|e| e.to_string())
+            .and_then(|out| {
+                out.text()
+                    .parse()
+                    .map_err(|_| "unreadable count".to_string())
+            })
         }),
         Err(e) => Err(e.clone()),
     };
     let unimported = match &inspection {
-        Ok(insp) => unimported_refs(job, insp).unwrap_or_else(|e| vec![format!("(cannot check: {e})")]),
+        Ok(insp) => {
+            unimported_refs(job, insp).unwrap_or_else(|e| vec![format!("(cannot check: {e})")])
+        }
         Err(_) => Vec::new(),
     };
     Facts {
@@ -254,9 +284,12 @@ fn gather(job: &Job) -> Facts {
 
 /// The project's current value of `reference`.
 fn current(project: &Project, reference: &str) -> std::result::Result<String, String> {
-    git::run(&project.top, ["rev-parse", "--verify", "--end-of-options", reference])
-        .map(|out| out.text())
-        .map_err(|e| e.to_string())
+    git::run(
+        &project.top,
+        ["rev-parse", "--verify", "--end-of-options", reference],
+    )
+    .map(|out| out.text())
+    .map_err(|e| e.to_string())
 }
 
 /// Other refs (and a detached HEAD) of the job whose commits the project does not have.
@@ -281,23 +314,45 @@ fn unimported_refs(job: &Job, insp: &Inspection) -> std::result::Result<Vec<Stri
 /// project, and the repository borrows this project's objects.
 pub fn validate(job: &Job) -> std::result::Result<(), String> {
     let expected: PathBuf = job.key_dir.join(job.id.as_str());
-    if job.path != expected {
-        return Err(format!("{} is not {}", job.path.display(), expected.display()));
+    let name = job
+        .path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if JobId::parse(name).as_ref() != Some(job.id) || job.path != expected {
+        return Err(format!(
+            "{} is not {}",
+            job.path.display(),
+            expected.display()
+        ));
     }
     let meta = fs::symlink_metadata(job.path).map_err(|e| e.to_string())?;
     if !meta.is_dir() {
         return Err(format!("{} is not a directory", job.path.display()));
     }
     let full = job.base.len() >= 40 && job.base.bytes().all(|b| b.is_ascii_hexdigit());
-    if !full || job.project.resolve_commit(job.base).ok().flatten().as_deref() != Some(job.base) {
+    if !full
+        || job
+            .project
+            .resolve_commit(job.base)
+            .ok()
+            .flatten()
+            .as_deref()
+            != Some(job.base)
+    {
         return Err(format!("base {} is not a commit of the project", job.base));
     }
     let alternates = job.path.join(".git/objects/info/alternates");
-    let text = fs::read_to_string(&alternates).map_err(|e| format!("{}: {e}", alternates.display()))?;
-    let theirs = fs::canonicalize(text.trim_end_matches('\n')).map_err(|e| format!("alternates: {e}"))?;
+    let text =
+        fs::read_to_string(&alternates).map_err(|e| format!("{}: {e}", alternates.display()))?;
+    let theirs =
+        fs::canonicalize(text.trim_end_matches('\n')).map_err(|e| format!("alternates: {e}"))?;
     let ours = fs::canonicalize(&job.project.objects).map_err(|e| e.to_string())?;
     if theirs != ours {
-        return Err(format!("its alternates point at {}, not at the project", theirs.display()));
+        return Err(format!(
+            "its alternates point at {}, not at the project",
+            theirs.display()
+        ));
     }
     Ok(())
 }
@@ -313,7 +368,10 @@ fn plural(n: usize) -> &'static str {
 /// A path as a shell word: bare when safe, else in single quotes.
 pub fn shell_quote(path: &Path) -> String {
     let s = path.to_string_lossy();
-    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b)) {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b))
+    {
         return s.into_owned();
     }
     format!("'{}'", s.replace('\'', "'\\''"))

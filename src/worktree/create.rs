@@ -38,7 +38,12 @@ pub fn create(project: &Project, id: &JobId, path: &Path, base: &str) -> Result<
     let dirty = thread::spawn(move || {
         git::try_run(
             &status_dir,
-            ["status", "--porcelain", "--untracked-files=normal", "--ignore-submodules"],
+            [
+                "status",
+                "--porcelain",
+                "--untracked-files=normal",
+                "--ignore-submodules",
+            ],
         )
         .map(|out| out.status.success() && !out.stdout.is_empty())
         .unwrap_or(false)
@@ -80,7 +85,11 @@ pub fn undo(project: &Project, id: &JobId, path: &Path, base: &str) {
     );
     // Each delete on its own: one that no longer matches must not keep the other.
     for line in stdin.lines() {
-        let _ = git::run_with_input(&project.top, ["update-ref", "--stdin"], format!("{line}\n").as_bytes());
+        let _ = git::run_with_input(
+            &project.top,
+            ["update-ref", "--stdin"],
+            format!("{line}\n").as_bytes(),
+        );
     }
 }
 
@@ -100,7 +109,15 @@ fn init(project: &Project, id: &JobId, path: &Path) -> Result<()> {
     let initial = format!("--initial-branch={}", id.branch());
     git::run(
         path,
-        ["init", "--quiet", "--template=", &format, &initial, "--", "."],
+        [
+            "init",
+            "--quiet",
+            "--template=",
+            &format,
+            &initial,
+            "--",
+            ".",
+        ],
     )?;
     let git_dir = path.join(".git");
     let info = git_dir.join("objects/info");
@@ -122,8 +139,8 @@ fn init(project: &Project, id: &JobId, path: &Path) -> Result<()> {
         quote(&project.top),
     );
     let config_path = git_dir.join("config");
-    let mut text = fs::read_to_string(&config_path)
-        .map_err(|e| Error::io("cannot read", &config_path, e))?;
+    let mut text =
+        fs::read_to_string(&config_path).map_err(|e| Error::io("cannot read", &config_path, e))?;
     text.push_str(&config);
     fs::write(&config_path, text).map_err(|e| Error::io("cannot write", &config_path, e))?;
 

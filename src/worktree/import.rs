@@ -21,8 +21,13 @@ pub fn import(
     old: &str,
     base: &str,
 ) -> Result<usize> {
-    let hex_len = if project.object_format == "sha256" { 64 } else { 40 };
-    let full_id = |s: &str| s.len() == hex_len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    let hex_len = if project.object_format == "sha256" {
+        64
+    } else {
+        40
+    };
+    let full_id =
+        |s: &str| s.len() == hex_len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
     if !full_id(tip) {
         return Err(Error::Refused(format!(
             "the job's branch tip {tip:?} is not a full object id; nothing imported"
@@ -39,11 +44,23 @@ pub fn import(
         let reference = format!("refs/heads/{branch}");
         git::run(
             &project.top,
-            ["update-ref", "-m", "isolate: import", "--end-of-options", &reference, tip, old],
+            [
+                "update-ref",
+                "-m",
+                "isolate: import",
+                "--end-of-options",
+                &reference,
+                tip,
+                old,
+            ],
         )?;
     }
     let range = format!("{base}..{tip}");
-    let count = git::run(&project.top, ["rev-list", "--count", "--end-of-options", &range])?.text();
+    let count = git::run(
+        &project.top,
+        ["rev-list", "--count", "--end-of-options", &range],
+    )?
+    .text();
     count
         .parse()
         .map_err(|_| Error::Other(format!("git rev-list --count printed {count:?}")))

@@ -38,14 +38,17 @@ pub fn copy(project: &Project, worktree: &Path) -> Result<usize> {
         ["check-ignore", "-z", "--stdin"],
         &matching.stdout,
     )?;
-    let top = fs::canonicalize(&project.top).map_err(|e| Error::io("cannot resolve", &project.top, e))?;
+    let top =
+        fs::canonicalize(&project.top).map_err(|e| Error::io("cannot resolve", &project.top, e))?;
     let mut count = 0;
     for raw in ignored.stdout.split(|&b| b == 0).filter(|p| !p.is_empty()) {
         let rel = Path::new(std::ffi::OsStr::from_bytes(raw));
         if !is_plain_relative(rel) {
             continue;
         }
-        if copy_one(&top, rel, worktree).map_err(|e| Error::io("cannot copy .worktreeinclude file", rel, e))? {
+        if copy_one(&top, rel, worktree)
+            .map_err(|e| Error::io("cannot copy .worktreeinclude file", rel, e))?
+        {
             count += 1;
         }
     }
@@ -91,6 +94,8 @@ fn copy_one(top: &Path, rel: &Path, worktree: &Path) -> io::Result<bool> {
         .mode(meta.permissions().mode() & 0o7777)
         .open(&target)?;
     io::copy(&mut from, &mut to)?;
-    to.set_permissions(fs::Permissions::from_mode(meta.permissions().mode() & 0o7777))?;
+    to.set_permissions(fs::Permissions::from_mode(
+        meta.permissions().mode() & 0o7777,
+    ))?;
     Ok(true)
 }

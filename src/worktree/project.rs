@@ -14,7 +14,8 @@ pub struct Project {
     pub git_dir: PathBuf,
     /// Its object store, which job repositories borrow through `objects/info/alternates`.
     pub objects: PathBuf,
-    /// Where its hooks are (honours the project's `core.hooksPath`).
+    /// Where its hooks are: the project's `core.hooksPath` (a relative one stays relative to the
+    /// checkout the hooks run in), else `<git dir>/hooks`.
     pub hooks: PathBuf,
     /// `sha1` or `sha256`.
     pub object_format: String,
@@ -36,8 +37,6 @@ impl Project {
                 "--git-common-dir",
                 "--show-toplevel",
                 "--git-path",
-                "hooks",
-                "--git-path",
                 "objects",
                 "--show-object-format",
                 "--show-prefix",
@@ -56,7 +55,7 @@ impl Project {
         }
         let text = out.text();
         let lines: Vec<&str> = text.split('\n').collect();
-        let [bare, common, top, hooks, objects, format, prefix @ ..] = lines.as_slice() else {
+        let [bare, common, top, objects, format, prefix @ ..] = lines.as_slice() else {
             return Err(Error::Other(format!(
                 "cannot read git rev-parse's answer in {} (does a path contain a newline? isolate does not support that)",
                 cwd.display()
@@ -69,6 +68,7 @@ impl Project {
             )));
         }
         let git_dir = PathBuf::from(common);
+        let hooks = hooks_path(cwd)?.unwrap_or_else(|| git_dir.join("hooks"));
         let top_of_main = if git_dir.file_name().is_some_and(|n| n == ".git") {
             git_dir.parent().map(Path::to_path_buf)
         } else {
@@ -78,7 +78,7 @@ impl Project {
             top: top_of_main.unwrap_or_else(|| PathBuf::from(top)),
             git_dir,
             objects: PathBuf::from(objects),
-            hooks: PathBuf::from(hooks),
+            hooks,
             object_format: format.to_string(),
             caller_top: PathBuf::from(top),
             prefix: PathBuf::from(prefix.first().copied().unwrap_or("")),
@@ -90,7 +90,13 @@ impl Project {
         let spec = format!("{rev}^{{commit}}");
         let out = git::try_run(
             &self.top,
-            ["rev-parse", "--verify", "--quiet", "--end-of-options", &spec],
+            [
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "--end-of-options",
+                &spec,
+            ],
         )?;
         Ok(out.status.success().then(|| out.text()))
     }
@@ -119,4 +125,19 @@ impl Project {
             .unwrap_or_else(|| "root".into());
         format!("{base}-{}", &digest[..8])
     }
+}
+
+/// The user's `core.hooksPath`, if any. isolate's own git calls override it with `/dev/null` on the
+/// command line, so the value comes from the last setting of any other scope.
+fn hooks_path(cwd: &Path) -> Result<Option<PathBuf>> {
+    let out = git::try_run(
+        cwd,
+        ["config", "--show-scope", "--get-all", "core.hooksPath"],
+    )?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    Ok(text
+        .lines()
+        .filter_map(|line| line.split_once('\t'))
+        .rfind(|(scope, _)| *scope != "command")
+        .map(|(_, value)| PathBuf::from(value)))
 }
