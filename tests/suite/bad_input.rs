@@ -1,0 +1,223 @@
+//! Bad input: every failure names what failed, with the right status, and leaves nothing half-made.
+
+use std::fs;
+
+use crate::support::*;
+
+#[test]
+fn a_hostile_name_is_slugged_and_stays_inside_the_state_directory() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let report = env.path().join("r.json");
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--keep",
+            "--name",
+            "../../etc/x y",
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            "true",
+        ],
+    );
+    assert_status(&out, 0);
+    let value = env.report(&report);
+    let id = value["id"].as_str().unwrap();
+    assert!(
+        id.starts_with("etc-x-y-") && id.len() == "etc-x-y-".len() + 4,
+        "{id}"
+    );
+    assert_eq!(value["name"], "../../etc/x y");
+    let path = fs::canonicalize(value["worktree"]["path"].as_str().unwrap()).unwrap();
+    assert!(
+        path.starts_with(fs::canonicalize(&env.state).unwrap()),
+        "{}",
+        path.display()
+    );
+    assert_eq!(value["worktree"]["branch"], format!("isolate/{id}"));
+}
+
+#[test]
+fn an_unknown_option_of_run_is_125() {
+    let env = TestEnv::new();
+    let out = env.isolate(env.path(), ["run", "--no-such-option", "--", "true"]);
+    assert_status(&out, 125);
+    let out = env.isolate(env.path(), ["run", "--timeout", "soon", "--", "true"]);
+    assert_status(&out, 125);
+    let out = env.isolate(env.path(), ["run"]);
+    assert_status(&out, 125);
+    let out = env.isolate(env.path(), ["no-such-command"]);
+    assert_status(&out, 2);
+}
+
+#[test]
+fn a_base_that_does_not_resolve_is_125_and_leaves_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let out = env.isolate(
+        &repo,
+        ["run", "--worktree", "--base", "no-such-rev", "--", "true"],
+    );
+    assert_status(&out, 125);
+    assert!(stderr(&out).contains("no-such-rev"), "{}", stderr(&out));
+    assert!(env.worktree_dirs().is_empty());
+    assert!(env.isolate_branches(&repo).is_empty());
+    assert!(env.records().is_empty());
+    // A base that names something other than a commit is refused too.
+    let tree = env.git(&repo, ["rev-parse", "HEAD^{tree}"]);
+    let out = env.isolate(&repo, ["run", "--worktree", "--base", &tree, "--", "true"]);
+    assert_status(&out, 125);
+}
+
+#[test]
+fn a_base_is_honoured() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let first = env.git(&repo, ["rev-parse", "HEAD~1"]);
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--base",
+            "HEAD~1",
+            "--",
+            "sh",
+            "-c",
+            "echo $ISOLATE_BASE; test -e src/lib.txt || echo no-lib",
+        ],
+    );
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), format!("{first}\nno-lib\n"));
+}
+
+#[test]
+fn a_stale_index_lock_in_the_project_does_not_stop_a_job() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(repo.join(".git/index.lock"), "").unwrap();
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--",
+            "sh",
+            "-c",
+            "git commit -q --allow-empty -m w",
+        ],
+    );
+    assert_status(&out, 0);
+    assert_eq!(env.isolate_branches(&repo).len(), 1);
+    assert!(
+        repo.join(".git/index.lock").exists(),
+        "isolate removed a lock it did not take"
+    );
+}
+
+#[test]
+fn a_project_path_with_spaces_and_quotes_works() {
+    let env = TestEnv::new();
+    let repo = env.repo("my app's \"repo\"");
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--",
+            "sh",
+            "-c",
+            "git commit -q --allow-empty -m w && cat README",
+        ],
+    );
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "hello\n");
+    assert_eq!(env.isolate_branches(&repo).len(), 1);
+    env.assert_fsck(&repo);
+}
+
+#[test]
+fn sandbox_unavailable_fails_closed_with_a_hint_and_no_sandbox_runs_on_purpose() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    // As on a kernel with Landlock ABI 2 (no truncate control): refused, nothing made.
+    let mut cmd = env.isolate_cmd(&repo, ["run", "--worktree", "--", "true"]);
+    cmd.env("ISOLATE_LANDLOCK_ABI_MAX", "2");
+    let out = finish(cmd.spawn().unwrap(), LIMIT);
+    assert_status(&out, 125);
+    assert!(
+        stderr(&out).contains("ABI 2") && stderr(&out).contains("--no-sandbox"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(env.worktree_dirs().is_empty() && env.records().is_empty());
+
+    // --no-sandbox: the job may write the project, and the report says nothing was enforced.
+    let report = env.path().join("r.json");
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--no-sandbox",
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "echo ok > unsandboxed.txt",
+        ],
+    );
+    assert_status(&out, 0);
+    assert!(repo.join("unsandboxed.txt").exists());
+    let value = env.report(&report);
+    assert_eq!(value["sandbox"]["enforced"], false);
+    assert!(value["sandbox"]["gaps"][0]
+        .as_str()
+        .unwrap()
+        .contains("--no-sandbox"));
+    assert!(stderr(&out).contains("UNSANDBOXED"), "{}", stderr(&out));
+}
+
+#[test]
+fn on_an_older_abi_the_missing_scopes_are_listed_as_gaps() {
+    let env = TestEnv::new();
+    let report = env.path().join("r.json");
+    let mut cmd = env.isolate_cmd(
+        env.path(),
+        ["run", "--report", report.to_str().unwrap(), "--", "true"],
+    );
+    cmd.env("ISOLATE_LANDLOCK_ABI_MAX", "5");
+    let out = finish(cmd.spawn().unwrap(), LIMIT);
+    assert_status(&out, 0);
+    let value = env.report(&report);
+    assert_eq!(value["sandbox"]["landlock_abi"], 5);
+    let gaps = value["sandbox"]["gaps"].to_string();
+    assert!(
+        gaps.contains("signals") && gaps.contains("abstract unix"),
+        "{gaps}"
+    );
+}
+
+#[test]
+fn a_typo_in_a_policy_file_is_125_naming_the_key() {
+    let env = TestEnv::new();
+    let policy = env.path().join("mine.toml");
+    fs::write(
+        &policy,
+        "[filesystem]\nread = [\"/\"]\nwirte = [\"/tmp\"]\n",
+    )
+    .unwrap();
+    let out = env.isolate(
+        env.path(),
+        ["run", "--policy", policy.to_str().unwrap(), "--", "true"],
+    );
+    assert_status(&out, 125);
+    assert!(
+        stderr(&out).contains("wirte") && stderr(&out).contains("mine.toml"),
+        "{}",
+        stderr(&out)
+    );
+}

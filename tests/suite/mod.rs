@@ -1,0 +1,5 @@
+mod bad_input;
+mod concurrency;
+mod escapes;
+mod lifecycle;
+mod planted;
