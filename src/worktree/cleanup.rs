@@ -5,6 +5,9 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
 
 use crate::error::Result;
 use crate::git;
@@ -230,7 +233,7 @@ fn gather(job: &Job) -> Facts {
     let branch = job.id.branch();
     let exists = fs::symlink_metadata(job.path).is_ok();
     let inspection = if exists {
-        inspect::inspect(job.path, &branch).map_err(|e| e.to_string())
+        inspect_bounded(job.path, &branch)
     } else {
         Err("the directory is missing".into())
     };
@@ -280,6 +283,26 @@ fn gather(job: &Job) -> Facts {
         unimported,
         keep: job.keep,
     }
+}
+
+/// How long a read of the job's repository may take. The job could have swapped a file there for a
+/// FIFO that blocks a reader forever; past this, the probe has not decided, and so it keeps.
+const INSPECT_LIMIT: Duration = Duration::from_secs(120);
+
+/// `inspect` on a thread of its own, given up on after `INSPECT_LIMIT` (the thread is left blocked;
+/// the supervisor exits soon after).
+fn inspect_bounded(path: &Path, branch: &str) -> std::result::Result<Inspection, String> {
+    let (tx, rx) = mpsc::channel();
+    let (path, branch) = (path.to_path_buf(), branch.to_string());
+    thread::spawn(move || {
+        let _ = tx.send(inspect::inspect(&path, &branch).map_err(|e| e.to_string()));
+    });
+    rx.recv_timeout(INSPECT_LIMIT).unwrap_or_else(|_| {
+        Err(format!(
+            "reading it took longer than {}s",
+            INSPECT_LIMIT.as_secs()
+        ))
+    })
 }
 
 /// The project's current value of `reference`.

@@ -549,3 +549,43 @@ fn without_worktree_cmd_runs_in_place_and_writes_only_tmpdir_and_allowed_paths()
     let out = env.isolate(&dir, ["run", "--allow-write", "/no/such/dir", "--", "true"]);
     assert_status(&out, 125);
 }
+
+#[test]
+fn sigint_and_sighup_to_isolate_are_forwarded_to_the_job() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    for (sig, status) in [
+        (libc::SIGINT, 130),
+        (libc::SIGHUP, 129),
+        (libc::SIGQUIT, 131),
+    ] {
+        let report = env.path().join(format!("report-{sig}.json"));
+        let child = env
+            .isolate_cmd(
+                &repo,
+                [
+                    "run",
+                    "--worktree",
+                    "--report",
+                    report.to_str().unwrap(),
+                    "--",
+                    "sleep",
+                    "60",
+                ],
+            )
+            .spawn()
+            .unwrap();
+        // Running once the record names the job's pid.
+        let running = wait_until(Duration::from_secs(20), || {
+            env.records()
+                .iter()
+                .any(|r| r["state"] == "running" && r["pid"].is_i64())
+        });
+        assert!(running, "the job did not start");
+        // SAFETY: kill(2) on the isolate process this test started.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let out = finish(child, LIMIT);
+        assert_status(&out, status);
+        assert_eq!(env.report(&report)["exit"]["signal"], sig);
+    }
+}
