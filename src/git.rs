@@ -4,6 +4,9 @@
 //! git there would run whatever the job planted (see worktree/inspect.rs for how those are read).
 
 use std::ffi::OsStr;
+use std::os::fd::{AsFd, FromRawFd};
+
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -179,26 +182,39 @@ pub fn collect(child: &mut Child, cmd: &Command, timeout: Duration) -> Result<Ou
     })
 }
 
-/// Waits for `child`, polling with a growing interval; kills it after `timeout`.
+/// Waits for `child`, killing it after `timeout`. The wait blocks on a pidfd (readable when the child
+/// exits), so a git call costs what git costs, not a polling interval.
 pub fn wait(child: &mut Child, timeout: Duration) -> std::result::Result<ExitStatus, String> {
     let deadline = Instant::now() + timeout;
-    let mut pause = Duration::from_micros(100);
+    // SAFETY: pidfd_open on our own unreaped child; the descriptor is owned below.
+    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id() as libc::pid_t, 0) };
+    let pidfd = (raw >= 0).then(|| {
+        // SAFETY: pidfd_open returned a fresh descriptor that nothing else owns.
+        unsafe { std::os::fd::OwnedFd::from_raw_fd(raw as i32) }
+    });
     loop {
         match child.try_wait() {
             Ok(Some(status)) => return Ok(status),
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "timed out after {}",
-                    humantime::format_duration(timeout)
-                ));
-            }
-            Ok(None) => {
-                thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(10));
-            }
+            Ok(None) => {}
             Err(e) => return Err(e.to_string()),
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!(
+                "timed out after {}",
+                humantime::format_duration(timeout)
+            ));
+        }
+        match &pidfd {
+            Some(fd) => {
+                let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+                let ms = left.as_millis().min(60_000) as u16;
+                let _ = poll(&mut fds, PollTimeout::from(ms));
+            }
+            // Kernels before 5.3 have no pidfd: poll the child at a short interval instead.
+            None => thread::sleep(Duration::from_millis(1).min(left)),
         }
     }
 }

@@ -69,7 +69,7 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
     let cwd = std::env::current_dir()
         .map_err(|e| Error::io("cannot read the current directory", ".", e))?;
     let state = store::state_dir()?;
-    let policy = policy::load(&args.policy)?;
+    let mut policy = policy::load(&args.policy)?;
     // Fail closed before anything is made.
     if !args.no_sandbox {
         match probe::landlock_abi() {
@@ -87,7 +87,7 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
             }
         }
     }
-    let target = if args.worktree {
+    let mut target = if args.worktree {
         Some(worktree_target(&cwd, &state, args)?)
     } else {
         None
@@ -97,24 +97,30 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
         .as_deref()
         .unwrap_or_else(|| slug_source(&args.command));
 
-    let (id, job_dir) = claim_id(&state, name_bytes, target.as_ref())?;
-    let tmpdir = job_dir.join("tmp");
-    if let Err(e) = fs::DirBuilder::new().mode(0o700).create(&tmpdir) {
-        store::forget(&job_dir);
-        return Err(Error::io("cannot create the job's TMPDIR", &tmpdir, e));
-    }
-    let mut prepared = Prepared {
-        id,
-        job_dir,
-        tmpdir,
-        cwd: cwd.clone(),
-        policy,
-        worktree: None,
-    };
-    if let Some((project, base, key_dir)) = target {
+    for _ in 0..ID_ATTEMPTS {
+        let id = JobId::generate(name_bytes);
+        let Some(job_dir) = store::claim(&state, &id)? else {
+            continue;
+        };
+        let tmpdir = job_dir.join("tmp");
+        if let Err(e) = fs::DirBuilder::new().mode(0o700).create(&tmpdir) {
+            store::forget(&job_dir);
+            return Err(Error::io("cannot create the job's TMPDIR", &tmpdir, e));
+        }
+        let mut prepared = Prepared {
+            id,
+            job_dir,
+            tmpdir,
+            cwd: cwd.clone(),
+            policy,
+            worktree: None,
+        };
+        let Some((project, base, key_dir)) = target else {
+            return Ok(prepared);
+        };
         let path = key_dir.join(prepared.id.as_str());
         match create::create(&project, &prepared.id, &path, &base) {
-            Ok(created) => {
+            Ok(Some(created)) => {
                 let inside = path.join(&project.prefix);
                 prepared.cwd = if inside.is_dir() {
                     inside
@@ -122,14 +128,23 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
                     path.clone()
                 };
                 prepared.worktree = Some((project, created, key_dir));
+                return Ok(prepared);
+            }
+            Ok(None) => {
+                // Taken in the project (or its directory exists): never reuse, never adopt.
+                store::forget(&prepared.job_dir);
+                policy = prepared.policy;
+                target = Some((project, base, key_dir));
             }
             Err(e) => {
-                prepared.undo();
+                store::forget(&prepared.job_dir);
                 return Err(e);
             }
         }
     }
-    Ok(prepared)
+    Err(Error::Other(format!(
+        "could not find a free job id in {ID_ATTEMPTS} attempts"
+    )))
 }
 
 /// For `--worktree`: the project, the base commit and the directory its worktrees go in.
@@ -175,36 +190,6 @@ fn slug_source(command: &[String]) -> &[u8] {
                 .map_or(c.as_bytes(), |n| n.as_encoded_bytes())
         })
         .unwrap_or(b"task")
-}
-
-/// Draws ids until one is free everywhere: its record directory (taken exclusively), its worktree
-/// directory and its branch and pin in the project. Never reuses, never adopts.
-fn claim_id(
-    state: &Path,
-    name: &[u8],
-    target: Option<&(Project, String, PathBuf)>,
-) -> Result<(JobId, PathBuf)> {
-    for _ in 0..ID_ATTEMPTS {
-        let id = JobId::generate(name);
-        let Some(job_dir) = store::claim(state, &id)? else {
-            continue;
-        };
-        let taken = match target {
-            Some((project, _, key_dir)) => {
-                key_dir.join(id.as_str()).exists()
-                    || project.has_ref(&format!("refs/heads/{}", id.branch()))?
-                    || project.has_ref(&create::pin_ref(&id))?
-            }
-            None => false,
-        };
-        if !taken {
-            return Ok((id, job_dir));
-        }
-        store::forget(&job_dir);
-    }
-    Err(Error::Other(format!(
-        "could not find a free job id in {ID_ATTEMPTS} attempts"
-    )))
 }
 
 fn execute(args: RunArgs, prepared: Prepared, signals: &mut Signals) -> i32 {
@@ -293,6 +278,7 @@ fn execute(args: RunArgs, prepared: Prepared, signals: &mut Signals) -> i32 {
             key_dir,
             path: &created.path,
             base: &created.base,
+            imported: &created.base,
             keep: args.keep,
             dispatch_dirty: created.dispatch_dirty,
         };
@@ -409,6 +395,13 @@ fn announce_start(prepared: &Prepared, record: &Record, notes: &[String]) {
         eprintln!("isolate: note: {note}");
     }
     if let Some((project, created, _)) = &prepared.worktree {
+        if created.included > 0 {
+            eprintln!(
+                "isolate: copied {} file{} named by .worktreeinclude",
+                created.included,
+                if created.included == 1 { "" } else { "s" }
+            );
+        }
         if created.dispatch_dirty {
             eprintln!(
                 "isolate: warning: uncommitted changes in {} are not in the worktree",

@@ -17,6 +17,7 @@ use crate::worktree::create::pin_ref;
 use crate::worktree::import;
 use crate::worktree::inspect::{self, Inspection};
 use crate::worktree::project::Project;
+use crate::worktree::remove;
 
 /// What is known about a worktree when its job ends.
 #[derive(Debug)]
@@ -29,6 +30,10 @@ pub struct Facts {
     pub inspection: std::result::Result<Inspection, String>,
     /// Commits beyond base on the project's branch after the import, or why the import failed.
     pub import: std::result::Result<usize, String>,
+    /// The import copied objects (it took time: the decision is taken again before deleting).
+    pub copied: bool,
+    /// The project's base pin, which must point at the record's base.
+    pub pin: Option<String>,
     /// Other branches and tags of the job (and a detached HEAD) whose commits the project lacks.
     pub unimported: Vec<String>,
     /// `--keep`.
@@ -122,6 +127,8 @@ pub struct Job<'a> {
     pub key_dir: &'a Path,
     pub path: &'a Path,
     pub base: &'a str,
+    /// Where isolate last left the project's branch (base, or the last imported tip).
+    pub imported: &'a str,
     pub keep: bool,
     pub dispatch_dirty: bool,
 }
@@ -131,16 +138,15 @@ pub fn settle(job: &Job) -> Result<WorktreeReport> {
     let branch = job.id.branch();
     let mut facts = gather(job);
     let mut verdict = decide(&facts);
-    if let Err(why) = validate(job) {
+    if let Err(why) = validate(job, &facts) {
         verdict = Verdict::Keep {
             reason: format!("record does not match the disk: {why}; nothing deleted"),
         };
     }
-    if matches!(verdict, Verdict::Remove { .. }) {
-        // Re-check immediately before deleting: the decision must still be the same.
+    if matches!(verdict, Verdict::Remove { .. }) && facts.copied {
+        // The import took a while: decide again on a fresh read, immediately before deleting.
         let again = gather(job);
-        let second = decide(&again);
-        if second != verdict {
+        if decide(&again) != verdict {
             verdict = Verdict::Keep {
                 reason: "the worktree changed while isolate was deciding".into(),
             };
@@ -157,42 +163,27 @@ pub fn settle(job: &Job) -> Result<WorktreeReport> {
         Verdict::Remove { .. } => "clean".to_string(),
     };
     let commits = facts.import.as_ref().copied().unwrap_or(0);
-    match verdict {
-        Verdict::Keep { .. } => {}
-        Verdict::Missing { delete_branch } | Verdict::Remove { delete_branch } => {
-            if job.path.exists() {
-                match fs::remove_dir_all(job.path) {
-                    Ok(()) => removed = true,
-                    Err(e) => reason = format!("kept: cannot remove the worktree: {e}"),
-                }
+    if let Verdict::Missing { delete_branch } | Verdict::Remove { delete_branch } = verdict {
+        if facts.exists {
+            match remove::remove_tree(job.path) {
+                Ok(()) => removed = true,
+                Err(e) => reason = format!("kept: cannot remove the worktree: {e}"),
             }
-            if removed || !job.path.exists() {
-                let mut refs = vec![format!("delete {} {}", pin_ref(job.id), job.base)];
-                if delete_branch {
-                    refs.push(format!("delete refs/heads/{branch} {}", job.base));
-                }
-                for line in refs {
-                    let _ = git::run_with_input(
-                        &job.project.top,
-                        ["update-ref", "--stdin"],
-                        format!("{line}\n").as_bytes(),
-                    );
-                }
-                branch_kept =
-                    !delete_branch || job.project.has_ref(&format!("refs/heads/{branch}"))?;
-                if branch_kept {
-                    reason = format!(
-                        "{reason}; branch kept: {commits} commit{} beyond base",
-                        plural(commits)
-                    );
-                } else {
-                    reason = format!("{reason}; branch deleted: no commits");
-                }
-            }
+        }
+        if removed || !facts.exists {
+            branch_kept = !delete_refs(job, delete_branch);
+            reason = if branch_kept {
+                format!(
+                    "{reason}; branch kept: {commits} commit{} beyond base",
+                    plural(commits)
+                )
+            } else {
+                format!("{reason}; branch deleted: no commits")
+            };
         }
     }
     let insp = facts.inspection.as_ref().ok();
-    let handoff = if !removed && job.path.exists() {
+    let handoff = if !removed && facts.exists {
         Some(format!("cd {}", shell_quote(job.path)))
     } else if branch_kept && commits > 0 {
         Some(format!(
@@ -227,6 +218,30 @@ pub fn settle(job: &Job) -> Result<WorktreeReport> {
     })
 }
 
+/// Deletes the base pin, and the branch when `branch` is true, each only if it still points at base:
+/// both in one transaction, or one by one if that fails. Returns whether the branch was deleted.
+fn delete_refs(job: &Job, branch: bool) -> bool {
+    let pin = format!("delete {} {}\n", pin_ref(job.id), job.base);
+    let head = format!("delete refs/heads/{} {}\n", job.id.branch(), job.base);
+    let run = |stdin: &str| {
+        git::run_with_input(
+            &job.project.top,
+            ["update-ref", "--stdin"],
+            stdin.as_bytes(),
+        )
+        .is_ok()
+    };
+    if !branch {
+        run(&pin);
+        return false;
+    }
+    if run(&format!("{pin}{head}")) {
+        return true;
+    }
+    run(&pin);
+    run(&head)
+}
+
 /// Reads the job's repository (in-process, executing nothing planted there), imports its branch,
 /// and checks its other refs against the project.
 fn gather(job: &Job) -> Facts {
@@ -237,37 +252,38 @@ fn gather(job: &Job) -> Facts {
     } else {
         Err("the directory is missing".into())
     };
-    let project_branch = format!("refs/heads/{branch}");
-    let import = match &inspection {
-        Ok(insp) => match &insp.branch_tip {
-            Some(tip) => current(job.project, &project_branch).and_then(|old| {
-                import::import(
-                    job.project,
-                    &job.path.join(".git/objects"),
-                    &branch,
-                    tip,
-                    &old,
-                    job.base,
-                )
-                .map_err(|e| e.to_string())
-            }),
+    let (project_branch, pin) = match project_refs(job) {
+        Ok(refs) => refs,
+        Err(e) => (None, Some(format!("(unreadable: {e})"))),
+    };
+    let mut copied = false;
+    let import = match (&inspection, &project_branch) {
+        (Ok(insp), _) => match &insp.branch_tip {
+            Some(tip) => match project_branch.as_deref() {
+                // Someone moved the project's branch while the job ran: never overwrite it.
+                Some(current) if current != job.imported && current != tip => Err(format!(
+                    "the project's {branch} moved to {current} while the job ran (isolate left it at {}); not overwritten",
+                    job.imported
+                )),
+                // Deleted in the project while the job ran: created again, so the work is not lost.
+                current => {
+                    let old = current.unwrap_or(ZERO);
+                    import::import(job.project, &job.path.join(".git/objects"), &branch, tip, old, job.base)
+                        .map(|done| {
+                            copied = done.copied;
+                            done.commits
+                        })
+                        .map_err(|e| e.to_string())
+                }
+            },
             None => Err(format!("the job deleted its branch {branch}")),
         },
         // Without the directory, what the project's branch already holds is what counts.
-        Err(_) if !exists => current(job.project, &project_branch).and_then(|tip| {
-            let range = format!("{}..{tip}", job.base);
-            git::run(
-                &job.project.top,
-                ["rev-list", "--count", "--end-of-options", &range],
-            )
-            .map_err(|e| e.to_string())
-            .and_then(|out| {
-                out.text()
-                    .parse()
-                    .map_err(|_| "unreadable count".to_string())
-            })
-        }),
-        Err(e) => Err(e.clone()),
+        (Err(_), Some(tip)) if !exists => {
+            import::count(job.project, job.base, tip).map_err(|e| e.to_string())
+        }
+        (Err(_), None) if !exists => Ok(0),
+        (Err(e), _) => Err(e.clone()),
     };
     let unimported = match &inspection {
         Ok(insp) => {
@@ -280,9 +296,37 @@ fn gather(job: &Job) -> Facts {
         exists,
         inspection,
         import,
+        copied,
+        pin,
         unimported,
         keep: job.keep,
     }
+}
+
+/// The null object id: "the ref must not exist" for `update-ref`.
+const ZERO: &str = "0000000000000000000000000000000000000000";
+
+/// The project's values of the job's branch and base pin, in one read.
+fn project_refs(job: &Job) -> Result<(Option<String>, Option<String>)> {
+    let branch = format!("refs/heads/{}", job.id.branch());
+    let pin = pin_ref(job.id);
+    let out = git::run(
+        &job.project.top,
+        [
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            "--",
+            &branch,
+            &pin,
+        ],
+    )?;
+    let text = out.text();
+    let value = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+            .map(str::to_string)
+    };
+    Ok((value(&branch), value(&pin)))
 }
 
 /// How long a read of the job's repository may take. The job could have swapped a file there for a
@@ -305,16 +349,6 @@ fn inspect_bounded(path: &Path, branch: &str) -> std::result::Result<Inspection,
     })
 }
 
-/// The project's current value of `reference`.
-fn current(project: &Project, reference: &str) -> std::result::Result<String, String> {
-    git::run(
-        &project.top,
-        ["rev-parse", "--verify", "--end-of-options", reference],
-    )
-    .map(|out| out.text())
-    .map_err(|e| e.to_string())
-}
-
 /// Other refs (and a detached HEAD) of the job whose commits the project does not have.
 fn unimported_refs(job: &Job, insp: &Inspection) -> std::result::Result<Vec<String>, String> {
     let mut named: Vec<(String, String)> = insp.other_refs.clone();
@@ -333,9 +367,9 @@ fn unimported_refs(job: &Job, insp: &Inspection) -> std::result::Result<Vec<Stri
 }
 
 /// The record's claims checked against the disk (spec/worktrees.md, "Records"): the directory sits
-/// directly in the project's worktree directory under the job's id, base is a full commit of the
-/// project, and the repository borrows this project's objects.
-pub fn validate(job: &Job) -> std::result::Result<(), String> {
+/// directly in the project's worktree directory under the job's id, the base pin isolate made holds
+/// the record's base, and the repository borrows this project's objects.
+pub fn validate(job: &Job, facts: &Facts) -> std::result::Result<(), String> {
     let expected: PathBuf = job.key_dir.join(job.id.as_str());
     let name = job
         .path
@@ -349,21 +383,20 @@ pub fn validate(job: &Job) -> std::result::Result<(), String> {
             expected.display()
         ));
     }
+    if facts.pin.as_deref() != Some(job.base) {
+        return Err(format!(
+            "the project's {} is {}, not the record's base {}",
+            pin_ref(job.id),
+            facts.pin.as_deref().unwrap_or("missing"),
+            job.base
+        ));
+    }
+    if !facts.exists {
+        return Ok(());
+    }
     let meta = fs::symlink_metadata(job.path).map_err(|e| e.to_string())?;
     if !meta.is_dir() {
         return Err(format!("{} is not a directory", job.path.display()));
-    }
-    let full = job.base.len() >= 40 && job.base.bytes().all(|b| b.is_ascii_hexdigit());
-    if !full
-        || job
-            .project
-            .resolve_commit(job.base)
-            .ok()
-            .flatten()
-            .as_deref()
-            != Some(job.base)
-    {
-        return Err(format!("base {} is not a commit of the project", job.base));
     }
     let alternates = job.path.join(".git/objects/info/alternates");
     let text =

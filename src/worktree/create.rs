@@ -30,9 +30,21 @@ pub fn pin_ref(id: &JobId) -> String {
     format!("refs/isolate/{id}/base")
 }
 
-/// Creates the worktree of job `id` at `path` (which must not exist) from commit `base`.
-pub fn create(project: &Project, id: &JobId, path: &Path, base: &str) -> Result<Created> {
+/// Creates the worktree of job `id` at `path` from commit `base`. `Ok(None)` when the id is taken
+/// (its branch, pin or directory exists already): nothing was made, draw another.
+pub fn create(project: &Project, id: &JobId, path: &Path, base: &str) -> Result<Option<Created>> {
     let branch = id.branch();
+    // The refs first: their creation is the atomic test that nobody else has this id in the project.
+    if !project_refs(project, id, base)? {
+        return Ok(None);
+    }
+    if let Err(e) = fs::create_dir(path) {
+        delete_refs(project, id, base);
+        return match e.kind() {
+            std::io::ErrorKind::AlreadyExists => Ok(None),
+            _ => Err(Error::io("cannot create the worktree", path, e)),
+        };
+    }
     // Whether the caller's checkout is dirty is only reported, so it runs beside the checkout.
     let status_dir = project.caller_top.clone();
     let dirty = thread::spawn(move || {
@@ -48,25 +60,18 @@ pub fn create(project: &Project, id: &JobId, path: &Path, base: &str) -> Result<
         .map(|out| out.status.success() && !out.stdout.is_empty())
         .unwrap_or(false)
     });
-
-    let mut created = Created {
-        path: path.to_path_buf(),
-        branch: branch.clone(),
-        base: base.to_string(),
-        dispatch_dirty: false,
-        included: 0,
-    };
-    let result = (|| {
-        fs::create_dir(path).map_err(|e| Error::io("cannot create the worktree", path, e))?;
-        project_refs(project, id, base)?;
-        init(project, id, path)?;
-        checkout(path, &branch, base)?;
-        created.included = include::copy(project, path)?;
-        Ok(())
-    })();
-    created.dispatch_dirty = dirty.join().unwrap_or(false);
-    match result {
-        Ok(()) => Ok(created),
+    let filled = init(project, id, path)
+        .and_then(|()| checkout(path, &branch, base))
+        .and_then(|()| include::copy(project, path));
+    let dispatch_dirty = dirty.join().unwrap_or(false);
+    match filled {
+        Ok(included) => Ok(Some(Created {
+            path: path.to_path_buf(),
+            branch,
+            base: base.to_string(),
+            dispatch_dirty,
+            included,
+        })),
         Err(e) => {
             undo(project, id, path, base);
             Err(e)
@@ -78,29 +83,41 @@ pub fn create(project: &Project, id: &JobId, path: &Path, base: &str) -> Result<
 /// user's is in it) and the two refs, each only if it still points at base.
 pub fn undo(project: &Project, id: &JobId, path: &Path, base: &str) {
     let _ = fs::remove_dir_all(path);
-    let stdin = format!(
-        "delete refs/heads/{} {base}\ndelete {} {base}\n",
-        id.branch(),
-        pin_ref(id)
-    );
-    // Each delete on its own: one that no longer matches must not keep the other.
-    for line in stdin.lines() {
-        let _ = git::run_with_input(
+    delete_refs(project, id, base);
+}
+
+/// Deletes the job's branch and pin in the project, each only if it still points at `base`.
+fn delete_refs(project: &Project, id: &JobId, base: &str) {
+    let branch = format!("refs/heads/{}", id.branch());
+    for reference in [branch, pin_ref(id)] {
+        let _ = git::run(
             &project.top,
-            ["update-ref", "--stdin"],
-            format!("{line}\n").as_bytes(),
+            ["update-ref", "-d", "--end-of-options", &reference, base],
         );
     }
 }
 
-/// `refs/heads/isolate/<id>` and the base pin, created together; fails if either exists.
-fn project_refs(project: &Project, id: &JobId, base: &str) -> Result<()> {
+/// `refs/heads/isolate/<id>` and the base pin, created together in one transaction. `false` when
+/// either exists already.
+fn project_refs(project: &Project, id: &JobId, base: &str) -> Result<bool> {
     let stdin = format!(
         "create refs/heads/{} {base}\ncreate {} {base}\n",
         id.branch(),
         pin_ref(id)
     );
-    git::run_with_input(&project.top, ["update-ref", "--stdin"], stdin.as_bytes()).map(|_| ())
+    let out = git::try_run_with_input(&project.top, ["update-ref", "--stdin"], stdin.as_bytes())?;
+    if out.status.success() {
+        return Ok(true);
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("already exists") {
+        return Ok(false);
+    }
+    Err(Error::Git {
+        args: "update-ref --stdin (the job's branch and base pin)".into(),
+        code: out.status.code(),
+        stderr: stderr.trim().to_string(),
+    })
 }
 
 /// `git init`, then the alternates and the configuration that make the job commit as the project.

@@ -11,8 +11,16 @@ use crate::error::{Error, Result};
 use crate::git;
 use crate::worktree::project::Project;
 
+/// What an import did.
+pub struct Imported {
+    /// Commits of `base..tip` in the project.
+    pub commits: usize,
+    /// Objects were copied into the project (the branch moved).
+    pub copied: bool,
+}
+
 /// Imports `tip` (read from the job's repository) onto the project's `branch`, which must still be at
-/// `old`. Returns the commit count of `base..tip` in the project.
+/// `old` (the null id: must not exist).
 pub fn import(
     project: &Project,
     job_objects: &Path,
@@ -20,7 +28,7 @@ pub fn import(
     tip: &str,
     old: &str,
     base: &str,
-) -> Result<usize> {
+) -> Result<Imported> {
     let hex_len = if project.object_format == "sha256" {
         64
     } else {
@@ -55,6 +63,17 @@ pub fn import(
             ],
         )?;
     }
+    Ok(Imported {
+        commits: count(project, base, tip)?,
+        copied: tip != old,
+    })
+}
+
+/// Commits of `base..tip` in the project (no git call when they are the same commit).
+pub fn count(project: &Project, base: &str, tip: &str) -> Result<usize> {
+    if base == tip {
+        return Ok(0);
+    }
     let range = format!("{base}..{tip}");
     let count = git::run(
         &project.top,
@@ -81,7 +100,11 @@ fn copy_objects(project: &Project, job_objects: &Path, tip: &str, old: &str) -> 
         stderr: format!("cannot start git: {e}"),
     };
     let mut packer = pack.spawn().map_err(|e| spawn_failed(&pack, e))?;
-    let revs = format!("{tip}\n^{old}\n");
+    let revs = if old.bytes().all(|b| b == b'0') {
+        format!("{tip}\n")
+    } else {
+        format!("{tip}\n^{old}\n")
+    };
     if let Some(mut stdin) = packer.stdin.take() {
         use std::io::Write;
         // A short list of revisions: pack-objects reads it all before it writes anything.

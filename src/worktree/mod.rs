@@ -9,3 +9,4 @@ pub mod import;
 pub mod include;
 pub mod inspect;
 pub mod project;
+pub mod remove;

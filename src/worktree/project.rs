@@ -101,15 +101,6 @@ impl Project {
         Ok(out.status.success().then(|| out.text()))
     }
 
-    /// True when the project has a ref of that full name.
-    pub fn has_ref(&self, name: &str) -> Result<bool> {
-        let out = git::try_run(
-            &self.top,
-            ["rev-parse", "--verify", "--quiet", "--end-of-options", name],
-        )?;
-        Ok(out.status.success())
-    }
-
     /// `<basename>-<8 hex of the digest of the project's real path>`: the directory of its worktrees.
     pub fn key(&self) -> String {
         let real = std::fs::canonicalize(&self.top).unwrap_or_else(|_| self.top.clone());

@@ -1,5 +1,6 @@
 mod bad_input;
 mod concurrency;
 mod escapes;
+mod import;
 mod lifecycle;
 mod planted;

@@ -1,0 +1,137 @@
+//! The import of a job's commits into the project: what the job claims is validated, and a project
+//! branch that moved under the job is never overwritten. A failed import never deletes anything.
+
+use std::fs;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::support::*;
+
+/// Runs `script` as a job, then waits, while the job blocks, for `during` to act on the project.
+fn job_with_pause(
+    env: &TestEnv,
+    repo: &Path,
+    script: &str,
+    during: impl FnOnce(&str),
+) -> serde_json::Value {
+    let report = env.path().join("report.json");
+    let full = format!("{script}\nwhile [ ! -e \"$TMPDIR/go\" ]; do sleep 0.05; done");
+    let child = env
+        .isolate_cmd(
+            repo,
+            [
+                "run",
+                "--worktree",
+                "--report",
+                report.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                &full,
+            ],
+        )
+        .spawn()
+        .unwrap();
+    let mut id = String::new();
+    let ready = wait_until(Duration::from_secs(30), || {
+        let records = env.records();
+        let Some(r) = records.iter().find(|r| r["state"] == "running") else {
+            return false;
+        };
+        id = r["id"].as_str().unwrap().to_string();
+        // The script's own work is done once it waits for the go file... approximated by its commit.
+        env.state.join("jobs").join(&id).join("tmp").exists()
+            && !env
+                .git(repo, ["for-each-ref", &format!("refs/heads/isolate/{id}")])
+                .is_empty()
+    });
+    assert!(ready, "the job did not start");
+    during(&id);
+    fs::write(env.state.join("jobs").join(&id).join("tmp/go"), "").unwrap();
+    let out = finish(child, LIMIT);
+    assert_status(&out, 0);
+    env.report(&report)
+}
+
+#[test]
+fn a_project_branch_moved_during_the_job_is_not_overwritten_and_the_worktree_is_kept() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let first = env.git(&repo, ["rev-parse", "HEAD~1"]);
+    let report = job_with_pause(&env, &repo, "git commit -q --allow-empty -m work", |id| {
+        env.git(&repo, ["branch", "-f", &format!("isolate/{id}"), &first]);
+    });
+    let branch = report["worktree"]["branch"].as_str().unwrap();
+    assert_eq!(
+        env.git(&repo, ["rev-parse", branch]),
+        first,
+        "the moved branch was overwritten"
+    );
+    assert_eq!(report["worktree"]["removed"], false, "{report}");
+    assert!(
+        report["worktree"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("import failed"),
+        "{report}"
+    );
+    assert!(Path::new(report["worktree"]["path"].as_str().unwrap()).is_dir());
+}
+
+#[test]
+fn a_project_branch_deleted_during_the_job_is_created_again_with_the_jobs_commits() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let report = job_with_pause(&env, &repo, "git commit -q --allow-empty -m work", |id| {
+        env.git(&repo, ["branch", "-D", &format!("isolate/{id}")]);
+    });
+    let branch = report["worktree"]["branch"].as_str().unwrap();
+    assert_eq!(env.git(&repo, ["log", "-1", "--format=%s", branch]), "work");
+    assert_eq!(report["worktree"]["commits"], 1);
+    assert_eq!(report["worktree"]["removed"], true);
+    env.assert_fsck(&repo);
+}
+
+#[test]
+fn a_crafted_branch_tip_is_refused_and_nothing_is_deleted() {
+    for (what, tip) in [
+        ("a tree id", "$(git rev-parse HEAD^{tree})"),
+        (
+            "an id that does not exist",
+            "1234567890123456789012345678901234567890",
+        ),
+        ("39 hex digits", "123456789012345678901234567890123456789"),
+    ] {
+        let env = TestEnv::new();
+        let repo = env.repo("app");
+        let base = env.git(&repo, ["rev-parse", "HEAD"]);
+        let report = env.path().join("r.json");
+        // Written straight into the ref file, as a hostile job would.
+        let script = format!(
+            "git pack-refs --all; mkdir -p .git/refs/heads/isolate; echo {tip} > \".git/refs/heads/$ISOLATE_BRANCH\""
+        );
+        let out = env.isolate(
+            &repo,
+            [
+                "run",
+                "--worktree",
+                "--report",
+                report.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ],
+        );
+        assert_status(&out, 0);
+        let value = env.report(&report);
+        assert_eq!(value["worktree"]["removed"], false, "{what}: {value}");
+        let branch = value["worktree"]["branch"].as_str().unwrap();
+        assert_eq!(
+            env.git(&repo, ["rev-parse", branch]),
+            base,
+            "{what}: the project's branch moved"
+        );
+        env.assert_fsck(&repo);
+    }
+}
