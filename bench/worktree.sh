@@ -242,7 +242,9 @@ json_array() {
 
 printf 'git %s, %s CPUs, timer: %s, %d runs per flow after 1 warm-up\n' \
 	"$(git --version | awk '{print $3}')" "$(nproc 2>/dev/null || echo '?')" "$timer" "$runs"
-printf 'isolate: %s\n\n' "$isolate"
+fstype=$(stat -f -c %T "$work" 2>/dev/null || echo unknown)
+printf 'isolate: %s\n' "$isolate"
+printf 'scratch: %s (%s; set TMPDIR to move it)\n\n' "$work" "$fstype"
 
 rows=()
 for size in "${size_list[@]}"; do
@@ -301,8 +303,8 @@ for size in "${size_list[@]}"; do
 	printf 'size %d: baseline %s ms, isolate %s ms (medians)\n' "$size" "$b_med" "$i_med"
 
 	if [[ -n $out ]]; then
-		printf '{"size":%d,"runs":%d,"timer":"%s","git":"%s","generate_s":%s,"baseline_median_ms":%s,"baseline_min_ms":%s,"isolate_median_ms":%s,"isolate_min_ms":%s,"ratio":%s,"target_ratio":0.5,"target_met":%s,"leftover_branches":%d,"leftover_worktrees":%d,"leftover_dirs":%d,"baseline_ms":%s,"isolate_ms":%s}\n' \
-			"$size" "$runs" "$timer" "$(git --version | awk '{print $3}')" "$gen_s" \
+		printf '{"size":%d,"runs":%d,"timer":"%s","fs":"%s","git":"%s","generate_s":%s,"baseline_median_ms":%s,"baseline_min_ms":%s,"isolate_median_ms":%s,"isolate_min_ms":%s,"ratio":%s,"target_ratio":0.5,"target_met":%s,"leftover_branches":%d,"leftover_worktrees":%d,"leftover_dirs":%d,"baseline_ms":%s,"isolate_ms":%s}\n' \
+			"$size" "$runs" "$timer" "$fstype" "$(git --version | awk '{print $3}')" "$gen_s" \
 			"$b_med" "$b_min" "$i_med" "$i_min" "$ratio" "$met" \
 			"$branches" "$worktrees" "$leftover_dirs" \
 			"$(json_array "${base[@]}")" "$(json_array "${iso[@]}")" >>"$out"
