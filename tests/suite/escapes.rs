@@ -204,3 +204,25 @@ fn make_a_device_node() {
     let (_, out) = attempt("mknod ./null c 1 3; test -e ./null && echo made-device");
     assert!(!stdout(&out).contains("made-device"));
 }
+
+#[test]
+fn connect_to_an_abstract_unix_socket_outside() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener};
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let name = format!("isolate-test-{}", std::process::id());
+    let listener =
+        UnixListener::bind_addr(&SocketAddr::from_abstract_name(&name).unwrap()).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let script = format!(
+        "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('\\0{name}'); print('connected')\""
+    );
+    let out = attempt_in(&env, &repo, &script);
+    assert!(!stdout(&out).contains("connected"), "{}", stdout(&out));
+    assert!(stderr(&out).contains("PermissionError"), "{}", stderr(&out));
+    assert!(
+        listener.accept().is_err(),
+        "the job reached the outside socket"
+    );
+}

@@ -589,3 +589,53 @@ fn sigint_and_sighup_to_isolate_are_forwarded_to_the_job() {
         assert_eq!(env.report(&report)["exit"]["signal"], sig);
     }
 }
+
+#[test]
+fn a_job_dies_with_its_supervisor() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let child = env
+        .isolate_cmd(
+            &repo,
+            [
+                "run",
+                "--worktree",
+                "--",
+                "sh",
+                "-c",
+                "echo $$; exec sleep 60",
+            ],
+        )
+        .spawn()
+        .unwrap();
+    let supervisor = child.id() as i32;
+    let mut pid = 0;
+    let started = wait_until(Duration::from_secs(20), || {
+        env.records().iter().any(|r| {
+            pid = r["pid"].as_i64().unwrap_or(0) as i32;
+            pid > 0
+        })
+    });
+    assert!(started, "the job did not start");
+    assert!(alive(pid));
+    // SAFETY: kill(2) on the isolate process this test started.
+    unsafe { libc::kill(supervisor, libc::SIGKILL) };
+    let _ = finish(child, LIMIT);
+    assert!(
+        wait_until(Duration::from_secs(10), || !alive(pid)),
+        "job {pid} outlived its supervisor"
+    );
+}
+
+#[test]
+fn a_job_cannot_start_inside_another_jobs_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (out, report) = job(&env, &repo, &["--keep"], "true");
+    assert_status(&out, 0);
+    let wt = wt_path(&report);
+    let out = env.isolate(&wt, ["run", "--worktree", "--", "true"]);
+    assert_status(&out, 125);
+    assert!(stderr(&out).contains("--resume"), "{}", stderr(&out));
+    assert_eq!(env.worktree_dirs().len(), 1);
+}
