@@ -17,6 +17,101 @@ pub struct Cli {
 pub enum Command {
     /// Run CMD sandboxed (in a fresh worktree with --worktree).
     Run(RunArgs),
+    /// Jobs: running ones; --all adds ended ones still on record.
+    Ps(PsArgs),
+    /// One job: command, state, exit, worktree state, handoff.
+    Status(JobArgs),
+    /// A background job's captured output.
+    Logs(LogsArgs),
+    /// Block until JOB ends; exit with its exit status.
+    Wait(WaitArgs),
+    /// SIGTERM the job's whole process tree, SIGKILL after the grace period.
+    Stop(StopArgs),
+    /// Forget an ended job (refuses while work would be lost).
+    Rm(RmArgs),
+    /// What this kernel and git enforce, and every gap that remains.
+    Doctor(DoctorArgs),
+    /// Policy profiles.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct PsArgs {
+    /// Also list ended jobs still on record.
+    #[arg(long, short)]
+    pub all: bool,
+    /// An array of reports instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct JobArgs {
+    /// A job id, a unique prefix of one, or a job's name.
+    pub job: String,
+    /// The job's report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// A job id, a unique prefix of one, or a job's name.
+    pub job: String,
+    /// Keep printing new output until the job ends.
+    #[arg(long, short)]
+    pub follow: bool,
+    /// Only the last N lines.
+    #[arg(long, value_name = "N")]
+    pub tail: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// A job id, a unique prefix of one, or a job's name.
+    pub job: String,
+}
+
+#[derive(Debug, Args)]
+pub struct StopArgs {
+    /// A job id, a unique prefix of one, or a job's name.
+    pub job: String,
+    /// Time between SIGTERM and SIGKILL.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "10s")]
+    pub grace: Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct RmArgs {
+    /// A job id, a unique prefix of one, or a job's name.
+    pub job: String,
+    /// Stop a running job and forget the record; a worktree holding work stays on disk, untouched.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// A policy profile fully resolved: every path and right, network, scopes, variables, limits, gaps.
+    Show(PolicyShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PolicyShowArgs {
+    /// A built-in profile name, a user profile name, or a TOML file (default: default).
+    #[arg(value_name = "NAME|FILE", default_value = "default")]
+    pub policy: String,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -24,6 +119,18 @@ pub struct RunArgs {
     /// Create a fresh worktree (a shared clone on branch isolate/<id>) and run CMD in it.
     #[arg(long)]
     pub worktree: bool,
+
+    /// Run CMD in the kept worktree of an ended job (same id, same branch, same end-of-job rules).
+    #[arg(long, value_name = "JOB", conflicts_with_all = ["worktree", "base", "name"])]
+    pub resume: Option<String>,
+
+    /// Detach: print the job id (or its JSON with --json) once CMD runs; output goes to the job's log.
+    #[arg(long)]
+    pub bg: bool,
+
+    /// Pass the user's terminal through instead of giving the job a terminal of its own.
+    #[arg(long)]
+    pub no_pty: bool,
 
     /// Human name of the job; the id and branch are derived from it (slug-4hex).
     #[arg(long, value_name = "NAME", value_parser = clap::value_parser!(std::ffi::OsString))]
@@ -54,7 +161,7 @@ pub struct RunArgs {
     pub no_sandbox: bool,
 
     /// Never remove the worktree when the job ends.
-    #[arg(long, requires = "worktree")]
+    #[arg(long)]
     pub keep: bool,
 
     /// Set a variable for CMD (repeatable).

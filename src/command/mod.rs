@@ -1,6 +1,8 @@
 //! One file per subcommand; `dispatch` runs the one the command line names and returns the exit
 //! status, printing an error (and its hint) once, here.
 
+pub mod doctor;
+pub mod policy;
 pub mod run;
 
 use crate::cli::{Cli, Command};
@@ -9,6 +11,17 @@ use crate::error::Error;
 pub fn dispatch(cli: Cli) -> i32 {
     match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Doctor(args) => doctor::run(args),
+        Command::Policy(command) => policy::run(command),
+        Command::Ps(_)
+        | Command::Status(_)
+        | Command::Logs(_)
+        | Command::Wait(_)
+        | Command::Stop(_)
+        | Command::Rm(_) => {
+            eprintln!("isolate: not built yet");
+            1
+        }
     }
 }
 
