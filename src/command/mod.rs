@@ -2,8 +2,14 @@
 //! status, printing an error (and its hint) once, here.
 
 pub mod doctor;
+pub mod logs;
 pub mod policy;
+pub mod ps;
+pub mod rm;
 pub mod run;
+pub mod status;
+pub mod stop;
+pub mod wait;
 
 use crate::cli::{Cli, Command};
 use crate::error::Error;
@@ -13,15 +19,12 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Run(args) => run::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Policy(command) => policy::run(command),
-        Command::Ps(_)
-        | Command::Status(_)
-        | Command::Logs(_)
-        | Command::Wait(_)
-        | Command::Stop(_)
-        | Command::Rm(_) => {
-            eprintln!("isolate: not built yet");
-            1
-        }
+        Command::Ps(args) => ps::run(args),
+        Command::Status(args) => status::run(args),
+        Command::Logs(args) => logs::run(args),
+        Command::Wait(args) => wait::run(args),
+        Command::Stop(args) => stop::run(args),
+        Command::Rm(args) => rm::run(args),
     }
 }
 
@@ -31,4 +34,15 @@ pub fn report_error(err: &Error) {
     if let Some(hint) = err.hint() {
         eprintln!("{hint}");
     }
+}
+
+/// Prints `value` as pretty JSON on stdout; a closed reader is not an error.
+pub fn print_json<T: serde::Serialize>(value: &T) -> i32 {
+    use std::io::Write;
+    let Ok(mut text) = serde_json::to_string_pretty(value) else {
+        return 1;
+    };
+    text.push('\n');
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    0
 }

@@ -6,15 +6,20 @@ use std::ffi::OsString;
 use std::fs;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::time::{Instant, SystemTime};
 
 use crate::cli::RunArgs;
 use crate::command::report_error;
 use crate::error::{Error, Result};
 use crate::job::id::JobId;
-use crate::job::record::{Record, State, SCHEMA};
+use crate::job::record::{Record, State, WorktreeReport, SCHEMA};
 use crate::job::store;
-use crate::sandbox::{plan, policy, probe};
+use crate::sandbox::{plan, policy};
+use crate::supervise::background::{self, Notify, Role};
+use crate::supervise::cgroup::Cgroup;
+use crate::supervise::log::{self, Log};
+use crate::supervise::ports;
 use crate::supervise::reaper::{self, Signals};
 use crate::supervise::{spawn, tree};
 use crate::worktree::cleanup::{self, shell_quote};
@@ -29,7 +34,11 @@ pub fn run(args: RunArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
-    let prepared = match prepare(&args) {
+    let prepared = match &args.resume {
+        Some(job) => prepare_resume(job, &args),
+        None => prepare(&args),
+    };
+    let prepared = match prepared {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
@@ -38,7 +47,17 @@ pub fn run(args: RunArgs) -> i32 {
         prepared.undo();
         return 128 + sig;
     }
-    execute(args, prepared, &mut signals)
+    if !args.bg {
+        return execute(args, prepared, &mut signals, None);
+    }
+    match background::detach(&prepared.job_dir, prepared.id.as_str(), args.json) {
+        Ok(Role::Caller(status)) => status,
+        Ok(Role::Supervisor(notify)) => execute(args, prepared, &mut signals, Some(notify)),
+        Err(e) => {
+            prepared.undo();
+            fail(&e)
+        }
+    }
 }
 
 fn fail(err: &Error) -> i32 {
@@ -54,10 +73,17 @@ struct Prepared {
     cwd: PathBuf,
     policy: policy::Loaded,
     worktree: Option<(Project, Created, PathBuf)>,
+    /// `--resume`: the ended job's record; its worktree, refs and record are never undone.
+    resumed: Option<Record>,
 }
 
 impl Prepared {
     fn undo(&self) {
+        if self.resumed.is_some() {
+            let _ = fs::remove_dir_all(&self.tmpdir);
+            let _ = fs::remove_file(self.job_dir.join(RESUME_LOCK));
+            return;
+        }
         if let Some((project, created, _)) = &self.worktree {
             create::undo(project, &self.id, &created.path, &created.base);
         }
@@ -65,27 +91,86 @@ impl Prepared {
     }
 }
 
+/// Taken exclusively by the supervisor of a resumed job, so two resumes never share a worktree.
+const RESUME_LOCK: &str = "resume.lock";
+
+/// `--resume JOB`: the kept worktree of an ended job, same id, same branch.
+fn prepare_resume(query: &str, args: &RunArgs) -> Result<Prepared> {
+    let state = store::state_dir()?;
+    let (job_dir, record) = store::resolve(&state, query)?;
+    match record.effective_state() {
+        State::Running => {
+            return Err(Error::Refused(format!(
+                "job {} is running; wait for it or stop it",
+                record.id
+            )))
+        }
+        State::Lost => {
+            return Err(Error::Refused(format!(
+                "job {} was lost (its supervisor died); settle it with isolate rm or prune first",
+                record.id
+            )))
+        }
+        _ => {}
+    }
+    let id = JobId::parse(&record.id)
+        .ok_or_else(|| Error::Refused(format!("the record of {query} has an invalid id")))?;
+    let wt = record
+        .worktree
+        .clone()
+        .filter(|wt| !wt.removed && Path::new(&wt.path).is_dir())
+        .ok_or_else(|| Error::Refused(format!("job {id} has no kept worktree to resume")))?;
+    let lock = job_dir.join(RESUME_LOCK);
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&lock)
+        .map_err(|_| {
+            Error::Refused(format!(
+                "job {id} is being resumed already ({})",
+                lock.display()
+            ))
+        })?;
+    let take = || -> Result<Prepared> {
+        let project = Project::discover(Path::new(&wt.repo))?;
+        let path = PathBuf::from(&wt.path);
+        let key_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let tmpdir = job_dir.join("tmp");
+        let _ = fs::remove_dir_all(&tmpdir);
+        fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&tmpdir)
+            .map_err(|e| Error::io("cannot create the job's TMPDIR", &tmpdir, e))?;
+        let created = Created {
+            path: path.clone(),
+            branch: wt.branch.clone(),
+            base: wt.base.clone(),
+            dispatch_dirty: false,
+            included: 0,
+        };
+        Ok(Prepared {
+            id: id.clone(),
+            job_dir: job_dir.clone(),
+            tmpdir,
+            cwd: path,
+            policy: policy::load(&args.policy)?,
+            worktree: Some((project, created, key_dir)),
+            resumed: Some(record.clone()),
+        })
+    };
+    take().inspect_err(|_| {
+        let _ = fs::remove_file(&lock);
+    })
+}
+
 fn prepare(args: &RunArgs) -> Result<Prepared> {
     let cwd = std::env::current_dir()
         .map_err(|e| Error::io("cannot read the current directory", ".", e))?;
     let state = store::state_dir()?;
     let mut policy = policy::load(&args.policy)?;
-    // Fail closed before anything is made.
+    // Fail closed before anything is made: every feature the policy requires, on this kernel.
     if !args.no_sandbox {
-        match probe::landlock_abi() {
-            Some(abi) if abi >= probe::MIN_ABI => {}
-            Some(abi) => {
-                return Err(Error::SandboxUnavailable(format!(
-                    "write containment needs Landlock ABI {} or newer; this kernel has ABI {abi}",
-                    probe::MIN_ABI
-                )))
-            }
-            None => {
-                return Err(Error::SandboxUnavailable(
-                    "Landlock is not enabled on this kernel".into(),
-                ))
-            }
-        }
+        plan::check_kernel(&policy)?;
     }
     let mut target = if args.worktree {
         Some(worktree_target(&cwd, &state, args)?)
@@ -114,6 +199,7 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
             cwd: cwd.clone(),
             policy,
             worktree: None,
+            resumed: None,
         };
         let Some((project, base, key_dir)) = target else {
             return Ok(prepared);
@@ -192,26 +278,74 @@ fn slug_source(command: &[String]) -> &[u8] {
         .unwrap_or(b"task")
 }
 
-fn execute(args: RunArgs, prepared: Prepared, signals: &mut Signals) -> i32 {
+/// Starts CMD and supervises it to the end. `notify` is set in a background supervisor: the caller
+/// waits on it for the running record, or for the reason CMD could not start.
+fn execute(
+    args: RunArgs,
+    prepared: Prepared,
+    signals: &mut Signals,
+    notify: Option<Notify>,
+) -> i32 {
+    // The policy's default timeout applies when --timeout is not given.
+    let timeout = args.timeout.or(prepared.policy.policy.limits.timeout);
+    let args = RunArgs { timeout, ..args };
+    let not_started = |notify: Option<Notify>, prepared: &Prepared, err: &Error| -> i32 {
+        prepared.undo();
+        let status = err.run_exit_code();
+        match notify {
+            Some(n) => n.failed(status, &err.to_string()),
+            None => report_error(err),
+        }
+        status
+    };
+    let state = match store::state_dir() {
+        Ok(s) => s,
+        Err(e) => return not_started(notify, &prepared, &e),
+    };
     let writable: Vec<PathBuf> = prepared
         .worktree
         .iter()
         .map(|(_, created, _)| created.path.clone())
         .chain([prepared.tmpdir.clone()])
         .collect();
-    let (rules, sandbox, notes) = match plan::build(
-        &prepared.policy,
-        &writable,
-        &args.allow_write,
-        args.no_sandbox,
-    ) {
-        Ok(built) => built,
-        Err(e) => {
-            prepared.undo();
-            return fail(&e);
-        }
+    // Readable whatever the policy says (strict): the project the worktree borrows from.
+    let readable: Vec<PathBuf> = match &prepared.worktree {
+        Some((project, _, _)) => vec![
+            project.top.clone(),
+            project.caller_top.clone(),
+            project.git_dir.clone(),
+            project.objects.clone(),
+            project.hooks.clone(),
+        ],
+        None => vec![prepared.cwd.clone()],
     };
-    let env = environment(&args, &prepared);
+    let job = plan::Job {
+        writable: &writable,
+        readable: &readable,
+        allow_write: &args.allow_write,
+    };
+    let (rules, sandbox, notes) = match plan::build(&prepared.policy, &job, args.no_sandbox) {
+        Ok(built) => built,
+        Err(e) => return not_started(notify, &prepared, &e),
+    };
+    let ports = match ports::reserve(&state, prepared.id.as_str()) {
+        Ok(block) => block,
+        Err(e) => return not_started(notify, &prepared, &e),
+    };
+    let log = if notify.is_some() {
+        let path = prepared.job_dir.join("output.log");
+        match log::max_from_env().and_then(|max| Log::start(&path, max)) {
+            Ok(log) => Some((log, path)),
+            Err(e) => {
+                ports.release();
+                return not_started(notify, &prepared, &e);
+            }
+        }
+    } else {
+        None
+    };
+    let env = environment(&args, &prepared, ports.first);
+    let cgroup = Cgroup::create(prepared.id.as_str());
     // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) only changes how orphans of this process are re-parented.
     unsafe {
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
@@ -220,7 +354,10 @@ fn execute(args: RunArgs, prepared: Prepared, signals: &mut Signals) -> i32 {
     let mut record = Record {
         schema: SCHEMA,
         id: prepared.id.to_string(),
-        name: args.name.as_ref().map(|n| n.to_string_lossy().into_owned()),
+        name: match &prepared.resumed {
+            Some(old) => old.name.clone(),
+            None => args.name.as_ref().map(|n| n.to_string_lossy().into_owned()),
+        },
         command: args.command.clone(),
         state: State::Running,
         pid: None,
@@ -231,36 +368,82 @@ fn execute(args: RunArgs, prepared: Prepared, signals: &mut Signals) -> i32 {
         exit: None,
         sandbox,
         cwd: prepared.cwd.display().to_string(),
-        worktree: None,
+        worktree: prepared
+            .worktree
+            .as_ref()
+            .map(|(project, created, _)| running_worktree(project, created)),
+        log: log.as_ref().map(|(_, path)| path.display().to_string()),
+        port: Some(ports.first),
+        cgroup: cgroup.as_ref().map(|cg| cg.path().display().to_string()),
+        background: notify.is_some(),
     };
     // The human line goes out before CMD can print anything; the JSON line needs the pid.
-    if !args.json && !args.quiet {
+    if !args.json && !args.quiet && notify.is_none() {
         announce_start(&prepared, &record, &notes);
     }
     let clock = Instant::now();
-    let pid = match spawn::spawn(spawn::Spawn {
+    let (stdin, stdout, stderr) = match &log {
+        Some((log, _)) => match (log.writer.try_clone(), log.writer.try_clone()) {
+            (Ok(out), Ok(err)) => (Stdio::null(), Stdio::from(out), Stdio::from(err)),
+            (Err(e), _) | (_, Err(e)) => {
+                ports.release();
+                let e = Error::Other(format!("cannot share the log pipe: {e}"));
+                return not_started(notify, &prepared, &e);
+            }
+        },
+        None => (Stdio::inherit(), Stdio::inherit(), Stdio::inherit()),
+    };
+    let spawned = spawn::spawn(spawn::Spawn {
         argv: args.command.clone(),
         cwd: prepared.cwd.clone(),
         env,
         rules,
-    }) {
+        stdin,
+        stdout,
+        stderr,
+        cgroup_procs: cgroup.as_ref().and_then(Cgroup::procs_for_child),
+    });
+    let pid = match spawned {
         Ok(pid) => pid,
         Err(e) => {
-            prepared.undo();
-            return fail(&e);
+            ports.release();
+            if let Some(cg) = &cgroup {
+                cg.remove();
+            }
+            return not_started(notify, &prepared, &e);
         }
     };
+    // The child moved itself into the cgroup before exec; if it could not, the walk stops the tree.
+    let cgroup = cgroup.filter(|cg| {
+        let inside = cg.contains(pid);
+        if !inside {
+            cg.remove();
+        }
+        inside
+    });
+    record.cgroup = cgroup.as_ref().map(|cg| cg.path().display().to_string());
     record.pid = Some(pid.as_raw());
     if let Err(e) = store::write_record(&prepared.job_dir, &record) {
         report_error(&e);
     }
-    if args.json {
-        if let Ok(line) = serde_json::to_string(&record) {
-            eprintln!("{line}");
+    match notify {
+        Some(n) => n.started(&record),
+        None if args.json => {
+            if let Ok(line) = serde_json::to_string(&record) {
+                eprintln!("{line}");
+            }
         }
+        None => {}
     }
 
-    let ending = reaper::supervise(pid, signals, args.timeout, args.grace);
+    let ending = reaper::supervise(pid, signals, args.timeout, args.grace, cgroup.as_ref());
+    if let Some((log, _)) = log {
+        log.finish();
+    }
+    if let Some(cg) = &cgroup {
+        cg.remove();
+    }
+    ports.release();
 
     record.ended_at = Some(timestamp(SystemTime::now()));
     record.exit = Some(ending.exit);
@@ -272,13 +455,18 @@ fn execute(args: RunArgs, prepared: Prepared, signals: &mut Signals) -> i32 {
         State::Exited
     };
     if let Some((project, created, key_dir)) = &prepared.worktree {
+        let imported = prepared
+            .resumed
+            .as_ref()
+            .and_then(|old| old.worktree.as_ref()?.branch_tip.clone())
+            .unwrap_or_else(|| created.base.clone());
         let job = cleanup::Job {
             project,
             id: &prepared.id,
             key_dir,
             path: &created.path,
             base: &created.base,
-            imported: &created.base,
+            imported: &imported,
             keep: args.keep,
             dispatch_dirty: created.dispatch_dirty,
         };
@@ -291,21 +479,42 @@ fn execute(args: RunArgs, prepared: Prepared, signals: &mut Signals) -> i32 {
     if let Err(e) = store::write_record(&prepared.job_dir, &record) {
         report_error(&e);
     }
+    if prepared.resumed.is_some() {
+        let _ = fs::remove_file(prepared.job_dir.join(RESUME_LOCK));
+    }
     if let Some(path) = &args.report {
         if let Err(e) = write_report(path, &record) {
             report_error(&e);
         }
     }
     announce_end(&args, &record, clock.elapsed());
-    if ending.timed_out {
-        124
-    } else {
-        ending.exit.status()
+    record.exit_status().unwrap_or(125)
+}
+
+/// The worktree part of a running job's record: where it is; the outcome comes at the end.
+fn running_worktree(project: &Project, created: &Created) -> WorktreeReport {
+    WorktreeReport {
+        path: created.path.display().to_string(),
+        branch: created.branch.clone(),
+        base: created.base.clone(),
+        repo: project.top.display().to_string(),
+        commits: 0,
+        dirty: Default::default(),
+        stash: 0,
+        other_refs: Vec::new(),
+        in_progress: Vec::new(),
+        ignored: 0,
+        dispatch_dirty: created.dispatch_dirty,
+        removed: false,
+        branch_kept: true,
+        reason: "running".into(),
+        handoff: None,
+        branch_tip: None,
     }
 }
 
 /// CMD's environment (spec/cli.md, "What CMD gets").
-fn environment(args: &RunArgs, prepared: &Prepared) -> Vec<(OsString, OsString)> {
+fn environment(args: &RunArgs, prepared: &Prepared, port: u16) -> Vec<(OsString, OsString)> {
     let policy = &prepared.policy.policy.environment;
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| !policy.remove.iter().any(|r| k == r.as_str()))
@@ -319,6 +528,7 @@ fn environment(args: &RunArgs, prepared: &Prepared) -> Vec<(OsString, OsString)>
         set(k, v.into());
     }
     set("ISOLATE_JOB", prepared.id.as_str().into());
+    set("ISOLATE_PORT", port.to_string().into());
     set("TMPDIR", prepared.tmpdir.clone().into());
     if let Some((project, created, _)) = &prepared.worktree {
         set("ISOLATE_WORKTREE", created.path.clone().into());

@@ -80,6 +80,10 @@ pub struct WorktreeReport {
     pub branch_kept: bool,
     pub reason: String,
     pub handoff: Option<String>,
+    /// Where isolate last left the project's branch (base, or the tip it imported), so that a
+    /// later import can tell whether someone else moved it.
+    #[serde(default)]
+    pub branch_tip: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,4 +105,41 @@ pub struct Record {
     /// The directory CMD started in.
     pub cwd: String,
     pub worktree: Option<WorktreeReport>,
+    /// A background job's output (stdout and stderr interleaved).
+    #[serde(default)]
+    pub log: Option<String>,
+    /// First of the job's block of 10 TCP ports (`ISOLATE_PORT`).
+    #[serde(default)]
+    pub port: Option<u16>,
+    /// The job's leaf cgroup, when a writable cgroup v2 directory was available.
+    #[serde(default)]
+    pub cgroup: Option<String>,
+    /// True for `--bg` jobs.
+    #[serde(default)]
+    pub background: bool,
+}
+
+impl Record {
+    /// The state to show: a record that says `running` whose supervisor is gone (a pid that is no
+    /// longer there, or one recycled for another process) is `lost`.
+    pub fn effective_state(&self) -> State {
+        match self.state {
+            State::Running if !self.supervisor_alive() => State::Lost,
+            state => state,
+        }
+    }
+
+    /// The supervisor named by the record is alive: same pid, same start time.
+    pub fn supervisor_alive(&self) -> bool {
+        crate::supervise::tree::start_time(self.supervisor_pid) == Some(self.supervisor_start)
+    }
+
+    /// The status `wait` exits with, once the job has ended.
+    pub fn exit_status(&self) -> Option<i32> {
+        match self.state {
+            State::TimedOut => Some(124),
+            State::Exited | State::Killed => self.exit.map(|e| e.status()),
+            State::Running | State::Lost => None,
+        }
+    }
 }

@@ -90,3 +90,72 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 pub fn forget(job_dir: &Path) {
     let _ = fs::remove_dir_all(job_dir);
 }
+
+/// Reads one job's record.
+pub fn read_record(job_dir: &Path) -> Result<Record> {
+    let path = record_path(job_dir);
+    let text =
+        fs::read_to_string(&path).map_err(|e| Error::io("cannot read the job record", &path, e))?;
+    serde_json::from_str(&text)
+        .map_err(|e| Error::Other(format!("{}: not a job record: {e}", path.display())))
+}
+
+/// Every job directory with a readable record, in id order. Directories whose name is not a job id
+/// and unreadable records are skipped (a job being created has no record yet).
+pub fn list(state: &Path) -> Vec<(PathBuf, Record)> {
+    let Ok(entries) = fs::read_dir(jobs_dir(state)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(PathBuf, Record)> = entries
+        .flatten()
+        .filter(|e| e.file_name().to_str().and_then(JobId::parse).is_some())
+        .filter_map(|e| {
+            let dir = e.path();
+            let record = read_record(&dir).ok()?;
+            Some((dir, record))
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        a.1.started_at
+            .cmp(&b.1.started_at)
+            .then(a.1.id.cmp(&b.1.id))
+    });
+    out
+}
+
+/// The job `query` names: an id, a unique prefix of one, or a job's name.
+pub fn resolve(state: &Path, query: &str) -> Result<(PathBuf, Record)> {
+    if let Some(id) = JobId::parse(query) {
+        let dir = jobs_dir(state).join(id.as_str());
+        if dir.join("job.json").exists() {
+            let record = read_record(&dir)?;
+            return Ok((dir, record));
+        }
+    }
+    let jobs = list(state);
+    let by_prefix: Vec<_> = jobs
+        .iter()
+        .filter(|(_, r)| r.id.starts_with(query))
+        .collect();
+    let matches = if by_prefix.is_empty() {
+        jobs.iter()
+            .filter(|(_, r)| r.name.as_deref() == Some(query))
+            .collect()
+    } else {
+        by_prefix
+    };
+    match matches.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(Error::Refused(format!(
+            "no job matches {query:?} (see isolate ps --all)"
+        ))),
+        many => Err(Error::Refused(format!(
+            "{query:?} matches {} jobs: {}",
+            many.len(),
+            many.iter()
+                .map(|(_, r)| r.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}

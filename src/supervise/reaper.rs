@@ -20,6 +20,7 @@ use signal_hook::consts::{SIGCHLD, SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 
 use crate::error::{Error, Result};
 use crate::job::record::Exit;
+use crate::supervise::cgroup::Cgroup;
 use crate::supervise::tree;
 
 /// How often the tree is walked again while stopping, for processes forked in the meantime.
@@ -103,12 +104,17 @@ impl Stopping {
 
     /// SIGTERM (and SIGCONT, so a stopped process can act on it) once to every process of the tree,
     /// including ones forked since the last round; after the grace period, SIGKILL to all of them.
-    fn advance(&mut self, root: Pid) {
+    fn advance(&mut self, root: Pid, cgroup: Option<&Cgroup>) {
         if Instant::now() >= self.kill_at {
+            if let Some(cg) = cgroup {
+                cg.kill();
+            }
             tree::signal_all(root, Signal::SIGKILL);
             return;
         }
-        for pid in tree::descendants(root) {
+        let mut pids = tree::descendants(root);
+        pids.extend(cgroup.map(Cgroup::pids).unwrap_or_default());
+        for pid in pids {
             if self.termed.insert(pid) {
                 let _ = kill(pid, Signal::SIGTERM);
                 let _ = kill(pid, Signal::SIGCONT);
@@ -123,6 +129,7 @@ pub fn supervise(
     signals: &mut Signals,
     timeout: Option<Duration>,
     grace: Duration,
+    cgroup: Option<&Cgroup>,
 ) -> Ending {
     let me = Pid::this();
     let deadline = timeout.map(|t| Instant::now() + t);
@@ -171,7 +178,7 @@ pub fn supervise(
             }
         }
         if let Some(s) = &mut stopping {
-            s.advance(me);
+            s.advance(me, cgroup);
         }
 
         let mut wait = match &stopping {
@@ -192,7 +199,7 @@ pub fn supervise(
                 SIGTERM => {
                     begin_stop(&mut stopping);
                     if let Some(s) = &mut stopping {
-                        s.advance(me);
+                        s.advance(me, cgroup);
                     }
                 }
                 SIGINT | SIGQUIT | SIGHUP => {

@@ -8,7 +8,7 @@ use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use nix::fcntl::OFlag;
 use nix::sys::wait::{waitpid, WaitStatus};
@@ -25,6 +25,12 @@ pub struct Spawn {
     /// The complete environment of CMD.
     pub env: Vec<(OsString, OsString)>,
     pub rules: Option<Rules>,
+    /// CMD's standard streams (inherited by default).
+    pub stdin: Stdio,
+    pub stdout: Stdio,
+    pub stderr: Stdio,
+    /// The job's cgroup's `cgroup.procs`: the child moves itself in before exec.
+    pub cgroup_procs: Option<std::fs::File>,
 }
 
 /// Starts the job and returns the pid of its main process once CMD runs.
@@ -46,10 +52,14 @@ pub fn spawn(job: Spawn) -> Result<Pid> {
         .env_clear()
         .envs(job.env)
         .env(PLAN_VAR, plan_json)
-        .current_dir(&job.cwd);
+        .current_dir(&job.cwd)
+        .stdin(job.stdin)
+        .stdout(job.stdout)
+        .stderr(job.stderr);
+    let cgroup_fd = job.cgroup_procs.as_ref().map(|f| f.as_raw_fd());
     let parent = std::process::id() as libc::pid_t;
     let fd = status_write.as_raw_fd();
-    // SAFETY: only async-signal-safe calls (setsid, prctl, getppid, fcntl) between fork and exec.
+    // SAFETY: only async-signal-safe calls (setsid, prctl, write, getppid, fcntl) between fork and exec.
     unsafe {
         cmd.pre_exec(move || {
             if libc::setsid() < 0 {
@@ -57,6 +67,10 @@ pub fn spawn(job: Spawn) -> Result<Pid> {
             }
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) < 0 {
                 return Err(std::io::Error::last_os_error());
+            }
+            // Into the job's cgroup before anything can fork; a failure leaves the descendant walk.
+            if let Some(fd) = cgroup_fd {
+                libc::write(fd, b"0".as_ptr().cast(), 1);
             }
             // The supervisor died before the death signal was armed: do not run unsupervised.
             if libc::getppid() != parent {

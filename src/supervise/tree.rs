@@ -61,3 +61,24 @@ pub fn start_time(pid: i32) -> Option<u64> {
     let after_comm = &stat[stat.rfind(')')? + 1..];
     after_comm.split_whitespace().nth(19)?.parse().ok()
 }
+
+/// Every process whose session id is `sid` (the job's main process leads its own session).
+pub fn in_session(sid: i32) -> Vec<Pid> {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| {
+            fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let after = &stat[stat.rfind(')')? + 1..];
+                    after.split_whitespace().nth(3)?.parse::<i32>().ok()
+                })
+                == Some(sid)
+        })
+        .map(Pid::from_raw)
+        .collect()
+}

@@ -34,6 +34,8 @@ pub struct Facts {
     pub copied: bool,
     /// The project's base pin, which must point at the record's base.
     pub pin: Option<String>,
+    /// The project's branch after the import (the job's tip when it succeeded).
+    pub branch_after: Option<String>,
     /// Other branches and tags of the job (and a detached HEAD) whose commits the project lacks.
     pub unimported: Vec<String>,
     /// `--keep`.
@@ -215,6 +217,11 @@ pub fn settle(job: &Job) -> Result<WorktreeReport> {
         branch_kept,
         reason,
         handoff,
+        branch_tip: if branch_kept {
+            facts.branch_after.clone()
+        } else {
+            None
+        },
     })
 }
 
@@ -291,6 +298,10 @@ fn gather(job: &Job) -> Facts {
         }
         Err(_) => Vec::new(),
     };
+    let branch_after = match (&import, &inspection) {
+        (Ok(_), Ok(insp)) if insp.branch_tip.is_some() => insp.branch_tip.clone(),
+        _ => project_branch,
+    };
     Facts {
         in_use: false,
         exists,
@@ -298,6 +309,7 @@ fn gather(job: &Job) -> Facts {
         import,
         copied,
         pin,
+        branch_after,
         unimported,
         keep: job.keep,
     }
@@ -431,4 +443,38 @@ pub fn shell_quote(path: &Path) -> String {
         return s.into_owned();
     }
     format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// The cleanup decision for a job that has ended, from its record (`rm`, `prune`): the record's
+/// claims are checked against the disk as always, and `--keep` no longer applies.
+pub fn settle_recorded(
+    state: &Path,
+    record: &crate::job::record::Record,
+) -> Result<WorktreeReport> {
+    use crate::error::Error;
+    let wt = record
+        .worktree
+        .as_ref()
+        .ok_or_else(|| Error::Other(format!("job {} has no worktree", record.id)))?;
+    let id = JobId::parse(&record.id).ok_or_else(|| {
+        Error::Refused(format!(
+            "the record's id {:?} is not one isolate makes",
+            record.id
+        ))
+    })?;
+    let project = Project::discover(Path::new(&wt.repo))?;
+    // Where the worktree must be, computed from the project, never taken from the record.
+    let key_dir = state.join("worktrees").join(project.key());
+    let imported = wt.branch_tip.clone().unwrap_or_else(|| wt.base.clone());
+    let job = Job {
+        project: &project,
+        id: &id,
+        key_dir: &key_dir,
+        path: Path::new(&wt.path),
+        base: &wt.base,
+        imported: &imported,
+        keep: false,
+        dispatch_dirty: wt.dispatch_dirty,
+    };
+    settle(&job)
 }

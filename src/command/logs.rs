@@ -1,0 +1,145 @@
+//! `isolate logs JOB [-f] [--tail N]`: a background job's output. With `-f` it follows the log
+//! across rotation until the job ends. A closed reader (`isolate logs JOB | head`) is not an error.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::Duration;
+
+use crate::cli::LogsArgs;
+use crate::command::report_error;
+use crate::error::Error;
+use crate::job::record::State;
+use crate::job::store;
+
+const POLL: Duration = Duration::from_millis(50);
+
+pub fn run(args: LogsArgs) -> i32 {
+    match show(&args) {
+        Ok(()) => 0,
+        Err(e) if matches!(&e, Error::Io { source, .. } if source.kind() == io::ErrorKind::BrokenPipe) => {
+            0
+        }
+        Err(e) => {
+            report_error(&e);
+            1
+        }
+    }
+}
+
+fn show(args: &LogsArgs) -> Result<(), Error> {
+    let state = store::state_dir()?;
+    let (dir, record) = store::resolve(&state, &args.job)?;
+    if !record.background {
+        return Err(Error::Refused(format!(
+            "job {} ran in the foreground: its output went to its terminal, not to a log",
+            record.id
+        )));
+    }
+    // The log's place comes from the job directory, never from the record's text.
+    let path = dir.join("output.log");
+    let rotated = dir.join("output.log.1");
+    let out = io::stdout();
+    let mut out = out.lock();
+    let write_err = |e: io::Error| Error::io("cannot write", "stdout", e);
+    match args.tail {
+        Some(n) => {
+            let mut text = read_all(&rotated);
+            text.extend(read_all(&path));
+            out.write_all(last_lines(&text, n)).map_err(write_err)?;
+        }
+        None => {
+            out.write_all(&read_all(&rotated)).map_err(write_err)?;
+            out.write_all(&read_all(&path)).map_err(write_err)?;
+        }
+    }
+    out.flush().map_err(write_err)?;
+    if args.follow {
+        follow(&dir, &path, &mut out)?;
+    }
+    Ok(())
+}
+
+fn read_all(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_default()
+}
+
+/// The last `n` lines of `text` (a final line without a newline counts).
+fn last_lines(text: &[u8], n: usize) -> &[u8] {
+    if n == 0 {
+        return &[];
+    }
+    let body = text.strip_suffix(b"\n").unwrap_or(text);
+    let mut seen = 0;
+    for (i, &b) in body.iter().enumerate().rev() {
+        if b == b'\n' {
+            seen += 1;
+            if seen == n {
+                return &text[i + 1..];
+            }
+        }
+    }
+    text
+}
+
+/// Prints what is appended to the log from its current end until the job has ended and everything
+/// is printed. A rotation (the file renamed to `.1`, a new one created) is noticed by the inode.
+fn follow(dir: &Path, path: &PathBuf, out: &mut impl Write) -> Result<(), Error> {
+    let write_err = |e: io::Error| Error::io("cannot write", "stdout", e);
+    let mut file = File::open(path).ok();
+    let mut inode = file
+        .as_ref()
+        .and_then(|f| f.metadata().ok())
+        .map(|m| m.ino());
+    if let Some(f) = file.as_mut() {
+        let _ = f.seek(SeekFrom::End(0));
+    }
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        // Drain the open file first: after a rotation it is `.1` and still holds the tail.
+        let mut progressed = false;
+        if let Some(f) = file.as_mut() {
+            loop {
+                match f.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        out.write_all(&buf[..n]).map_err(write_err)?;
+                        progressed = true;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+        }
+        out.flush().map_err(write_err)?;
+        let current = std::fs::metadata(path).ok().map(|m| m.ino());
+        if current.is_some() && current != inode {
+            file = File::open(path).ok();
+            inode = current;
+            continue;
+        }
+        if !progressed {
+            let ended =
+                store::read_record(dir).map_or(true, |r| r.effective_state() != State::Running);
+            if ended {
+                return Ok(());
+            }
+            thread::sleep(POLL);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_lines;
+
+    #[test]
+    fn last_lines_counts_from_the_end() {
+        assert_eq!(last_lines(b"a\nb\nc\n", 2), b"b\nc\n");
+        assert_eq!(last_lines(b"a\nb\nc", 2), b"b\nc");
+        assert_eq!(last_lines(b"a\nb\n", 5), b"a\nb\n");
+        assert_eq!(last_lines(b"a\n", 0), b"");
+    }
+}

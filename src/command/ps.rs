@@ -1,0 +1,57 @@
+//! `isolate ps [--all] [--json]`: the jobs on record. Fast with thousands of records: it reads the
+//! records and `/proc`, and never runs git.
+
+use crate::cli::PsArgs;
+use crate::command::{print_json, report_error};
+use crate::job::record::{Record, State};
+use crate::job::store;
+
+pub fn run(args: PsArgs) -> i32 {
+    let state = match store::state_dir() {
+        Ok(s) => s,
+        Err(e) => {
+            report_error(&e);
+            return 1;
+        }
+    };
+    let jobs: Vec<Record> = store::list(&state)
+        .into_iter()
+        .map(|(_, record)| shown(record))
+        .filter(|r| args.all || r.state == State::Running)
+        .collect();
+    if args.json {
+        return print_json(&jobs);
+    }
+    println!(
+        "{:<28} {:<9} {:>7} {:>6} {:<10} {:<20} COMMAND",
+        "ID", "STATE", "PID", "PORT", "SANDBOX", "STARTED"
+    );
+    for r in &jobs {
+        let sandbox = match (r.sandbox.enforced, r.sandbox.landlock_abi) {
+            (true, Some(abi)) => format!("landlock{abi}"),
+            _ => "NONE".to_string(),
+        };
+        let state = match (r.state, r.exit_status()) {
+            (State::Running | State::Lost, _) => format!("{:?}", r.state).to_lowercase(),
+            (_, Some(status)) => format!("exit {status}"),
+            (_, None) => "ended".to_string(),
+        };
+        println!(
+            "{:<28} {:<9} {:>7} {:>6} {:<10} {:<20} {}",
+            r.id,
+            state,
+            r.pid.map_or("-".into(), |p| p.to_string()),
+            r.port.map_or("-".into(), |p| p.to_string()),
+            sandbox,
+            r.started_at,
+            r.command.join(" ")
+        );
+    }
+    0
+}
+
+/// The record as readers see it: a dead supervisor's `running` is `lost`.
+pub fn shown(mut record: Record) -> Record {
+    record.state = record.effective_state();
+    record
+}
