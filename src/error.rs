@@ -36,6 +36,20 @@ pub enum Error {
     #[error("sandbox unavailable: {0}")]
     SandboxUnavailable(String),
 
+    #[error(
+        "policy {policy} requires {feature}, which needs Landlock ABI {needs} (Linux {linux} or newer); \
+         this kernel has Landlock ABI {abi} (the policy says [compatibility] {key} = \"required\")"
+    )]
+    FeatureUnavailable {
+        policy: String,
+        feature: &'static str,
+        needs: u32,
+        linux: &'static str,
+        abi: u32,
+        /// The key of the policy's `[compatibility]` table that makes it best effort.
+        key: &'static str,
+    },
+
     #[error("sandbox setup failed: {0}")]
     Sandbox(String),
 
@@ -82,6 +96,11 @@ impl Error {
             Error::SandboxUnavailable(_) => Some(
                 "Hint: isolate needs Landlock ABI 3 or newer (Linux 6.2+, with `landlock` in the `lsm=` boot parameter); \
                  use --no-sandbox to run unsandboxed on purpose",
+            ),
+            Error::FeatureUnavailable { .. } => Some(
+                "Hint: use a newer kernel; or mark the feature best effort in the policy's [compatibility] table \
+                 (network = \"best_effort\" or scopes = \"best_effort\"), and it is listed as a gap instead; \
+                 or use --no-sandbox to run unsandboxed on purpose",
             ),
             Error::NotARepository(_) => Some("Hint: run isolate inside a git repository, or drop --worktree"),
             Error::NoCommit(_) => Some("Hint: make a first commit (git commit --allow-empty -m init)"),

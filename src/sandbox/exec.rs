@@ -1,7 +1,7 @@
 //! The pre-exec helper: `isolate __sandbox-exec -- CMD...`, started by the supervisor in the job's
 //! new session with the job's environment. It is a fresh single-threaded process, so it can allocate
-//! freely while it restricts itself, in the order of spec/sandbox.md: drop every capability,
-//! `no_new_privs`, Landlock, close-on-exec for every descriptor above 2, then exec CMD (becoming the
+//! freely while it restricts itself, in the order of spec/sandbox.md: the policy's rlimits, drop
+//! every capability, `no_new_privs`, Landlock, close-on-exec for every descriptor above 2, then exec CMD (becoming the
 //! job's main process, same pid). A failure is reported on the status descriptor, which exec closes:
 //! an empty read there means CMD is running.
 
@@ -11,7 +11,7 @@ use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 use crate::sandbox::landlock;
-use crate::sandbox::plan::Plan;
+use crate::sandbox::plan::{Limit, Plan, Resource};
 
 /// The argument that selects the helper; not a subcommand users see.
 pub const ARG: &str = "__sandbox-exec";
@@ -44,6 +44,14 @@ pub fn main(args: &[String]) -> ! {
         _ => fail(SETUP_FAILED, "no command given".into()),
     };
     if let Some(rules) = &plan.rules {
+        for limit in &rules.limits {
+            if let Err(e) = set_limit(limit) {
+                fail(
+                    SETUP_FAILED,
+                    format!("cannot set {:?}: {e}", limit.resource),
+                );
+            }
+        }
         if let Err(e) = drop_capabilities() {
             fail(SETUP_FAILED, format!("cannot drop capabilities: {e}"));
         }
@@ -66,6 +74,35 @@ pub fn main(args: &[String]) -> ! {
         _ => NOT_EXECUTABLE,
     };
     fail(code, err.to_string())
+}
+
+/// Lowers a resource limit, soft and hard, so that the job cannot raise it again. Never raises the
+/// hard limit isolate inherited: a policy can only take resources away.
+fn set_limit(limit: &Limit) -> std::io::Result<()> {
+    let resource = match limit.resource {
+        Resource::OpenFiles => libc::RLIMIT_NOFILE,
+        Resource::Processes => libc::RLIMIT_NPROC,
+        Resource::CoreSize => libc::RLIMIT_CORE,
+        Resource::AddressSpace => libc::RLIMIT_AS,
+    };
+    let mut current = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read and write the struct passed.
+    if unsafe { libc::getrlimit(resource, &mut current) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let value = (limit.value as libc::rlim_t).min(current.rlim_max);
+    let wanted = libc::rlimit {
+        rlim_cur: value,
+        rlim_max: value,
+    };
+    // SAFETY: as above.
+    if unsafe { libc::setrlimit(resource, &wanted) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Empties every capability set. The bounding set first (it needs CAP_SETPCAP, which the rest

@@ -1,14 +1,15 @@
 //! The Landlock ruleset of a plan. The rights are pinned to the ABIs isolate was built and tested
-//! against (filesystem rights of ABI 5, scopes of ABI 6), never "everything the kernel knows", and
-//! every requested right is a hard requirement: if the kernel would enforce less than the plan says,
-//! the job does not start.
+//! against (filesystem rights of ABI 5, TCP rights of ABI 4, scopes of ABI 6), never "everything
+//! the kernel knows", and every requested right is a hard requirement: if the kernel would enforce
+//! less than the plan says, the job does not start. (The plan asks only for what the kernel has:
+//! best-effort features it lacks were already turned into gaps.)
 
 use landlock::{
-    Access, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, RestrictionStatus,
-    Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
+    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, PathFd,
+    RestrictionStatus, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
 };
 
-use crate::sandbox::plan::Rules;
+use crate::sandbox::plan::{self, Rules};
 
 /// The newest filesystem rights isolate handles (ABI 5 added device ioctls; 6 and 7 added none).
 const FS_ABI: ABI = ABI::V5;
@@ -18,16 +19,48 @@ fn fs_abi(kernel: u32) -> ABI {
     ABI::from(kernel.min(FS_ABI as u32) as i32)
 }
 
+/// The filesystem rights of each kind of path rule on a kernel with `abi`.
+fn rights(access: plan::Access, abi: u32) -> BitFlags<AccessFs> {
+    let abi = fs_abi(abi);
+    match access {
+        plan::Access::Read => AccessFs::from_read(abi),
+        // Writable trees get every right except making device nodes and ioctls on devices.
+        plan::Access::Write => {
+            AccessFs::from_all(abi)
+                & !(AccessFs::MakeChar | AccessFs::MakeBlock | AccessFs::IoctlDev)
+        }
+        plan::Access::WriteFile => {
+            BitFlags::from(AccessFs::ReadFile)
+                | AccessFs::WriteFile
+                | (AccessFs::from_file(abi) & AccessFs::Truncate)
+        }
+    }
+}
+
+/// The names of the rights a path rule grants (`read_file`, `make_dir`, …), for `policy show`.
+pub fn right_names(access: plan::Access, abi: u32) -> Vec<String> {
+    rights(access, abi)
+        .iter()
+        .map(|right| snake_case(&format!("{right:?}")))
+        .collect()
+}
+
+fn snake_case(camel: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
 /// Restricts the calling thread (and everything it execs) to `rules`.
 pub fn restrict_self(rules: &Rules) -> Result<RestrictionStatus, String> {
     let abi = fs_abi(rules.abi);
     let all = AccessFs::from_all(abi);
-    let read = AccessFs::from_read(abi);
-    // Writable trees get every right except making device nodes and ioctls on devices.
-    let write = all & !(AccessFs::MakeChar | AccessFs::MakeBlock | AccessFs::IoctlDev);
-    let file = BitFlags::from(AccessFs::ReadFile)
-        | AccessFs::WriteFile
-        | (AccessFs::from_file(abi) & AccessFs::Truncate);
+    let file_rights = AccessFs::from_file(abi);
 
     let mut scopes = BitFlags::<Scope>::empty();
     if rules.scope_signals {
@@ -36,26 +69,66 @@ pub fn restrict_self(rules: &Rules) -> Result<RestrictionStatus, String> {
     if rules.scope_abstract_unix {
         scopes |= Scope::AbstractUnixSocket;
     }
+    let mut net = BitFlags::<AccessNet>::empty();
+    if rules.connect_tcp.is_some() {
+        net |= AccessNet::ConnectTcp;
+    }
+    if rules.bind_tcp.is_some() {
+        net |= AccessNet::BindTcp;
+    }
 
     let err = |what: &str, e: &dyn std::fmt::Display| format!("{what}: {e}");
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(all)
         .map_err(|e| err("landlock ruleset", &e))?;
+    if !net.is_empty() {
+        ruleset = ruleset
+            .handle_access(net)
+            .map_err(|e| err("landlock tcp rules", &e))?;
+    }
     if !scopes.is_empty() {
         ruleset = ruleset
             .scope(scopes & Scope::from_all(SCOPE_ABI))
             .map_err(|e| err("landlock scopes", &e))?;
     }
     let mut created = ruleset.create().map_err(|e| err("landlock ruleset", &e))?;
-    let rules_with_rights = (rules.read.iter().map(|p| (p, read)))
-        .chain(rules.write.iter().map(|p| (p, write)))
-        .chain(rules.write_files.iter().map(|p| (p, file)));
+    let rules_with_rights = (rules.read.iter().map(|p| (p, plan::Access::Read)))
+        .chain(rules.write.iter().map(|p| (p, plan::Access::Write)))
+        .chain(
+            rules
+                .write_files
+                .iter()
+                .map(|p| (p, plan::Access::WriteFile)),
+        );
     for (path, access) in rules_with_rights {
         let fd = PathFd::new(path).map_err(|e| err(&path.display().to_string(), &e))?;
+        let mut access = rights(access, rules.abi);
+        // A file (a readable config file, a writable state file) takes only file rights: Landlock
+        // refuses directory rights on it.
+        if !path.is_dir() {
+            access &= file_rights;
+        }
         created = created
             .add_rule(PathBeneath::new(fd, access))
             .map_err(|e| err(&format!("landlock rule for {}", path.display()), &e))?;
+    }
+    let ports = (rules
+        .connect_tcp
+        .iter()
+        .flatten()
+        .map(|&p| (p, AccessNet::ConnectTcp)))
+    .chain(
+        rules
+            .bind_tcp
+            .iter()
+            .flatten()
+            .map(|&p| (p, AccessNet::BindTcp)),
+    );
+    for (port, access) in ports {
+        created = created
+            .add_rule(NetPort::new(port, access))
+            .map_err(|e| err(&format!("landlock rule for tcp port {port}"), &e))?;
     }
     let status = created
         .restrict_self()
@@ -64,4 +137,21 @@ pub fn restrict_self(rules: &Rules) -> Result<RestrictionStatus, String> {
         return Err(format!("the kernel enforced less than asked: {status:?}"));
     }
     Ok(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn right_names_follow_the_abi() {
+        let read = right_names(plan::Access::Read, 7);
+        assert_eq!(read, ["execute", "read_file", "read_dir"]);
+        let write = right_names(plan::Access::Write, 7);
+        assert!(
+            write.contains(&"truncate".to_string()) && !write.contains(&"ioctl_dev".to_string())
+        );
+        let file = right_names(plan::Access::WriteFile, 2);
+        assert_eq!(file, ["write_file", "read_file"]);
+    }
 }

@@ -1,29 +1,43 @@
-//! The plan: a policy resolved for one job. Every path is expanded (`~`, `$VAR`), made absolute and
-//! canonical before it becomes a rule, so a symlink swapped in later cannot move a rule. The plan is
-//! what the pre-exec helper enforces, and `Enforcement` is what the report says about it.
+//! The plan: a policy resolved for one job on this kernel. Every path is expanded (`~`, `$VAR`),
+//! made absolute and canonical before it becomes a rule, so a symlink swapped in later cannot move a
+//! rule. Each Landlock feature the policy asks for is checked against the kernel's ABI: a required
+//! one the kernel lacks fails the run (fail closed), a best-effort one becomes a gap. The `Rules` are
+//! what the pre-exec helper enforces; the gaps are what the report, `doctor` and `policy show` say
+//! about them. `preview` is the same resolution without a job, for `policy show` and `doctor`.
 
+use std::fs;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::job::record::SandboxReport;
-use crate::sandbox::policy::Loaded;
-use crate::sandbox::probe::{self, MIN_ABI, SCOPES_ABI};
+use crate::sandbox::policy::{Level, Loaded, Missing, PathRule, Policy};
+use crate::sandbox::probe;
 
-/// The Landlock rules for one job, in the form the helper needs after exec.
+/// The Landlock rules and resource limits for one job, in the form the helper needs after exec.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Rules {
     /// The ABI to build the ruleset for (the kernel's, as probed by the supervisor).
     pub abi: u32,
-    /// Readable and executable, with everything beneath.
+    /// Readable and executable, with everything beneath (files get the file rights only).
     pub read: Vec<PathBuf>,
     /// Writable directories (every right but creating devices and device ioctls).
     pub write: Vec<PathBuf>,
     /// Single writable files (`/dev/null`).
     pub write_files: Vec<PathBuf>,
+    /// TCP ports the job may connect to; `None` when TCP connect is not restricted.
+    #[serde(default)]
+    pub connect_tcp: Option<Vec<u16>>,
+    /// TCP ports the job may bind; `None` when TCP bind is not restricted.
+    #[serde(default)]
+    pub bind_tcp: Option<Vec<u16>>,
     pub scope_signals: bool,
     pub scope_abstract_unix: bool,
+    /// Set with setrlimit (soft and hard) before anything else.
+    #[serde(default)]
+    pub limits: Vec<Limit>,
 }
 
 /// What the pre-exec helper does before it execs CMD.
@@ -35,121 +49,620 @@ pub struct Plan {
     pub status_fd: i32,
 }
 
-/// Builds the plan for a job that may write `writable` (its worktree and TMPDIR) and `allow_write`.
+/// A resource limit of the policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limit {
+    pub resource: Resource,
+    pub value: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resource {
+    OpenFiles,
+    Processes,
+    CoreSize,
+    AddressSpace,
+}
+
+/// The paths a job needs whatever its policy says.
+pub struct Job<'a> {
+    /// Its worktree and TMPDIR.
+    pub writable: &'a [PathBuf],
+    /// The project (its top level, git directory, objects and hooks: the worktree borrows them), or
+    /// without `--worktree` the current directory.
+    pub readable: &'a [PathBuf],
+    /// `--allow-write`.
+    pub allow_write: &'a [PathBuf],
+}
+
+/// A Landlock feature a policy may ask for, with the ABI that brought it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Feature {
+    WriteContainment,
+    Network,
+    DeviceIoctls,
+    Scopes,
+}
+
+impl Feature {
+    pub const ALL: [Feature; 4] = [
+        Feature::WriteContainment,
+        Feature::Network,
+        Feature::DeviceIoctls,
+        Feature::Scopes,
+    ];
+
+    /// The Landlock ABI that brought it.
+    pub fn abi(self) -> u32 {
+        match self {
+            Feature::WriteContainment => probe::MIN_ABI,
+            Feature::Network => probe::NETWORK_ABI,
+            Feature::DeviceIoctls => probe::IOCTL_ABI,
+            Feature::Scopes => probe::SCOPES_ABI,
+        }
+    }
+
+    /// The first Linux release with that ABI.
+    pub fn linux(self) -> &'static str {
+        match self {
+            Feature::WriteContainment => "6.2",
+            Feature::Network => "6.7",
+            Feature::DeviceIoctls => "6.10",
+            Feature::Scopes => "6.12",
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Feature::WriteContainment => "write containment (truncate included)",
+            Feature::Network => "tcp connect and bind rules",
+            Feature::DeviceIoctls => "ioctl restriction on device files",
+            Feature::Scopes => "signal and abstract unix socket scopes",
+        }
+    }
+}
+
+/// One feature, for one policy, on this kernel.
+#[derive(Debug, Clone, Serialize)]
+pub struct FeatureState {
+    pub feature: Feature,
+    pub description: &'static str,
+    pub needs_abi: u32,
+    /// The kernel (as capped by `ISOLATE_LANDLOCK_ABI_MAX`) has it.
+    pub available: bool,
+    /// The policy asks for it.
+    pub asked: bool,
+    /// Missing, it fails the run (else it is a gap).
+    pub required: bool,
+    /// Asked and available: the job is held to it.
+    pub enforced: bool,
+}
+
+/// Every feature, as it stands for `policy` on a kernel with `abi`.
+pub fn features(policy: &Policy, abi: Option<u32>) -> Vec<FeatureState> {
+    let net = &policy.network;
+    let scopes = &policy.scopes;
+    Feature::ALL
+        .iter()
+        .map(|&feature| {
+            let (asked, required) = match feature {
+                Feature::WriteContainment => (true, true),
+                Feature::Network => (
+                    net.connect.allowed().is_some() || net.bind.allowed().is_some(),
+                    policy.compatibility.network == Level::Required,
+                ),
+                // Part of the pinned rights; older kernels leave device ioctls open (a gap).
+                Feature::DeviceIoctls => (true, false),
+                Feature::Scopes => (
+                    scopes.signals || scopes.abstract_unix_sockets,
+                    policy.compatibility.scopes == Level::Required,
+                ),
+            };
+            let available = abi.is_some_and(|abi| abi >= feature.abi());
+            FeatureState {
+                feature,
+                description: feature.describe(),
+                needs_abi: feature.abi(),
+                available,
+                asked,
+                required,
+                enforced: asked && available,
+            }
+        })
+        .collect()
+}
+
+/// Fails closed: the kernel's ABI when it can enforce everything `loaded` requires, else the
+/// missing feature, the kernel's ABI and what to do.
+pub fn check_kernel(loaded: &Loaded) -> Result<u32> {
+    check(loaded, probe::landlock_abi())
+}
+
+fn check(loaded: &Loaded, abi: Option<u32>) -> Result<u32> {
+    let Some(abi) = abi else {
+        return Err(Error::SandboxUnavailable(
+            "Landlock is not enabled on this kernel".to_string(),
+        ));
+    };
+    for state in features(&loaded.policy, Some(abi)) {
+        if !state.asked || !state.required || state.available {
+            continue;
+        }
+        if state.feature == Feature::WriteContainment {
+            return Err(Error::SandboxUnavailable(format!(
+                "write containment needs Landlock ABI {} or newer; this kernel has ABI {abi}",
+                probe::MIN_ABI
+            )));
+        }
+        return Err(Error::FeatureUnavailable {
+            policy: loaded.name.clone(),
+            feature: state.description,
+            needs: state.needs_abi,
+            linux: state.feature.linux(),
+            abi,
+            key: match state.feature {
+                Feature::Network => "network",
+                _ => "scopes",
+            },
+        });
+    }
+    Ok(abi)
+}
+
+/// How a path rule is granted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    /// Read and execute, everything beneath.
+    Read,
+    /// Every right but devices, everything beneath.
+    Write,
+    /// Read, write and truncate one file.
+    WriteFile,
+}
+
+/// What became of a path rule on this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// A rule on `path`.
+    Granted,
+    /// Created by isolate for this run (`missing = "create"`), then granted.
+    Created,
+    /// Would be created by a run (`policy show` creates nothing).
+    WillCreate,
+    /// Missing, skipped (`missing = "note"` or `"ignore"`).
+    Skipped,
+    /// Missing or unusable: a run fails.
+    Failed,
+}
+
+/// One path of a policy (or of the job), resolved.
+#[derive(Debug, Clone, Serialize)]
+pub struct Resolved {
+    /// As written in the policy, or what the job's path is (`<worktree>`).
+    pub written: String,
+    pub access: Access,
+    /// Absolute and canonical, when it exists.
+    pub path: Option<PathBuf>,
+    pub outcome: Outcome,
+    /// Why it was skipped, failed or created.
+    pub detail: Option<String>,
+    /// Whether a skip is said in the start line.
+    #[serde(skip)]
+    noted: bool,
+}
+
+/// Resolves every path rule of `policy`; creates `missing = "create"` paths when `create`.
+fn resolve_policy_paths(policy: &Policy, create: bool) -> Vec<Resolved> {
+    let fs = &policy.filesystem;
+    let lists = [
+        (&fs.read, Access::Read),
+        (&fs.write, Access::Write),
+        (&fs.write_files, Access::WriteFile),
+    ];
+    lists
+        .into_iter()
+        .flat_map(|(rules, access)| rules.iter().map(move |rule| (rule, access)))
+        .map(|(rule, access)| resolve_rule(rule, access, create))
+        .collect()
+}
+
+fn resolve_rule(rule: &PathRule, access: Access, create: bool) -> Resolved {
+    let mut out = Resolved {
+        written: rule.path.clone(),
+        access,
+        path: None,
+        outcome: Outcome::Failed,
+        detail: None,
+        noted: false,
+    };
+    let expanded = match expand(&rule.path) {
+        Ok(expanded) => expanded,
+        Err(e) => return missing(out, rule.missing, e, None, create),
+    };
+    if !Path::new(&expanded).is_absolute() {
+        out.detail = Some(format!("{expanded} is not an absolute path"));
+        return out;
+    }
+    match fs::canonicalize(&expanded) {
+        Ok(path) => granted(out, path),
+        Err(e) => {
+            let why = match e.kind() {
+                std::io::ErrorKind::NotFound => format!("{expanded} does not exist"),
+                _ => format!("{expanded}: {e}"),
+            };
+            missing(
+                out,
+                rule.missing,
+                why,
+                Some(PathBuf::from(expanded)),
+                create,
+            )
+        }
+    }
+}
+
+/// A path that exists: a rule, after checking that its kind fits its access.
+fn granted(mut out: Resolved, path: PathBuf) -> Resolved {
+    let is_dir = path.is_dir();
+    match out.access {
+        Access::WriteFile if is_dir => {
+            out.outcome = Outcome::Failed;
+            out.detail = Some(format!(
+                "{} is a directory; list it under write",
+                path.display()
+            ));
+            return out;
+        }
+        // Landlock grants a single file only the rights that make sense for a file.
+        Access::Write if !is_dir => out.access = Access::WriteFile,
+        _ => {}
+    }
+    out.path = Some(path);
+    if out.outcome != Outcome::Created {
+        out.outcome = Outcome::Granted;
+    }
+    out
+}
+
+fn missing(
+    mut out: Resolved,
+    missing: Missing,
+    why: String,
+    expanded: Option<PathBuf>,
+    create: bool,
+) -> Resolved {
+    match (missing, expanded) {
+        (Missing::Error, _) => {
+            out.detail = Some(format!("{why} (a write path must exist)"));
+            if out.access == Access::Read {
+                out.detail = Some(why);
+            }
+        }
+        (Missing::Note, _) | (Missing::Ignore, _) | (Missing::Create, None) => {
+            out.noted = missing != Missing::Ignore;
+            out.outcome = Outcome::Skipped;
+            out.detail = Some(why);
+        }
+        (Missing::Create, Some(path)) if !create => {
+            out.outcome = Outcome::WillCreate;
+            out.detail = Some(format!("created (mode 0700) by a run: {why}"));
+            out.path = Some(path);
+        }
+        (Missing::Create, Some(path)) => {
+            let made = if out.access == Access::WriteFile {
+                fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&path)
+                    .map(drop)
+            } else {
+                fs::DirBuilder::new().mode(0o700).create(&path)
+            };
+            match made.and_then(|()| fs::canonicalize(&path)) {
+                Ok(canonical) => {
+                    out.outcome = Outcome::Created;
+                    out.detail = Some(format!("created {}", path.display()));
+                    return granted(out, canonical);
+                }
+                Err(e) => out.detail = Some(format!("cannot create {}: {e}", path.display())),
+            }
+        }
+    }
+    out
+}
+
+/// Builds the rules for `job` under `loaded`, on this kernel (see `check_kernel`). Returns the rules
+/// (`None` with `--no-sandbox`), what the report says about them, and notes for the start line.
 pub fn build(
     loaded: &Loaded,
-    writable: &[PathBuf],
-    allow_write: &[PathBuf],
+    job: &Job,
     no_sandbox: bool,
 ) -> Result<(Option<Rules>, SandboxReport, Vec<String>)> {
-    let abi = probe::landlock_abi();
-    let mut notes = Vec::new();
+    let policy = &loaded.policy;
     if no_sandbox {
         let report = SandboxReport {
             enforced: false,
-            landlock_abi: abi,
+            landlock_abi: probe::landlock_abi(),
             policy: loaded.name.clone(),
-            gaps: vec!["no sandbox (--no-sandbox): nothing is enforced".to_string()],
+            gaps: vec![NO_SANDBOX.to_string()],
         };
-        return Ok((None, report, notes));
+        return Ok((None, report, Vec::new()));
     }
-    let abi = match abi {
-        Some(abi) if abi >= MIN_ABI => abi,
-        Some(abi) => {
-            return Err(Error::SandboxUnavailable(format!(
-                "write containment needs Landlock ABI {MIN_ABI} or newer; this kernel has ABI {abi}"
-            )))
-        }
-        None => {
-            return Err(Error::SandboxUnavailable(
-                "Landlock is not enabled on this kernel".to_string(),
-            ))
-        }
-    };
-    let policy = &loaded.policy;
-    let source = |message: String| Error::Policy {
+    let abi = check_kernel(loaded)?;
+    let fail = |message: String| Error::Policy {
         source_name: loaded.name.clone(),
         message,
     };
 
-    let mut read = Vec::new();
-    for raw in &policy.filesystem.read {
-        match resolve(raw) {
-            Ok(path) => read.push(path),
-            Err(e) => notes.push(format!("read path {raw} skipped: {e}")),
+    let mut resolved = resolve_policy_paths(policy, true);
+    for path in job.allow_write {
+        let canonical = fs::canonicalize(path)
+            .map_err(|e| Error::Usage(format!("--allow-write {}: {e}", path.display())))?;
+        resolved.push(granted(
+            job_path(&path.display().to_string(), Access::Write),
+            canonical,
+        ));
+    }
+    for path in job.writable {
+        let canonical = fs::canonicalize(path).map_err(|e| Error::io("cannot resolve", path, e))?;
+        resolved.push(granted(
+            job_path(&path.display().to_string(), Access::Write),
+            canonical,
+        ));
+    }
+    // What the job must read whatever the policy says; a path that does not exist needs no rule.
+    for path in job.readable {
+        if let Ok(canonical) = fs::canonicalize(path) {
+            resolved.push(granted(
+                job_path(&path.display().to_string(), Access::Read),
+                canonical,
+            ));
         }
     }
-    let mut write = Vec::new();
-    for raw in &policy.filesystem.write {
-        write.push(resolve(raw).map_err(|e| source(format!("write path {raw}: {e}")))?);
+    let mut notes = Vec::new();
+    for r in &resolved {
+        match r.outcome {
+            Outcome::Failed => {
+                let what = match r.access {
+                    Access::Read => "read path",
+                    Access::Write => "write path",
+                    Access::WriteFile => "writable file",
+                };
+                let detail = r.detail.clone().unwrap_or_default();
+                return Err(fail(format!("{what} {}: {detail}", r.written)));
+            }
+            Outcome::Skipped if r.noted => notes.push(format!(
+                "{} skipped: {}",
+                r.written,
+                r.detail.clone().unwrap_or_default()
+            )),
+            Outcome::Created => notes.push(r.detail.clone().unwrap_or_default()),
+            _ => {}
+        }
     }
-    for path in allow_write {
-        let shown = path.display();
-        let resolved = std::fs::canonicalize(path)
-            .map_err(|e| Error::Usage(format!("--allow-write {shown}: {e}")))?;
-        write.push(resolved);
-    }
-    for path in writable {
-        let resolved =
-            std::fs::canonicalize(path).map_err(|e| Error::io("cannot resolve", path, e))?;
-        write.push(resolved);
-    }
-
-    let scopes_available = abi >= SCOPES_ABI;
-    let rules = Rules {
-        abi,
-        read,
-        write,
-        write_files: vec![PathBuf::from("/dev/null")],
-        scope_signals: policy.scopes.signals && scopes_available,
-        scope_abstract_unix: policy.scopes.abstract_unix_sockets && scopes_available,
-    };
+    let states = features(policy, Some(abi));
+    let rules = rules(policy, abi, &resolved, &states);
     let report = SandboxReport {
         enforced: true,
         landlock_abi: Some(abi),
         policy: loaded.name.clone(),
-        gaps: gaps(&rules, loaded),
+        gaps: gaps(policy, Some(abi), &states, reads_unrestricted(&rules.read)),
     };
     Ok((Some(rules), report, notes))
 }
 
-/// Every place these rules do not reach (spec/sandbox.md, "Gaps are reported, never hidden").
-fn gaps(rules: &Rules, loaded: &Loaded) -> Vec<String> {
+fn job_path(written: &str, access: Access) -> Resolved {
+    Resolved {
+        written: written.to_string(),
+        access,
+        path: None,
+        outcome: Outcome::Failed,
+        detail: None,
+        noted: false,
+    }
+}
+
+/// The rules of resolved paths, with what the kernel can enforce of the rest of the policy.
+fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureState]) -> Rules {
+    let enforced = |f: Feature| states.iter().any(|s| s.feature == f && s.enforced);
+    let mut read = Vec::new();
+    let mut write = Vec::new();
+    let mut write_files = vec![PathBuf::from("/dev/null")];
+    for r in resolved {
+        let Some(path) = &r.path else { continue };
+        if !matches!(r.outcome, Outcome::Granted | Outcome::Created) {
+            continue;
+        }
+        let list = match r.access {
+            Access::Read => &mut read,
+            Access::Write => &mut write,
+            Access::WriteFile => &mut write_files,
+        };
+        if !list.contains(path) {
+            list.push(path.clone());
+        }
+    }
+    let network = enforced(Feature::Network);
+    let scopes = enforced(Feature::Scopes);
+    let limits = &policy.limits;
+    let limits = [
+        (Resource::OpenFiles, limits.open_files),
+        (Resource::Processes, limits.processes),
+        (Resource::CoreSize, limits.core_size),
+        (Resource::AddressSpace, limits.address_space),
+    ]
+    .into_iter()
+    .filter_map(|(resource, value)| value.map(|value| Limit { resource, value }))
+    .collect();
+    Rules {
+        abi,
+        read,
+        write,
+        write_files,
+        connect_tcp: network
+            .then(|| policy.network.connect.allowed().map(<[u16]>::to_vec))
+            .flatten(),
+        bind_tcp: network
+            .then(|| policy.network.bind.allowed().map(<[u16]>::to_vec))
+            .flatten(),
+        scope_signals: scopes && policy.scopes.signals,
+        scope_abstract_unix: scopes && policy.scopes.abstract_unix_sockets,
+        limits,
+    }
+}
+
+fn reads_unrestricted(read: &[PathBuf]) -> bool {
+    read.iter().any(|p| p == Path::new("/"))
+}
+
+/// The gap of `--no-sandbox`.
+pub const NO_SANDBOX: &str =
+    "no sandbox (--no-sandbox): nothing is enforced (no Landlock, no capability drop, no resource limits)";
+
+/// Every place the sandbox does not reach (spec/sandbox.md, "Gaps are reported, never hidden").
+fn gaps(
+    policy: &Policy,
+    abi: Option<u32>,
+    states: &[FeatureState],
+    reads_unrestricted: bool,
+) -> Vec<String> {
+    let Some(abi) = abi else {
+        return vec!["no Landlock on this kernel: isolate cannot sandbox a job here".to_string()];
+    };
     let mut gaps = vec![
         "udp and path-named unix sockets are not restricted (Landlock does not cover them)"
             .to_string(),
         "file metadata changes (chmod, chown, timestamps, xattrs) are not restricted by Landlock"
             .to_string(),
-        "tcp connect and bind are not restricted by this policy".to_string(),
     ];
-    if rules.read.iter().any(|p| p == Path::new("/")) {
+    let state = |f: Feature| states.iter().find(|s| s.feature == f);
+    let net = &policy.network;
+    match (net.connect.allowed(), net.bind.allowed()) {
+        (None, None) => gaps.push("tcp connect and bind are not restricted by this policy".into()),
+        (None, Some(_)) => gaps.push("tcp connect is not restricted by this policy".into()),
+        (Some(_), None) => gaps.push("tcp bind is not restricted by this policy".into()),
+        (Some(_), Some(_)) => {}
+    }
+    if state(Feature::Network).is_some_and(|s| s.asked && !s.available) {
+        gaps.push(format!(
+            "tcp connect and bind rules of the policy are not enforced (needs Landlock ABI {}, kernel has {abi})",
+            probe::NETWORK_ABI
+        ));
+    }
+    if reads_unrestricted {
         gaps.push("reads are not restricted: the policy may read every file".to_string());
     }
-    let policy = &loaded.policy;
-    if policy.scopes.signals && !rules.scope_signals {
+    if state(Feature::DeviceIoctls).is_some_and(|s| !s.available) {
         gaps.push(format!(
-            "signals to processes outside the sandbox are not scoped (needs Landlock ABI {SCOPES_ABI}, kernel has {})",
-            rules.abi
+            "ioctl on device files is not restricted (needs Landlock ABI {}, kernel has {abi})",
+            probe::IOCTL_ABI
         ));
     }
-    if policy.scopes.abstract_unix_sockets && !rules.scope_abstract_unix {
-        gaps.push(format!(
-            "abstract unix sockets outside the sandbox are reachable (needs Landlock ABI {SCOPES_ABI}, kernel has {})",
-            rules.abi
-        ));
+    if state(Feature::Scopes).is_some_and(|s| s.asked && !s.available) {
+        if policy.scopes.signals {
+            gaps.push(format!(
+                "signals to processes outside the sandbox are not scoped (needs Landlock ABI {}, kernel has {abi})",
+                probe::SCOPES_ABI
+            ));
+        }
+        if policy.scopes.abstract_unix_sockets {
+            gaps.push(format!(
+                "abstract unix sockets outside the sandbox are reachable (needs Landlock ABI {}, kernel has {abi})",
+                probe::SCOPES_ABI
+            ));
+        }
+    }
+    if !policy.scopes.signals {
+        gaps.push("signals to processes outside the sandbox are allowed by this policy".into());
+    }
+    if !policy.scopes.abstract_unix_sockets {
+        gaps.push("abstract unix sockets outside the sandbox are reachable by this policy".into());
     }
     gaps
 }
 
-/// Expands `~` and `$VAR`/`${VAR}`, then makes the path absolute and canonical.
-fn resolve(raw: &str) -> std::result::Result<PathBuf, String> {
-    let expanded = expand(raw)?;
-    if !Path::new(&expanded).is_absolute() {
-        return Err(format!("{expanded} is not an absolute path"));
-    }
-    std::fs::canonicalize(&expanded).map_err(|e| format!("{expanded}: {e}"))
+/// A policy resolved on this machine without a job: what `policy show` and `doctor` print.
+#[derive(Debug, Clone, Serialize)]
+pub struct Preview {
+    /// The ABI isolate would use (capped by `ISOLATE_LANDLOCK_ABI_MAX`).
+    pub landlock_abi: Option<u32>,
+    pub paths: Vec<Resolved>,
+    pub features: Vec<FeatureState>,
+    pub gaps: Vec<String>,
+    /// Said in the start line of a run.
+    pub notes: Vec<String>,
+    /// What would make a run with this policy fail here.
+    pub problems: Vec<String>,
 }
 
+/// `loaded` resolved as a run would resolve it, creating nothing; the job's own paths are shown as
+/// `<worktree>`, `<tmpdir>` and `<project>`.
+pub fn preview(loaded: &Loaded) -> Preview {
+    let abi = probe::landlock_abi();
+    let policy = &loaded.policy;
+    let mut paths = resolve_policy_paths(policy, false);
+    let placeholder = |written: &str, access, detail: &str| Resolved {
+        written: written.to_string(),
+        access,
+        path: None,
+        outcome: Outcome::Granted,
+        detail: Some(detail.to_string()),
+        noted: false,
+    };
+    paths.extend([
+        placeholder(
+            "<worktree>",
+            Access::Write,
+            "the job's worktree (with --worktree)",
+        ),
+        placeholder("<tmpdir>", Access::Write, "the job's private TMPDIR"),
+        placeholder(
+            "<project>",
+            Access::Read,
+            "the project (top level, git directory, objects, hooks); without --worktree the current directory",
+        ),
+        Resolved {
+            path: Some(PathBuf::from("/dev/null")),
+            detail: None,
+            ..placeholder("/dev/null", Access::WriteFile, "")
+        },
+    ]);
+    let mut notes = Vec::new();
+    let mut problems = Vec::new();
+    for r in &paths {
+        let detail = r.detail.clone().unwrap_or_default();
+        match r.outcome {
+            Outcome::Failed => problems.push(format!("{}: {detail}", r.written)),
+            Outcome::Skipped if r.noted => notes.push(format!("{} skipped: {detail}", r.written)),
+            _ => {}
+        }
+    }
+    if let Err(e) = check(loaded, abi) {
+        problems.push(e.to_string());
+    }
+    let states = features(policy, abi);
+    let read: Vec<PathBuf> = paths
+        .iter()
+        .filter(|r| r.access == Access::Read && r.outcome == Outcome::Granted)
+        .filter_map(|r| r.path.clone())
+        .collect();
+    let gaps = gaps(policy, abi, &states, reads_unrestricted(&read));
+    Preview {
+        landlock_abi: abi,
+        paths,
+        features: states,
+        gaps,
+        notes,
+        problems,
+    }
+}
+
+/// Expands `~` and `$VAR`/`${VAR}`.
 fn expand(raw: &str) -> std::result::Result<String, String> {
     let var = |name: &str| std::env::var(name).map_err(|_| format!("${name} is not set"));
     let mut out = match raw.strip_prefix('~') {
@@ -187,6 +700,7 @@ fn expand(raw: &str) -> std::result::Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sandbox::policy;
 
     #[test]
     fn expand_home_and_variables() {
@@ -197,5 +711,34 @@ mod tests {
         assert!(expand("$ISOLATE_SURELY_UNSET_VAR/x").is_err());
         assert!(expand("/a/${B").is_err());
         assert_eq!(expand("~user/x").unwrap(), "~user/x");
+    }
+
+    #[test]
+    fn a_required_feature_fails_closed_and_a_best_effort_one_is_a_gap() {
+        let offline = policy::load("offline").unwrap();
+        let err = check(&offline, Some(3)).unwrap_err().to_string();
+        assert!(err.contains("ABI 4") && err.contains("ABI 3"), "{err}");
+        assert_eq!(check(&offline, Some(4)).unwrap(), 4);
+        let default = policy::load("default").unwrap();
+        assert_eq!(check(&default, Some(3)).unwrap(), 3);
+        let states = features(&default.policy, Some(3));
+        let gaps = gaps(&default.policy, Some(3), &states, true);
+        assert!(gaps.iter().any(|g| g.contains("signals")), "{gaps:?}");
+        assert!(check(&default, Some(2)).is_err());
+        assert!(check(&default, None).is_err());
+    }
+
+    #[test]
+    fn every_builtin_profile_resolves() {
+        for (name, _) in policy::BUILTIN {
+            let loaded = policy::load(name).unwrap();
+            let preview = preview(&loaded);
+            assert!(
+                preview.paths.iter().all(|p| p.outcome != Outcome::Failed),
+                "{name}: {:?}",
+                preview.paths
+            );
+            assert!(!preview.gaps.is_empty(), "{name}");
+        }
     }
 }

@@ -1,46 +1,124 @@
 //! The policy as the user wrote it: TOML, every key known (a typo in a security policy must not
-//! silently widen or narrow it). Built-in profiles are the files of `policy/`, compiled in.
+//! silently widen or narrow it), then merged along its `extends` chain into one `Policy` with every
+//! default filled in. Paths stay as written here (`~`, `$VAR`); plan.rs resolves them for a job.
+//! Built-in profiles are the files of `policy/`, compiled in; a user's own live in
+//! `$XDG_CONFIG_HOME/isolate/policy/NAME.toml`.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
 /// The built-in profiles, by name.
-pub const BUILTIN: &[(&str, &str)] = &[("default", include_str!("../../policy/default.toml"))];
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("default", include_str!("../../policy/default.toml")),
+    ("offline", include_str!("../../policy/offline.toml")),
+    ("strict", include_str!("../../policy/strict.toml")),
+    ("claude-code", include_str!("../../policy/claude-code.toml")),
+    ("codex", include_str!("../../policy/codex.toml")),
+];
 
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A policy resolved along its `extends` chain, every default filled in.
+#[derive(Debug, Clone, Default)]
 pub struct Policy {
-    #[serde(default)]
     pub filesystem: Filesystem,
-    #[serde(default)]
+    pub network: Network,
     pub scopes: Scopes,
-    #[serde(default)]
     pub environment: Environment,
+    pub limits: Limits,
+    pub compatibility: Compatibility,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default)]
 pub struct Filesystem {
-    /// Paths readable and executable, with everything beneath them.
-    #[serde(default)]
-    pub read: Vec<String>,
-    /// Extra writable paths, with everything beneath them.
-    #[serde(default)]
-    pub write: Vec<String>,
+    /// Readable and executable, with everything beneath (default `missing`: note).
+    pub read: Vec<PathRule>,
+    /// Writable, with everything beneath (default `missing`: error).
+    pub write: Vec<PathRule>,
+    /// Single writable files (default `missing`: error).
+    pub write_files: Vec<PathRule>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// One path of a policy, as written, and what to do when it does not exist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathRule {
+    pub path: String,
+    pub missing: Missing,
+}
+
+/// What a path that does not exist (or names an unset variable) does to a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Missing {
+    /// The run fails (status 125).
+    Error,
+    /// Skipped, and said in the start line.
+    Note,
+    /// Skipped silently (shown by `isolate policy show`).
+    Ignore,
+    /// isolate creates it (a directory, or an empty file in `write_files`), mode 0700/0600.
+    Create,
+}
+
+/// TCP, restricted by Landlock from ABI 4 (UDP is not: a gap).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Network {
+    pub connect: Ports,
+    pub bind: Ports,
+}
+
+/// `"all"`, `"none"`, or a list of ports.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Ports {
+    #[default]
+    All,
+    Only(Vec<u16>),
+}
+
+impl Ports {
+    /// The ports allowed, `None` when the policy does not restrict them.
+    pub fn allowed(&self) -> Option<&[u16]> {
+        match self {
+            Ports::All => None,
+            Ports::Only(ports) => Some(ports),
+        }
+    }
+}
+
+impl fmt::Display for Ports {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ports::All => f.write_str("all"),
+            Ports::Only(ports) if ports.is_empty() => f.write_str("none"),
+            Ports::Only(ports) => {
+                let shown: Vec<String> = ports.iter().map(u16::to_string).collect();
+                f.write_str(&shown.join(", "))
+            }
+        }
+    }
+}
+
+impl Serialize for Ports {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Ports::All => s.serialize_str("all"),
+            Ports::Only(ports) if ports.is_empty() => s.serialize_str("none"),
+            Ports::Only(ports) => ports.serialize(s),
+        }
+    }
+}
+
+/// Landlock scopes (ABI 6); both on unless the policy says otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Scopes {
-    /// The job may not signal processes outside its sandbox (Landlock ABI 6).
-    #[serde(default = "yes")]
+    /// The job may not signal processes outside its sandbox.
     pub signals: bool,
-    /// The job may not connect to abstract unix sockets created outside it (Landlock ABI 6).
-    #[serde(default = "yes")]
+    /// The job may not connect to abstract unix sockets created outside it.
     pub abstract_unix_sockets: bool,
 }
 
@@ -53,11 +131,7 @@ impl Default for Scopes {
     }
 }
 
-fn yes() -> bool {
-    true
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Environment {
     /// Variables removed before exec.
@@ -68,66 +142,544 @@ pub struct Environment {
     pub set: BTreeMap<String, String>,
 }
 
+/// Resource limits set in the pre-exec helper (`None`: left as inherited), and the default timeout.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Limits {
+    /// RLIMIT_NOFILE.
+    pub open_files: Option<u64>,
+    /// RLIMIT_NPROC: note that the kernel counts every process of the user, not only the job's.
+    pub processes: Option<u64>,
+    /// RLIMIT_CORE, in bytes.
+    pub core_size: Option<u64>,
+    /// RLIMIT_AS, in bytes.
+    pub address_space: Option<u64>,
+    /// Wall-clock timeout when `--timeout` is not given.
+    #[serde(serialize_with = "serialize_duration")]
+    pub timeout: Option<Duration>,
+}
+
+/// Whether a Landlock feature the policy asks for must be enforced (else the run fails) or is best
+/// effort (else it is listed as a gap). Write containment is always required.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    #[default]
+    Required,
+    BestEffort,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Compatibility {
+    /// TCP rules (Landlock ABI 4).
+    pub network: Level,
+    /// Signal and abstract unix socket scopes (Landlock ABI 6).
+    pub scopes: Level,
+}
+
 /// A loaded policy and the name it is reported under.
+#[derive(Debug, Clone)]
 pub struct Loaded {
+    /// A profile's name, or the file's path as given.
     pub name: String,
+    /// Where it came from, then what it extends, in order (`claude-code`, `default`).
+    pub sources: Vec<String>,
     pub policy: Policy,
 }
 
-/// `NAME` of a built-in profile, or a path to a TOML file.
+// ---- The file as written: every field optional, so that `extends` can tell what a file sets. ----
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    /// Another profile (by name) or file (relative to this one) that this one adds to.
+    extends: Option<String>,
+    #[serde(default)]
+    filesystem: FilesystemFile,
+    #[serde(default)]
+    network: NetworkFile,
+    #[serde(default)]
+    scopes: ScopesFile,
+    #[serde(default)]
+    environment: Environment,
+    #[serde(default)]
+    limits: LimitsFile,
+    #[serde(default)]
+    compatibility: CompatibilityFile,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilesystemFile {
+    #[serde(default)]
+    read: Vec<PathEntry>,
+    #[serde(default)]
+    write: Vec<PathEntry>,
+    #[serde(default)]
+    write_files: Vec<PathEntry>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NetworkFile {
+    connect: Option<Ports>,
+    bind: Option<Ports>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScopesFile {
+    signals: Option<bool>,
+    abstract_unix_sockets: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LimitsFile {
+    open_files: Option<u64>,
+    processes: Option<u64>,
+    core_size: Option<Size>,
+    address_space: Option<Size>,
+    #[serde(default, deserialize_with = "deserialize_duration")]
+    timeout: Option<Duration>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CompatibilityFile {
+    network: Option<Level>,
+    scopes: Option<Level>,
+}
+
+/// A path: a string, or a table `{ path = "...", missing = "..." }`.
+#[derive(Debug)]
+struct PathEntry {
+    path: String,
+    missing: Option<Missing>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PathTable {
+    path: String,
+    missing: Option<Missing>,
+}
+
+impl<'de> Deserialize<'de> for PathEntry {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = PathEntry;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a path, or a table { path = \"...\", missing = \"error\" | \"note\" | \"ignore\" | \"create\" }")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<PathEntry, E> {
+                Ok(PathEntry {
+                    path: s.to_string(),
+                    missing: None,
+                })
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<PathEntry, A::Error> {
+                let table = PathTable::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(PathEntry {
+                    path: table.path,
+                    missing: table.missing,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Ports {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Ports;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("\"all\", \"none\" or a list of TCP ports")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<Ports, E> {
+                match s {
+                    "all" => Ok(Ports::All),
+                    "none" => Ok(Ports::Only(Vec::new())),
+                    _ => Err(E::invalid_value(de::Unexpected::Str(s), &self)),
+                }
+            }
+            fn visit_seq<A: SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Ports, A::Error> {
+                let mut ports = Vec::new();
+                while let Some(port) = seq.next_element::<u16>()? {
+                    if !ports.contains(&port) {
+                        ports.push(port);
+                    }
+                }
+                Ok(Ports::Only(ports))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A size in bytes: an integer, or a string with a binary suffix (`"512M"`, `"8GiB"`).
+#[derive(Debug, Clone, Copy)]
+struct Size(u64);
+
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Size;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a size in bytes: an integer, or a string such as \"512M\" or \"8GiB\"")
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> std::result::Result<Size, E> {
+                u64::try_from(n)
+                    .map(Size)
+                    .map_err(|_| E::invalid_value(de::Unexpected::Signed(n), &self))
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> std::result::Result<Size, E> {
+                Ok(Size(n))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<Size, E> {
+                parse_size(s).ok_or_else(|| E::invalid_value(de::Unexpected::Str(s), &self))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+fn parse_size(s: &str) -> Option<Size> {
+    let s = s.trim();
+    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let number: u64 = s[..digits].parse().ok()?;
+    let shift = match s[digits..].trim() {
+        "" | "B" => 0,
+        "K" | "KiB" => 10,
+        "M" | "MiB" => 20,
+        "G" | "GiB" => 30,
+        "T" | "TiB" => 40,
+        _ => return None,
+    };
+    number.checked_mul(1 << shift).map(Size)
+}
+
+fn deserialize_duration<'de, D: Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<Duration>, D::Error> {
+    let text = String::deserialize(d)?;
+    humantime::parse_duration(&text)
+        .map(Some)
+        .map_err(|e| de::Error::custom(format!("{e} (examples: \"90s\", \"15m\", \"2h\")")))
+}
+
+fn serialize_duration<S: serde::Serializer>(
+    d: &Option<Duration>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_str(&humantime::format_duration(*d).to_string()),
+        None => s.serialize_none(),
+    }
+}
+
+// ---- Loading ----
+
+/// Where a profile came from: the identity that detects an `extends` cycle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Origin {
+    Builtin(&'static str),
+    File(PathBuf),
+}
+
+/// `NAME` of a built-in or user profile, or a path to a TOML file (it contains `/` or ends in
+/// `.toml`), with its `extends` chain merged in.
 pub fn load(name_or_file: &str) -> Result<Loaded> {
-    if let Some((name, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_file) {
-        return parse(name, text).map(|policy| Loaded {
-            name: name.to_string(),
-            policy,
-        });
-    }
-    let path = Path::new(name_or_file);
-    if !name_or_file.contains('/') && !path.exists() {
-        let known: Vec<_> = BUILTIN.iter().map(|(n, _)| *n).collect();
-        return Err(Error::Policy {
-            source_name: name_or_file.to_string(),
-            message: format!("no such profile (built-in: {})", known.join(", ")),
-        });
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Policy {
-        source_name: path.display().to_string(),
-        message: format!("cannot read: {e}"),
-    })?;
-    let shown = path.display().to_string();
-    parse(&shown, &text).map(|policy| Loaded {
-        name: shown,
+    let mut stack = Vec::new();
+    let (name, policy) = load_chain(name_or_file, Path::new("."), &mut stack)?;
+    Ok(Loaded {
+        name,
+        sources: stack.iter().map(|(_, shown)| shown.clone()).collect(),
         policy,
     })
 }
 
-fn parse(source_name: &str, text: &str) -> Result<Policy> {
-    toml::from_str(text).map_err(|e| Error::Policy {
-        source_name: source_name.to_string(),
+/// The directory of the user's profiles: `$XDG_CONFIG_HOME/isolate/policy`, else
+/// `~/.config/isolate/policy`.
+pub fn user_dir() -> Option<PathBuf> {
+    let from_env = |var: &str| {
+        std::env::var_os(var)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let config =
+        from_env("XDG_CONFIG_HOME").or_else(|| from_env("HOME").map(|h| h.join(".config")))?;
+    Some(config.join("isolate").join("policy"))
+}
+
+fn is_file_reference(reference: &str) -> bool {
+    reference.contains('/') || reference.ends_with(".toml")
+}
+
+/// Finds `reference` (relative files from `from_dir`), reads it, then what it extends.
+/// `stack` holds the chain so far, to refuse a cycle.
+fn load_chain(
+    reference: &str,
+    from_dir: &Path,
+    stack: &mut Vec<(Origin, String)>,
+) -> Result<(String, Policy)> {
+    let found = find(reference, from_dir)?;
+    if stack.iter().any(|(o, _)| *o == found.origin) {
+        let chain: Vec<&str> = stack
+            .iter()
+            .map(|(_, s)| s.as_str())
+            .chain([found.name.as_str()])
+            .collect();
+        return Err(Error::Policy {
+            source_name: stack.last().map_or(found.label.clone(), |(_, s)| s.clone()),
+            message: format!("extends makes a cycle: {}", chain.join(" -> ")),
+        });
+    }
+    stack.push((found.origin.clone(), found.name.clone()));
+    let file: File = toml::from_str(&found.text).map_err(|e| Error::Policy {
+        source_name: found.label.clone(),
         message: e.to_string().trim_end().to_string(),
+    })?;
+    let base = match &file.extends {
+        Some(parent) => {
+            let dir = match &found.origin {
+                Origin::File(path) => path.parent().unwrap_or(Path::new("/")).to_path_buf(),
+                Origin::Builtin(_) if is_file_reference(parent) => {
+                    return Err(Error::Policy {
+                        source_name: found.label,
+                        message: format!(
+                            "a built-in profile extends only profiles by name, not {parent}"
+                        ),
+                    })
+                }
+                Origin::Builtin(_) => PathBuf::from("."),
+            };
+            load_chain(parent, &dir, stack)?.1
+        }
+        None => Policy::default(),
+    };
+    Ok((found.name, merge(base, file)))
+}
+
+/// A profile's text, where it came from, the name it is reported under and the label its errors
+/// carry (the file's path for files, so that an error names the file).
+struct Found {
+    origin: Origin,
+    name: String,
+    label: String,
+    text: String,
+}
+
+fn find(reference: &str, from_dir: &Path) -> Result<Found> {
+    let read = |path: &Path| {
+        std::fs::read_to_string(path).map_err(|e| Error::Policy {
+            source_name: path.display().to_string(),
+            message: format!("cannot read: {e}"),
+        })
+    };
+    if is_file_reference(reference) {
+        let path = if Path::new(reference).is_absolute() {
+            PathBuf::from(reference)
+        } else {
+            from_dir.join(reference)
+        };
+        let text = read(&path)?;
+        let origin = Origin::File(std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone()));
+        let shown = path.display().to_string();
+        let shown = shown.strip_prefix("./").unwrap_or(&shown).to_string();
+        return Ok(Found {
+            origin,
+            name: shown.clone(),
+            label: shown,
+            text,
+        });
+    }
+    let user = user_dir()
+        .map(|dir| dir.join(format!("{reference}.toml")))
+        .filter(|p| p.is_file());
+    if let Some((name, text)) = BUILTIN.iter().find(|(n, _)| *n == reference) {
+        if let Some(path) = user {
+            return Err(Error::Policy {
+                source_name: path.display().to_string(),
+                message: format!(
+                    "has the name of the built-in profile {name}; rename it (it may say `extends = \"{name}\"`)"
+                ),
+            });
+        }
+        return Ok(Found {
+            origin: Origin::Builtin(name),
+            name: name.to_string(),
+            label: name.to_string(),
+            text: text.to_string(),
+        });
+    }
+    let Some(path) = user else {
+        let known: Vec<_> = BUILTIN.iter().map(|(n, _)| *n).collect();
+        let place = user_dir()
+            .map(|d| format!("; no {}", d.join(format!("{reference}.toml")).display()))
+            .unwrap_or_default();
+        return Err(Error::Policy {
+            source_name: reference.to_string(),
+            message: format!("no such profile (built-in: {}{place})", known.join(", ")),
+        });
+    };
+    let text = read(&path)?;
+    Ok(Found {
+        origin: Origin::File(std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone())),
+        name: reference.to_string(),
+        label: path.display().to_string(),
+        text,
     })
+}
+
+/// `file` on top of `base`: lists add (paths, removed variables), single values override.
+fn merge(base: Policy, file: File) -> Policy {
+    let paths = |mut base: Vec<PathRule>, added: Vec<PathEntry>, default: Missing| {
+        for entry in added {
+            base.retain(|r| r.path != entry.path);
+            base.push(PathRule {
+                path: entry.path,
+                missing: entry.missing.unwrap_or(default),
+            });
+        }
+        base
+    };
+    let fs = file.filesystem;
+    let mut environment = base.environment;
+    for var in file.environment.remove {
+        if !environment.remove.contains(&var) {
+            environment.remove.push(var);
+        }
+    }
+    for (k, v) in file.environment.set {
+        environment.remove.retain(|r| *r != k);
+        environment.set.insert(k, v);
+    }
+    let limits = file.limits;
+    Policy {
+        filesystem: Filesystem {
+            read: paths(base.filesystem.read, fs.read, Missing::Note),
+            write: paths(base.filesystem.write, fs.write, Missing::Error),
+            write_files: paths(base.filesystem.write_files, fs.write_files, Missing::Error),
+        },
+        network: Network {
+            connect: file.network.connect.unwrap_or(base.network.connect),
+            bind: file.network.bind.unwrap_or(base.network.bind),
+        },
+        scopes: Scopes {
+            signals: file.scopes.signals.unwrap_or(base.scopes.signals),
+            abstract_unix_sockets: file
+                .scopes
+                .abstract_unix_sockets
+                .unwrap_or(base.scopes.abstract_unix_sockets),
+        },
+        environment,
+        limits: Limits {
+            open_files: limits.open_files.or(base.limits.open_files),
+            processes: limits.processes.or(base.limits.processes),
+            core_size: limits.core_size.map(|s| s.0).or(base.limits.core_size),
+            address_space: limits
+                .address_space
+                .map(|s| s.0)
+                .or(base.limits.address_space),
+            timeout: limits.timeout.or(base.limits.timeout),
+        },
+        compatibility: Compatibility {
+            network: file
+                .compatibility
+                .network
+                .unwrap_or(base.compatibility.network),
+            scopes: file
+                .compatibility
+                .scopes
+                .unwrap_or(base.compatibility.scopes),
+        },
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn parse(text: &str) -> std::result::Result<Policy, String> {
+        toml::from_str::<File>(text)
+            .map(|f| merge(Policy::default(), f))
+            .map_err(|e| e.to_string())
+    }
+
     #[test]
     fn every_builtin_profile_parses() {
-        for (name, _) in BUILTIN {
+        for (name, text) in BUILTIN {
             let loaded = load(name).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert!(
                 !loaded.policy.filesystem.read.is_empty(),
                 "{name} reads nothing"
             );
+            assert!(
+                text.starts_with(&format!("# {name}: ")),
+                "{name} has no comment block"
+            );
         }
     }
 
     #[test]
-    fn an_unknown_key_is_an_error_naming_it() {
-        let err = parse("typo.toml", "[filesystem]\nwrtie = [\"/tmp\"]\n").unwrap_err();
-        let msg = err.to_string();
-        assert!(msg.contains("wrtie") && msg.contains("typo.toml"), "{msg}");
+    fn an_unknown_key_is_an_error_naming_it_and_its_line() {
+        let msg = parse("[filesystem]\nwrtie = [\"/tmp\"]\n").unwrap_err();
+        assert!(msg.contains("wrtie") && msg.contains("line 2"), "{msg}");
+        let msg =
+            parse("[filesystem]\nread = [{ path = \"/x\", mising = \"ignore\" }]\n").unwrap_err();
+        assert!(msg.contains("mising") && msg.contains("line 2"), "{msg}");
+        let msg = parse("[network]\nconnect = \"some\"\n").unwrap_err();
+        assert!(msg.contains("some") && msg.contains("line 2"), "{msg}");
+        let msg = parse("[limits]\ntimeout = \"soon\"\n").unwrap_err();
         assert!(msg.contains("line 2"), "{msg}");
+    }
+
+    #[test]
+    fn values_of_every_kind() {
+        let policy = parse(
+            "[filesystem]\nread = [\"/usr\", { path = \"~/.x\", missing = \"ignore\" }]\n\
+             [network]\nconnect = [443, 80, 443]\nbind = \"none\"\n\
+             [limits]\nopen_files = 64\naddress_space = \"8GiB\"\ncore_size = 0\ntimeout = \"15m\"\n\
+             [compatibility]\nnetwork = \"best_effort\"\n",
+        )
+        .unwrap();
+        assert_eq!(policy.filesystem.read[0].missing, Missing::Note);
+        assert_eq!(policy.filesystem.read[1].missing, Missing::Ignore);
+        assert_eq!(policy.network.connect, Ports::Only(vec![443, 80]));
+        assert_eq!(policy.network.bind, Ports::Only(vec![]));
+        assert_eq!(policy.limits.address_space, Some(8 << 30));
+        assert_eq!(policy.limits.core_size, Some(0));
+        assert_eq!(policy.limits.timeout, Some(Duration::from_secs(900)));
+        assert_eq!(policy.compatibility.network, Level::BestEffort);
+        assert_eq!(policy.compatibility.scopes, Level::Required);
+        assert!(parse("[network]\nconnect = [70000]\n").is_err());
+    }
+
+    #[test]
+    fn extends_adds_lists_and_overrides_values() {
+        let loaded = load("claude-code").unwrap();
+        assert_eq!(loaded.sources, ["claude-code", "default"]);
+        let default = load("default").unwrap().policy;
+        let policy = loaded.policy;
+        assert_eq!(policy.filesystem.read, default.filesystem.read);
+        assert_eq!(policy.environment, default.environment);
+        assert!(policy
+            .filesystem
+            .write
+            .iter()
+            .any(|r| r.path == "~/.claude"));
+        let offline = load("offline").unwrap().policy;
+        assert_eq!(offline.network.connect, Ports::Only(vec![]));
+        assert_eq!(offline.environment, default.environment);
     }
 }

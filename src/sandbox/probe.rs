@@ -1,7 +1,16 @@
-//! What the running kernel enforces: the Landlock ABI version, and the gaps that follow from it.
+//! What this machine offers the sandbox: the kernel's Landlock ABI (and why there is none), and
+//! whether job trees can get a cgroup v2 of their own. Read-only: probing never changes anything.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
 
 /// The lowest ABI that contains writes: `truncate(2)` outside the worktree is controlled from ABI 3.
 pub const MIN_ABI: u32 = 3;
+/// TCP bind and connect rules arrived with ABI 4.
+pub const NETWORK_ABI: u32 = 4;
+/// Device ioctl restriction arrived with ABI 5.
+pub const IOCTL_ABI: u32 = 5;
 /// Signal and abstract-unix-socket scoping arrived with ABI 6.
 pub const SCOPES_ABI: u32 = 6;
 
@@ -10,8 +19,8 @@ pub const SCOPES_ABI: u32 = 6;
 /// policy against older kernels (and to test fail-closed behaviour on a machine that has Landlock).
 pub const ABI_MAX_VAR: &str = "ISOLATE_LANDLOCK_ABI_MAX";
 
-/// The kernel's Landlock ABI (capped by `ISOLATE_LANDLOCK_ABI_MAX`), `None` without Landlock.
-pub fn landlock_abi() -> Option<u32> {
+/// The kernel's own Landlock ABI, or why it has none.
+pub fn kernel_abi() -> Result<u32, &'static str> {
     // SAFETY: LANDLOCK_CREATE_RULESET_VERSION with a null attribute and size 0 only queries the ABI.
     let abi = unsafe {
         libc::syscall(
@@ -21,10 +30,96 @@ pub fn landlock_abi() -> Option<u32> {
             1u32, // LANDLOCK_CREATE_RULESET_VERSION
         )
     };
-    let cap = std::env::var(ABI_MAX_VAR)
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok());
-    let abi = u32::try_from(abi).ok().filter(|&v| v > 0)?;
-    let abi = cap.map_or(abi, |c| abi.min(c));
+    if abi > 0 {
+        return u32::try_from(abi).map_err(|_| "unexpected answer from the kernel");
+    }
+    // landlock_create_ruleset(2): EOPNOTSUPP when built in but not enabled at boot.
+    match std::io::Error::last_os_error().raw_os_error() {
+        Some(libc::EOPNOTSUPP) => Err("Landlock is built into this kernel but not enabled at boot (add landlock to the lsm= boot parameter)"),
+        Some(libc::ENOSYS) => Err("this kernel has no Landlock (Linux 5.13+ built with CONFIG_SECURITY_LANDLOCK)"),
+        _ => Err("Landlock is not available"),
+    }
+}
+
+/// `ISOLATE_LANDLOCK_ABI_MAX`, when set to a number.
+pub fn abi_cap() -> Option<u32> {
+    std::env::var(ABI_MAX_VAR).ok()?.parse().ok()
+}
+
+/// The ABI isolate uses: the kernel's, capped by `ISOLATE_LANDLOCK_ABI_MAX`; `None` without Landlock.
+pub fn landlock_abi() -> Option<u32> {
+    let abi = kernel_abi().ok()?;
+    let abi = abi_cap().map_or(abi, |c| abi.min(c));
     (abi > 0).then_some(abi)
+}
+
+/// Whether a job tree can get a cgroup v2 of its own (so that the whole tree is stopped at once).
+#[derive(Debug, Clone, Serialize)]
+pub struct CgroupProbe {
+    /// The unified (v2) hierarchy's mount point, from `/proc/self/mountinfo`.
+    pub mount: Option<PathBuf>,
+    /// This process's cgroup v2 directory (`0::` of `/proc/self/cgroup`).
+    pub path: Option<PathBuf>,
+    /// Whether isolate may create a child cgroup there.
+    pub writable: bool,
+}
+
+pub fn cgroup() -> CgroupProbe {
+    let mount = std::fs::read_to_string("/proc/self/mountinfo")
+        .ok()
+        .and_then(|info| unified_mount(&info));
+    let relative = std::fs::read_to_string("/proc/self/cgroup")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find_map(|l| l.strip_prefix("0::").map(str::to_string))
+        });
+    let path = match (&mount, relative) {
+        (Some(mount), Some(relative)) => match relative.trim_start_matches('/') {
+            "" => Some(mount.clone()),
+            relative => Some(mount.join(relative)),
+        },
+        _ => None,
+    };
+    let writable = path.as_ref().is_some_and(|p| {
+        p.join("cgroup.procs").is_file()
+            && nix::unistd::access(p, nix::unistd::AccessFlags::W_OK).is_ok()
+    });
+    CgroupProbe {
+        mount,
+        path,
+        writable,
+    }
+}
+
+/// The mount point of the first `cgroup2` filesystem in a mountinfo text.
+fn unified_mount(mountinfo: &str) -> Option<PathBuf> {
+    mountinfo.lines().find_map(|line| {
+        let (left, right) = line.split_once(" - ")?;
+        let fstype = right.split_whitespace().next()?;
+        let mount_point = left.split_whitespace().nth(4)?;
+        // mountinfo escapes space, tab, newline and backslash as octal.
+        let unescaped = mount_point
+            .replace("\\040", " ")
+            .replace("\\011", "\t")
+            .replace("\\012", "\n")
+            .replace("\\134", "\\");
+        (fstype == "cgroup2").then(|| PathBuf::from(unescaped))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_unified_mount_is_found_among_v1_mounts() {
+        let info = "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n\
+                    41 31 0:38 / /sys/fs/cgroup/un\\040ified rw,relatime - cgroup2 cgroup2 rw\n";
+        assert_eq!(
+            unified_mount(info),
+            Some(PathBuf::from("/sys/fs/cgroup/un ified"))
+        );
+        assert_eq!(unified_mount("1 2 0:1 / /x rw - tmpfs tmpfs rw\n"), None);
+    }
 }
