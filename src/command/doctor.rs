@@ -1,8 +1,201 @@
-//! `isolate doctor`: what this kernel and git enforce, and every gap that remains.
+//! `isolate doctor [--json]`: what this machine enforces and every gap that remains: the Landlock
+//! ABI and each feature, whether job trees get a cgroup v2, git's version, where state and worktrees
+//! go, and the gaps of the default profile here. Exits 1 when isolate cannot sandbox here.
+
+use std::path::{Path, PathBuf};
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+use serde::Serialize;
 
 use crate::cli::DoctorArgs;
+use crate::command::report_error;
+use crate::error::Error;
+use crate::git;
+use crate::job::store;
+use crate::sandbox::plan::{self, FeatureState};
+use crate::sandbox::policy;
+use crate::sandbox::probe::{self, CgroupProbe};
 
-pub fn run(_args: DoctorArgs) -> i32 {
-    eprintln!("isolate: doctor is not built yet");
+#[derive(Serialize)]
+struct Doctor {
+    /// True when `isolate run` can sandbox a job here (Landlock ABI 3 or newer).
+    sandbox: bool,
+    landlock: Landlock,
+    features: Vec<FeatureState>,
+    cgroup: CgroupProbe,
+    git: Option<String>,
+    state_dir: Option<PathBuf>,
+    worktrees_dir: Option<PathBuf>,
+    /// The gaps of the default profile on this machine.
+    gaps: Vec<String>,
+    /// What failed while looking.
+    problems: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct Landlock {
+    /// The ABI isolate uses (the kernel's, capped by ISOLATE_LANDLOCK_ABI_MAX).
+    abi: Option<u32>,
+    kernel_abi: Option<u32>,
+    /// ISOLATE_LANDLOCK_ABI_MAX, when set.
+    cap: Option<u32>,
+    /// Why there is no Landlock.
+    unavailable: Option<&'static str>,
+}
+
+pub fn run(args: DoctorArgs) -> i32 {
+    let report = doctor();
+    let mut text = String::new();
+    if args.json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(json) => text = json + "\n",
+            Err(e) => {
+                report_error(&Error::Other(e.to_string()));
+                return 1;
+            }
+        }
+    } else {
+        let _ = human(&report, &mut text);
+    }
+    // A closed pipe (`isolate doctor | head`) is not an error.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    if report.sandbox {
+        return 0;
+    }
+    let why = match (report.landlock.abi, report.landlock.unavailable) {
+        (Some(abi), _) => format!(
+            "write containment needs Landlock ABI {} or newer; isolate has ABI {abi} here",
+            probe::MIN_ABI
+        ),
+        (None, Some(why)) => why.to_string(),
+        (None, None) => "no Landlock here".to_string(),
+    };
+    report_error(&Error::SandboxUnavailable(format!(
+        "isolate cannot sandbox here: {why}"
+    )));
     1
+}
+
+fn doctor() -> Doctor {
+    let mut problems = Vec::new();
+    let kernel = probe::kernel_abi();
+    let abi = probe::landlock_abi();
+    let (features, gaps) = match policy::load("default") {
+        Ok(default) => {
+            let preview = plan::preview(&default);
+            problems.extend(preview.problems);
+            (preview.features, preview.gaps)
+        }
+        Err(e) => {
+            problems.push(e.to_string());
+            (Vec::new(), Vec::new())
+        }
+    };
+    let git = match git::run(Path::new("/"), ["--version"]) {
+        Ok(out) => Some(out.text()),
+        Err(e) => {
+            problems.push(format!("git: {e}"));
+            None
+        }
+    };
+    let state_dir = match store::state_dir() {
+        Ok(dir) => Some(dir),
+        Err(e) => {
+            problems.push(e.to_string());
+            None
+        }
+    };
+    Doctor {
+        sandbox: abi.is_some_and(|abi| abi >= probe::MIN_ABI),
+        landlock: Landlock {
+            abi,
+            kernel_abi: kernel.ok(),
+            cap: probe::abi_cap(),
+            unavailable: kernel.err(),
+        },
+        features,
+        cgroup: probe::cgroup(),
+        git,
+        worktrees_dir: state_dir.as_ref().map(|d| d.join("worktrees")),
+        state_dir,
+        gaps,
+        problems,
+    }
+}
+
+/// The human form, written into `out`.
+fn human(d: &Doctor, out: &mut String) -> std::fmt::Result {
+    let landlock = match (&d.landlock, d.landlock.cap) {
+        (
+            Landlock {
+                abi: Some(abi),
+                kernel_abi: Some(kernel),
+                ..
+            },
+            Some(cap),
+        ) if cap < *kernel => {
+            format!(
+                "ABI {abi} (the kernel has ABI {kernel}; capped by {}={cap})",
+                probe::ABI_MAX_VAR
+            )
+        }
+        (Landlock { abi: Some(abi), .. }, _) => format!("ABI {abi}"),
+        (
+            Landlock {
+                unavailable: Some(why),
+                ..
+            },
+            _,
+        ) => format!("none: {why}"),
+        _ => "none".to_string(),
+    };
+    writeln!(out, "landlock      {landlock}")?;
+    for f in &d.features {
+        let state = if f.available {
+            "enforced".to_string()
+        } else {
+            format!(
+                "NOT enforced (needs Landlock ABI {}, Linux {}+)",
+                f.needs_abi,
+                f.feature.linux()
+            )
+        };
+        writeln!(out, "  {:<40} {state}", f.description)?;
+    }
+    let cgroup = match (&d.cgroup.path, d.cgroup.writable) {
+        (Some(path), true) => format!(
+            "{} (writable: each job tree gets its own cgroup)",
+            path.display()
+        ),
+        (Some(path), false) => format!(
+            "{} (not writable: job trees are found by walking /proc)",
+            path.display()
+        ),
+        (None, _) => "no cgroup v2 hierarchy (job trees are found by walking /proc)".to_string(),
+    };
+    writeln!(out, "cgroup v2     {cgroup}")?;
+    writeln!(
+        out,
+        "git           {}",
+        d.git.as_deref().unwrap_or("not found")
+    )?;
+    let shown = |p: &Option<PathBuf>| {
+        p.as_ref()
+            .map_or("?".to_string(), |p| p.display().to_string())
+    };
+    writeln!(out, "state         {}", shown(&d.state_dir))?;
+    writeln!(out, "worktrees     {}", shown(&d.worktrees_dir))?;
+    writeln!(out, "\ngaps of the default profile here")?;
+    for gap in &d.gaps {
+        writeln!(out, "  - {gap}")?;
+    }
+    if !d.problems.is_empty() {
+        writeln!(out, "\nproblems")?;
+        for p in &d.problems {
+            writeln!(out, "  - {p}")?;
+        }
+    }
+    Ok(())
 }
