@@ -4,3 +4,4 @@ mod escapes;
 mod import;
 mod lifecycle;
 mod planted;
+mod policy;

@@ -1,0 +1,776 @@
+//! Policies: the built-in profiles, user profiles and files, `extends`, network, strict reads, agent
+//! state directories, environment, limits, fail-closed per feature, and the gaps shown as data by
+//! reports, `policy show` and `doctor`. Every sandbox assertion goes both ways: what the policy
+//! allows works, what it refuses is refused (and left unchanged).
+
+use std::fs;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::support::*;
+
+const BUILTINS: &[&str] = &["default", "offline", "strict", "claude-code", "codex"];
+
+/// `isolate ARGS` in `dir` with extra environment variables.
+fn isolate_with(env: &TestEnv, dir: &Path, vars: &[(&str, &str)], args: &[&str]) -> Output {
+    let mut cmd = env.isolate_cmd(dir, args);
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    finish(
+        cmd.stdin(std::process::Stdio::null()).spawn().unwrap(),
+        LIMIT,
+    )
+}
+
+/// Writes a policy file in the test's directory and returns its path.
+fn policy_file(env: &TestEnv, name: &str, text: &str) -> PathBuf {
+    let path = env.path().join(name);
+    fs::write(&path, text).unwrap();
+    path
+}
+
+/// A job in `dir` (no worktree) under `policy`, running `script` with sh; returns its output and
+/// its report.
+fn job(env: &TestEnv, dir: &Path, policy: &str, script: &str) -> (Output, Value) {
+    job_with(env, dir, &[], policy, script)
+}
+
+fn job_with(
+    env: &TestEnv,
+    dir: &Path,
+    vars: &[(&str, &str)],
+    policy: &str,
+    script: &str,
+) -> (Output, Value) {
+    let report = env.path().join("report.json");
+    let _ = fs::remove_file(&report);
+    let out = isolate_with(
+        env,
+        dir,
+        vars,
+        &[
+            "run",
+            "--policy",
+            policy,
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    );
+    let value = fs::read_to_string(&report)
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or(Value::Null);
+    (out, value)
+}
+
+fn gaps(report: &Value) -> String {
+    report["sandbox"]["gaps"].to_string()
+}
+
+fn show_json(env: &TestEnv, vars: &[(&str, &str)], policy: &str) -> (Output, Value) {
+    let out = isolate_with(env, env.path(), vars, &["policy", "show", policy, "--json"]);
+    let value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out, value)
+}
+
+#[test]
+fn every_file_in_the_policy_folder_is_a_builtin_that_parses_and_resolves() {
+    let env = TestEnv::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("policy");
+    let mut names: Vec<String> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut builtins: Vec<String> = BUILTINS.iter().map(|s| s.to_string()).collect();
+    builtins.sort();
+    assert_eq!(names, builtins, "policy/ and the built-in profiles differ");
+    for name in BUILTINS {
+        // By name (compiled in) and as a file (the same text, read from disk).
+        let file = dir.join(format!("{name}.toml"));
+        for reference in [name.to_string(), file.display().to_string()] {
+            let (out, value) = show_json(&env, &[], &reference);
+            assert_status(&out, 0);
+            assert_eq!(value["sources"][0], reference.as_str());
+            for path in value["paths"].as_array().unwrap() {
+                assert_ne!(path["outcome"], "failed", "{reference}: {path}");
+            }
+        }
+        let text = fs::read_to_string(&file).unwrap();
+        assert!(
+            text.starts_with(&format!("# {name}: ")),
+            "{name}.toml does not open with a comment block saying what it is for"
+        );
+        // And a real job runs under it.
+        let (out, report) = job(&env, env.path(), name, "true");
+        assert_status(&out, 0);
+        assert_eq!(report["sandbox"]["policy"], *name);
+        assert_eq!(report["sandbox"]["enforced"], true);
+    }
+}
+
+#[test]
+fn offline_refuses_a_tcp_connect_and_bind_that_default_allows() {
+    let env = TestEnv::new();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = format!(
+        "bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}' && echo connected; \
+         perl -MIO::Socket::INET -e 'IO::Socket::INET->new(LocalAddr => q(127.0.0.1), LocalPort => 0, Listen => 1) or exit 1' \
+         && echo bound; echo done"
+    );
+    let (out, report) = job(&env, env.path(), "default", &connect);
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "connected\nbound\ndone\n", "{}", stderr(&out));
+    assert!(gaps(&report).contains("tcp connect and bind are not restricted"));
+
+    let (out, report) = job(&env, env.path(), "offline", &connect);
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Permission denied"),
+        "{}",
+        stderr(&out)
+    );
+    let gaps = gaps(&report);
+    assert!(!gaps.contains("tcp connect"), "{gaps}");
+    assert!(gaps.contains("udp"), "{gaps}");
+    drop(listener);
+}
+
+#[test]
+fn a_port_list_allows_those_ports_only() {
+    let env = TestEnv::new();
+    let allowed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let other = TcpListener::bind("127.0.0.1:0").unwrap();
+    let (a, o) = (
+        allowed.local_addr().unwrap().port(),
+        other.local_addr().unwrap().port(),
+    );
+    let file = policy_file(
+        &env,
+        "ports.toml",
+        &format!("extends = \"default\"\n[network]\nconnect = [{a}]\n"),
+    );
+    let script = format!(
+        "bash -c 'exec 3<>/dev/tcp/127.0.0.1/{a}' && echo allowed; \
+         bash -c 'exec 3<>/dev/tcp/127.0.0.1/{o}' && echo other; echo done"
+    );
+    let (out, report) = job(&env, env.path(), file.to_str().unwrap(), &script);
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "allowed\ndone\n", "{}", stderr(&out));
+    assert!(gaps(&report).contains("tcp bind is not restricted"));
+}
+
+#[test]
+fn strict_refuses_reading_the_home_directory_that_default_can_read() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(env.home.join("secret.txt"), "s3cret\n").unwrap();
+    fs::create_dir_all(env.home.join(".ssh")).unwrap();
+    fs::write(env.home.join(".ssh/id_ed25519"), "key\n").unwrap();
+    let script = "cat \"$HOME/secret.txt\"; ls \"$HOME/.ssh\"; cat README; echo done";
+
+    let (out, report) = job(&env, &repo, "default", script);
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "s3cret\nid_ed25519\nhello\ndone\n");
+    assert!(gaps(&report).contains("reads are not restricted"));
+
+    // Without a worktree: the current directory (the project) stays readable, the home does not.
+    let (out, report) = job(&env, &repo, "strict", script);
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "hello\ndone\n", "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Permission denied"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!gaps(&report).contains("reads are not restricted"));
+
+    // In a worktree: the job reads the project and commits (git and its configuration are readable).
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--policy",
+            "strict",
+            "--",
+            "sh",
+            "-c",
+            "cat \"$HOME/secret.txt\"; cat \"$ISOLATE_REPO/README\" && echo x > new.txt && git add new.txt \
+             && git commit -q -m strict && echo committed",
+        ],
+    );
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "hello\ncommitted\n", "{}", stderr(&out));
+    assert_eq!(env.isolate_branches(&repo).len(), 1);
+    env.assert_fsck(&repo);
+}
+
+#[test]
+fn allow_write_adds_to_any_policy() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let out_dir = env.home.join("out");
+    fs::create_dir(&out_dir).unwrap();
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--policy",
+            "strict",
+            "--allow-write",
+            out_dir.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "echo made > \"$HOME/out/file\" && cat \"$HOME/out/file\"; echo x > \"$HOME/elsewhere\"; echo done",
+        ],
+    );
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "made\ndone\n", "{}", stderr(&out));
+    assert!(!env.home.join("elsewhere").exists());
+}
+
+#[test]
+fn variables_the_policy_removes_are_absent_and_the_ones_it_sets_are_present() {
+    let env = TestEnv::new();
+    let file = policy_file(
+        &env,
+        "env.toml",
+        "extends = \"default\"\n[environment]\nremove = [\"MY_TOKEN\"]\nset = { GREETING = \"hello\" }\n",
+    );
+    let vars = [
+        ("SSH_AUTH_SOCK", "/tmp/agent.sock"),
+        ("MY_TOKEN", "t0ken"),
+        ("KEPT", "kept"),
+    ];
+    let script =
+        "echo \"${SSH_AUTH_SOCK-unset} ${MY_TOKEN-unset} ${KEPT-unset} ${GREETING-unset}\"";
+    let (out, _) = job_with(&env, env.path(), &vars, "default", script);
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "unset t0ken kept unset\n");
+    let (out, _) = job_with(&env, env.path(), &vars, file.to_str().unwrap(), script);
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "unset unset kept hello\n");
+}
+
+#[test]
+fn rlimits_are_in_force_in_the_job_and_the_policy_timeout_applies() {
+    let env = TestEnv::new();
+    let file = policy_file(
+        &env,
+        "limits.toml",
+        "extends = \"default\"\n[limits]\nopen_files = 123\ncore_size = 0\naddress_space = \"4GiB\"\n",
+    );
+    let (out, _) = job(
+        &env,
+        env.path(),
+        file.to_str().unwrap(),
+        "ulimit -n; ulimit -Hn; ulimit -c; ulimit -v; ulimit -n 124 2>/dev/null || echo cannot-raise",
+    );
+    assert_status(&out, 0);
+    assert_eq!(
+        stdout(&out),
+        format!("123\n123\n0\n{}\ncannot-raise\n", 4 << 20)
+    );
+
+    let file = policy_file(
+        &env,
+        "timeout.toml",
+        "extends = \"default\"\n[limits]\ntimeout = \"1s\"\n",
+    );
+    let (out, report) = job(&env, env.path(), file.to_str().unwrap(), "sleep 30");
+    assert_status(&out, 124);
+    assert_eq!(report["state"], "timed_out");
+    // --timeout wins over the policy's.
+    let out = env.isolate(
+        env.path(),
+        [
+            "run",
+            "--policy",
+            file.to_str().unwrap(),
+            "--timeout",
+            "60s",
+            "--",
+            "sh",
+            "-c",
+            "sleep 2; echo slept",
+        ],
+    );
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "slept\n");
+}
+
+#[test]
+fn a_typo_in_a_policy_is_125_naming_the_file_the_line_and_the_key() {
+    let env = TestEnv::new();
+    let file = policy_file(
+        &env,
+        "typo.toml",
+        "extends = \"default\"\n\n[filesystem]\nwrtie = [\"/tmp\"]\n",
+    );
+    let (out, report) = job(&env, env.path(), file.to_str().unwrap(), "echo ran");
+    assert_status(&out, 125);
+    assert_eq!(stdout(&out), "");
+    assert_eq!(report, Value::Null);
+    let err = stderr(&out);
+    assert!(
+        err.contains("wrtie") && err.contains("line 4") && err.contains(file.to_str().unwrap()),
+        "{err}"
+    );
+    assert!(env.records().is_empty());
+    // policy show: status 1, the same message.
+    let out = env.isolate(env.path(), ["policy", "show", file.to_str().unwrap()]);
+    assert_status(&out, 1);
+    assert!(stderr(&out).contains("wrtie"), "{}", stderr(&out));
+    // An unknown profile name, and a bad value.
+    let (out, _) = job(&env, env.path(), "no-such-profile", "true");
+    assert_status(&out, 125);
+    assert!(stderr(&out).contains("no such profile"), "{}", stderr(&out));
+    let file = policy_file(&env, "bad.toml", "[network]\nconnect = \"some\"\n");
+    let (out, _) = job(&env, env.path(), file.to_str().unwrap(), "true");
+    assert_status(&out, 125);
+    assert!(
+        stderr(&out).contains("some") && stderr(&out).contains("line 2"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_missing_write_path_is_125_and_a_missing_read_path_a_note() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let file = policy_file(
+        &env,
+        "missing.toml",
+        "extends = \"default\"\n[filesystem]\nwrite = [\"~/no-such-dir\"]\n",
+    );
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--policy",
+            file.to_str().unwrap(),
+            "--",
+            "echo",
+            "ran",
+        ],
+    );
+    assert_status(&out, 125);
+    assert_eq!(stdout(&out), "");
+    assert!(stderr(&out).contains("no-such-dir"), "{}", stderr(&out));
+    assert!(env.worktree_dirs().is_empty() && env.records().is_empty());
+    assert!(env.isolate_branches(&repo).is_empty());
+    let out = env.isolate(env.path(), ["policy", "show", file.to_str().unwrap()]);
+    assert_status(&out, 1);
+
+    let file = policy_file(
+        &env,
+        "missing-read.toml",
+        "extends = \"default\"\n[filesystem]\nread = [\"/no-such-dir\"]\n",
+    );
+    let (out, _) = job(&env, env.path(), file.to_str().unwrap(), "echo ran");
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "ran\n");
+    assert!(
+        stderr(&out).contains("note: /no-such-dir skipped"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn policy_show_json_has_every_field() {
+    let env = TestEnv::new();
+    let (out, value) = show_json(&env, &[], "claude-code");
+    assert_status(&out, 0);
+    for key in [
+        "name",
+        "sources",
+        "landlock_abi",
+        "paths",
+        "network",
+        "scopes",
+        "environment",
+        "limits",
+        "timeout",
+        "compatibility",
+        "features",
+        "gaps",
+        "notes",
+        "problems",
+    ] {
+        assert!(value.get(key).is_some(), "no {key} in {value}");
+    }
+    assert_eq!(value["name"], "claude-code");
+    assert_eq!(
+        value["sources"],
+        serde_json::json!(["claude-code", "default"])
+    );
+    let paths = value["paths"].as_array().unwrap();
+    let claude = paths.iter().find(|p| p["written"] == "~/.claude").unwrap();
+    assert_eq!(claude["access"], "write");
+    // The test's HOME has no ~/.claude: a run would create it, show creates nothing.
+    assert_eq!(claude["outcome"], "will_create");
+    assert!(!env.home.join(".claude").exists());
+    assert!(claude["rights"]
+        .as_array()
+        .unwrap()
+        .contains(&Value::from("make_reg")));
+    let root = paths.iter().find(|p| p["written"] == "/").unwrap();
+    assert_eq!(
+        root["rights"],
+        serde_json::json!(["execute", "read_file", "read_dir"])
+    );
+    assert_eq!(value["network"]["tcp_connect"], "all");
+    assert_eq!(value["scopes"]["signals"], true);
+    assert!(value["environment"]["remove"]
+        .as_array()
+        .unwrap()
+        .contains(&Value::from("SSH_AUTH_SOCK")));
+    for key in ["open_files", "processes", "core_size", "address_space"] {
+        assert!(value["limits"].get(key).is_some(), "no limits.{key}");
+    }
+    assert_eq!(value["compatibility"]["scopes"], "best_effort");
+    assert_eq!(value["features"].as_array().unwrap().len(), 4);
+    assert!(value["gaps"].to_string().contains("udp"));
+
+    let (_, offline) = show_json(&env, &[], "offline");
+    assert_eq!(offline["network"]["tcp_connect"], "none");
+    assert_eq!(offline["network"]["tcp_bind"], "none");
+    let (_, strict) = show_json(&env, &[], "strict");
+    assert_eq!(strict["limits"]["core_size"], 0);
+    assert!(!strict["gaps"]
+        .to_string()
+        .contains("reads are not restricted"));
+
+    // The human form names the same things.
+    let out = env.isolate(env.path(), ["policy", "show", "offline"]);
+    assert_status(&out, 0);
+    let text = stdout(&out);
+    for needle in [
+        "policy offline (extends default)",
+        "tcp connect: none",
+        "SSH_AUTH_SOCK",
+        "gaps",
+    ] {
+        assert!(text.contains(needle), "no {needle:?} in {text}");
+    }
+    // Bad usage is 2.
+    let out = env.isolate(env.path(), ["policy", "show", "a", "b"]);
+    assert_status(&out, 2);
+}
+
+#[test]
+fn doctor_reports_the_abi_features_cgroup_git_and_gaps() {
+    let env = TestEnv::new();
+    let out = env.isolate(env.path(), ["doctor", "--json"]);
+    assert_status(&out, 0);
+    let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let abi = value["landlock"]["abi"].as_u64().expect("an ABI");
+    assert!(abi >= 3, "{value}");
+    assert_eq!(value["landlock"]["kernel_abi"], abi);
+    assert_eq!(value["sandbox"], true);
+    assert_eq!(value["features"].as_array().unwrap().len(), 4);
+    assert!(value["git"].as_str().unwrap().starts_with("git version"));
+    assert_eq!(
+        value["state_dir"].as_str().unwrap(),
+        env.state.to_str().unwrap()
+    );
+    assert!(value["worktrees_dir"]
+        .as_str()
+        .unwrap()
+        .ends_with("worktrees"));
+    assert!(value["cgroup"].get("writable").is_some());
+    assert!(value["gaps"].to_string().contains("udp"));
+
+    // As on an older kernel: the ABI isolate uses and the features it loses.
+    let out = isolate_with(
+        &env,
+        env.path(),
+        &[("ISOLATE_LANDLOCK_ABI_MAX", "4")],
+        &["doctor", "--json"],
+    );
+    assert_status(&out, 0);
+    let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(value["landlock"]["abi"], 4);
+    let scopes = value["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["feature"] == "scopes")
+        .unwrap()
+        .clone();
+    assert_eq!(scopes["available"], false);
+    assert!(value["gaps"].to_string().contains("signals"));
+    // Without write containment isolate cannot sandbox here: 1.
+    let out = isolate_with(
+        &env,
+        env.path(),
+        &[("ISOLATE_LANDLOCK_ABI_MAX", "2")],
+        &["doctor"],
+    );
+    assert_status(&out, 1);
+    assert!(
+        stdout(&out).contains("landlock      ABI 2"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stderr(&out).contains("cannot sandbox"), "{}", stderr(&out));
+}
+
+#[test]
+fn claude_code_writes_its_state_directory_and_nothing_else_of_the_home_directory() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(env.home.join(".bashrc"), "original\n").unwrap();
+    let script = "mkdir -p \"$HOME/.claude/projects\" && echo s > \"$HOME/.claude/projects/session\" && echo state; \
+                  echo evil > \"$HOME/.bashrc\"; echo evil > \"$HOME/new-file\"; mkdir \"$HOME/.config\"; \
+                  echo '{\"k\":1}' > \"$HOME/.claude.json\" && echo config; echo done";
+    // No ~/.claude and no ~/.claude.json yet: the directory is created, the file is a note.
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--policy",
+            "claude-code",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    );
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "state\ndone\n", "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(".claude.json skipped"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read_to_string(env.home.join(".claude/projects/session")).unwrap(),
+        "s\n"
+    );
+    assert_eq!(
+        fs::read_to_string(env.home.join(".bashrc")).unwrap(),
+        "original\n"
+    );
+    assert!(!env.home.join("new-file").exists());
+    assert!(!env.home.join(".config").exists());
+    assert!(!env.home.join(".claude.json").exists());
+
+    // With ~/.claude.json present it is writable too, and still nothing else.
+    fs::write(env.home.join(".claude.json"), "{}").unwrap();
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--policy",
+            "claude-code",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    );
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "state\nconfig\ndone\n", "{}", stderr(&out));
+    assert_eq!(
+        fs::read_to_string(env.home.join(".claude.json")).unwrap(),
+        "{\"k\":1}\n"
+    );
+    assert_eq!(
+        fs::read_to_string(env.home.join(".bashrc")).unwrap(),
+        "original\n"
+    );
+
+    // codex: ~/.codex, created.
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--policy",
+            "codex",
+            "--",
+            "sh",
+            "-c",
+            "echo c > \"$HOME/.codex/auth\" && echo codex; echo evil > \"$HOME/.claude/x\"; echo done",
+        ],
+    );
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "codex\ndone\n", "{}", stderr(&out));
+    assert!(!env.home.join(".claude/x").exists());
+}
+
+#[test]
+fn extends_merges_user_profiles_and_a_cycle_is_an_error() {
+    let env = TestEnv::new();
+    // A user profile by name, in ~/.config (XDG_CONFIG_HOME unset), extending a built-in.
+    let dir = env.home.join(".config/isolate/policy");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("mine.toml"),
+        "# mine: offline with a greeting\nextends = \"offline\"\n[environment]\nset = { GREETING = \"hi\" }\n",
+    )
+    .unwrap();
+    let (out, value) = show_json(&env, &[], "mine");
+    assert_status(&out, 0);
+    assert_eq!(
+        value["sources"],
+        serde_json::json!(["mine", "offline", "default"])
+    );
+    assert_eq!(value["network"]["tcp_connect"], "none");
+    assert_eq!(value["environment"]["set"]["GREETING"], "hi");
+    assert!(value["environment"]["remove"]
+        .as_array()
+        .unwrap()
+        .contains(&Value::from("SSH_AUTH_SOCK")));
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let script =
+        format!("echo $GREETING; bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}' || echo refused");
+    let (out, report) = job(&env, env.path(), "mine", &script);
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "hi\nrefused\n");
+    assert_eq!(report["sandbox"]["policy"], "mine");
+
+    // $XDG_CONFIG_HOME wins over ~/.config.
+    let xdg = env.path().join("xdg");
+    fs::create_dir_all(xdg.join("isolate/policy")).unwrap();
+    fs::write(
+        xdg.join("isolate/policy/mine.toml"),
+        "extends = \"default\"\n[environment]\nset = { GREETING = \"xdg\" }\n",
+    )
+    .unwrap();
+    let (out, _) = job_with(
+        &env,
+        env.path(),
+        &[("XDG_CONFIG_HOME", xdg.to_str().unwrap())],
+        "mine",
+        "echo $GREETING",
+    );
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "xdg\n");
+
+    // Files extend files relative to themselves; a cycle is an error naming it.
+    let sub = env.path().join("policies");
+    fs::create_dir_all(&sub).unwrap();
+    fs::write(sub.join("a.toml"), "extends = \"b.toml\"\n").unwrap();
+    fs::write(sub.join("b.toml"), "extends = \"./a.toml\"\n").unwrap();
+    let a = sub.join("a.toml");
+    let (out, _) = job(&env, env.path(), a.to_str().unwrap(), "echo ran");
+    assert_status(&out, 125);
+    assert!(stderr(&out).contains("cycle"), "{}", stderr(&out));
+    fs::write(dir.join("self.toml"), "extends = \"self\"\n").unwrap();
+    let (out, _) = job(&env, env.path(), "self", "echo ran");
+    assert_status(&out, 125);
+    assert!(stderr(&out).contains("cycle"), "{}", stderr(&out));
+    let out = env.isolate(env.path(), ["policy", "show", "self"]);
+    assert_status(&out, 1);
+
+    // A user profile may not take a built-in's name.
+    fs::write(dir.join("strict.toml"), "extends = \"default\"\n").unwrap();
+    let (out, _) = job(&env, env.path(), "strict", "echo ran");
+    assert_status(&out, 125);
+    assert!(stderr(&out).contains("built-in"), "{}", stderr(&out));
+    drop(listener);
+}
+
+#[test]
+fn on_an_old_abi_a_best_effort_feature_is_a_gap_and_a_required_one_fails_closed() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let abi3 = [("ISOLATE_LANDLOCK_ABI_MAX", "3")];
+    // offline requires its TCP rules: refused before anything is made, naming feature, ABI, remedy.
+    let out = isolate_with(
+        &env,
+        &repo,
+        &abi3,
+        &[
+            "run",
+            "--worktree",
+            "--policy",
+            "offline",
+            "--",
+            "echo",
+            "ran",
+        ],
+    );
+    assert_status(&out, 125);
+    let err = stderr(&out);
+    assert!(
+        err.contains("tcp") && err.contains("ABI 4") && err.contains("ABI 3"),
+        "{err}"
+    );
+    assert!(err.contains("best_effort") && err.contains("Hint"), "{err}");
+    assert!(env.worktree_dirs().is_empty() && env.records().is_empty());
+    assert!(env.isolate_branches(&repo).is_empty());
+
+    // The same rules, best effort: the job runs, and the report lists what is not enforced.
+    let file = policy_file(
+        &env,
+        "offline-best-effort.toml",
+        "extends = \"offline\"\n[compatibility]\nnetwork = \"best_effort\"\n",
+    );
+    let (out, report) = job_with(&env, &repo, &abi3, file.to_str().unwrap(), "echo ran");
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "ran\n");
+    assert_eq!(report["sandbox"]["landlock_abi"], 3);
+    let gaps = gaps(&report);
+    assert!(
+        gaps.contains("tcp connect and bind rules of the policy are not enforced"),
+        "{gaps}"
+    );
+    assert!(gaps.contains("ioctl") && gaps.contains("signals"), "{gaps}");
+
+    // strict requires its scopes (ABI 6).
+    let (out, _) = job_with(
+        &env,
+        &repo,
+        &[("ISOLATE_LANDLOCK_ABI_MAX", "5")],
+        "strict",
+        "echo ran",
+    );
+    assert_status(&out, 125);
+    assert!(stderr(&out).contains("scopes"), "{}", stderr(&out));
+}
+
+#[test]
+fn no_sandbox_is_a_gap_in_the_report() {
+    let env = TestEnv::new();
+    let (out, report) = job_with(&env, env.path(), &[], "default", "echo ran");
+    assert_status(&out, 0);
+    let enforced = gaps(&report);
+    assert!(enforced.contains("file metadata"), "{enforced}");
+    let report_path = env.path().join("r.json");
+    let out = env.isolate(
+        env.path(),
+        [
+            "run",
+            "--no-sandbox",
+            "--report",
+            report_path.to_str().unwrap(),
+            "--",
+            "true",
+        ],
+    );
+    assert_status(&out, 0);
+    let value = env.report(&report_path);
+    assert_eq!(value["sandbox"]["enforced"], false);
+    assert!(gaps(&value).contains("--no-sandbox"));
+}
