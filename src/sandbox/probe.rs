@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::supervise::cgroup;
+
 /// The lowest ABI that contains writes: `truncate(2)` outside the worktree is controlled from ABI 3.
 pub const MIN_ABI: u32 = 3;
 /// TCP bind and connect rules arrived with ABI 4.
@@ -65,9 +67,7 @@ pub struct CgroupProbe {
 }
 
 pub fn cgroup() -> CgroupProbe {
-    let mount = std::fs::read_to_string("/proc/self/mountinfo")
-        .ok()
-        .and_then(|info| unified_mount(&info));
+    let mount = cgroup::unified_mount();
     let relative = std::fs::read_to_string("/proc/self/cgroup")
         .ok()
         .and_then(|c| {
@@ -89,37 +89,5 @@ pub fn cgroup() -> CgroupProbe {
         mount,
         path,
         writable,
-    }
-}
-
-/// The mount point of the first `cgroup2` filesystem in a mountinfo text.
-fn unified_mount(mountinfo: &str) -> Option<PathBuf> {
-    mountinfo.lines().find_map(|line| {
-        let (left, right) = line.split_once(" - ")?;
-        let fstype = right.split_whitespace().next()?;
-        let mount_point = left.split_whitespace().nth(4)?;
-        // mountinfo escapes space, tab, newline and backslash as octal.
-        let unescaped = mount_point
-            .replace("\\040", " ")
-            .replace("\\011", "\t")
-            .replace("\\012", "\n")
-            .replace("\\134", "\\");
-        (fstype == "cgroup2").then(|| PathBuf::from(unescaped))
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_unified_mount_is_found_among_v1_mounts() {
-        let info = "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n\
-                    41 31 0:38 / /sys/fs/cgroup/un\\040ified rw,relatime - cgroup2 cgroup2 rw\n";
-        assert_eq!(
-            unified_mount(info),
-            Some(PathBuf::from("/sys/fs/cgroup/un ified"))
-        );
-        assert_eq!(unified_mount("1 2 0:1 / /x rw - tmpfs tmpfs rw\n"), None);
     }
 }
