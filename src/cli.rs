@@ -140,7 +140,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "REV", requires = "worktree")]
     pub base: Option<String>,
 
-    /// Stop the job after DUR (90s, 15m, 2h): SIGTERM to its tree, SIGKILL after --grace.
+    /// Stop the job after DUR (90s, 15m, 2h; default: the policy's timeout): SIGTERM to its tree,
+    /// SIGKILL after --grace.
     #[arg(long, value_name = "DUR", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
 
@@ -148,7 +149,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "10s")]
     pub grace: Duration,
 
-    /// Sandbox policy profile: a built-in name or a TOML file.
+    /// Sandbox policy: a built-in or user profile name, or a TOML file (see isolate policy show).
     #[arg(long, value_name = "NAME|FILE", default_value = "default")]
     pub policy: String,
 
