@@ -1,5 +1,13 @@
 //! isolate: parse the command line, run the command, exit with its status.
 
+/// `eprintln!` that never panics: isolate's messages must not fail a job whose terminal went away.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod cli;
 mod command;
 mod error;

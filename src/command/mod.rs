@@ -30,9 +30,9 @@ pub fn dispatch(cli: Cli) -> i32 {
 
 /// Prints an error the way every command does: one line, then the hint if there is one.
 pub fn report_error(err: &Error) {
-    eprintln!("isolate: error: {err}");
+    say!("isolate: error: {err}");
     if let Some(hint) = err.hint() {
-        eprintln!("{hint}");
+        say!("{hint}");
     }
 }
 

@@ -182,6 +182,7 @@ fn human(s: &Shown, out: &mut String) -> std::fmt::Result {
             Access::Read => "read",
             Access::Write => "write",
             Access::WriteFile => "write-file",
+            Access::Terminal => "terminal",
         };
         let state = match p.outcome {
             Outcome::Granted => "",

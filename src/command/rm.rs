@@ -51,7 +51,7 @@ fn remove(args: &RmArgs) -> Result<(), Error> {
             kill_leftovers(&record);
             store::forget(&dir);
             if let Some(wt) = record.worktree.as_ref().filter(|wt| Path::new(&wt.path).exists()) {
-                eprintln!("isolate: forgot job {}; its worktree stays at {}", record.id, wt.path);
+                say!("isolate: forgot job {}; its worktree stays at {}", record.id, wt.path);
             }
             return Ok(());
         }
@@ -70,9 +70,11 @@ fn remove(args: &RmArgs) -> Result<(), Error> {
                     record.id, report.reason, report.path
                 )));
             }
-            eprintln!(
+            say!(
                 "isolate: forgot job {}; its worktree stays at {} ({})",
-                record.id, report.path, report.reason
+                record.id,
+                report.path,
+                report.reason
             );
         }
     }

@@ -18,6 +18,7 @@ use crate::job::store;
 use crate::sandbox::{plan, policy};
 use crate::supervise::background::{self, Notify, Role};
 use crate::supervise::cgroup::Cgroup;
+use crate::supervise::interactive::{self, Interactive};
 use crate::supervise::log::{self, Log};
 use crate::supervise::ports;
 use crate::supervise::reaper::{self, Signals};
@@ -324,7 +325,7 @@ fn execute(
         readable: &readable,
         allow_write: &args.allow_write,
     };
-    let (rules, sandbox, notes) = match plan::build(&prepared.policy, &job, args.no_sandbox) {
+    let (mut rules, sandbox, notes) = match plan::build(&prepared.policy, &job, args.no_sandbox) {
         Ok(built) => built,
         Err(e) => return not_started(notify, &prepared, &e),
     };
@@ -344,6 +345,23 @@ fn execute(
     } else {
         None
     };
+    let mut terminal = if notify.is_none() && !args.no_pty && interactive::wanted() {
+        match Interactive::open() {
+            Ok(t) => Some(t),
+            Err(e) => {
+                ports.release();
+                let e = Error::Other(format!("cannot open a terminal for the job: {e}"));
+                return not_started(notify, &prepared, &e);
+            }
+        }
+    } else {
+        None
+    };
+    // The job's own terminal is the one device it may write and control.
+    if let (Some(rules), Some(t)) = (rules.as_mut(), terminal.as_ref()) {
+        rules.terminal.extend(t.slave_path());
+        rules.terminal.push(PathBuf::from("/dev/tty"));
+    }
     let env = environment(&args, &prepared, ports.first);
     let cgroup = Cgroup::create(prepared.id.as_str());
     // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) only changes how orphans of this process are re-parented.
@@ -402,6 +420,7 @@ fn execute(
         stdout,
         stderr,
         cgroup_procs: cgroup.as_ref().and_then(Cgroup::procs_for_child),
+        terminal: terminal.as_ref().map(Interactive::slave_fd),
     });
     let pid = match spawned {
         Ok(pid) => pid,
@@ -430,13 +449,29 @@ fn execute(
         Some(n) => n.started(&record),
         None if args.json => {
             if let Ok(line) = serde_json::to_string(&record) {
-                eprintln!("{line}");
+                say!("{line}");
             }
         }
         None => {}
     }
 
-    let ending = reaper::supervise(pid, signals, args.timeout, args.grace, cgroup.as_ref());
+    if let Some(t) = terminal.as_mut() {
+        if let Err(e) = t.start() {
+            say!("isolate: warning: cannot relay the job's terminal: {e}");
+        }
+    }
+    let ending = reaper::supervise(
+        pid,
+        signals,
+        args.timeout,
+        args.grace,
+        cgroup.as_ref(),
+        terminal
+            .as_mut()
+            .map(|t| t as &mut dyn interactive::Terminal),
+    );
+    // The user's terminal is theirs again before isolate says anything more.
+    drop(terminal);
     if let Some((log, _)) = log {
         log.finish();
     }
@@ -600,20 +635,20 @@ fn announce_start(prepared: &Prepared, record: &Record, notes: &[String]) {
         ),
         None => format!("in {}", prepared.cwd.display()),
     };
-    eprintln!("isolate: job {} {place}; {sandbox}", record.id);
+    say!("isolate: job {} {place}; {sandbox}", record.id);
     for note in notes {
-        eprintln!("isolate: note: {note}");
+        say!("isolate: note: {note}");
     }
     if let Some((project, created, _)) = &prepared.worktree {
         if created.included > 0 {
-            eprintln!(
+            say!(
                 "isolate: copied {} file{} named by .worktreeinclude",
                 created.included,
                 if created.included == 1 { "" } else { "s" }
             );
         }
         if created.dispatch_dirty {
-            eprintln!(
+            say!(
                 "isolate: warning: uncommitted changes in {} are not in the worktree",
                 project.caller_top.display()
             );
@@ -624,7 +659,7 @@ fn announce_start(prepared: &Prepared, record: &Record, notes: &[String]) {
 fn announce_end(args: &RunArgs, record: &Record, took: std::time::Duration) {
     if args.json {
         if let Ok(line) = serde_json::to_string(record) {
-            eprintln!("{line}");
+            say!("{line}");
         }
         return;
     }
@@ -643,7 +678,7 @@ fn announce_end(args: &RunArgs, record: &Record, took: std::time::Duration) {
         _ => "ended".to_string(),
     };
     let took = std::time::Duration::from_secs(took.as_secs());
-    eprintln!(
+    say!(
         "isolate: job {} {how} after {}",
         record.id,
         humantime::format_duration(took)
@@ -663,8 +698,8 @@ fn announce_end(args: &RunArgs, record: &Record, took: std::time::Duration) {
     } else {
         format!("kept at {}", shell_quote(Path::new(&wt.path)))
     };
-    eprintln!("  worktree: {place}");
-    eprintln!("  outcome:  {}", wt.reason);
+    say!("  worktree: {place}");
+    say!("  outcome:  {}", wt.reason);
     let branch = if wt.branch_kept {
         format!(
             "{} ({} commit{} beyond base)",
@@ -675,8 +710,8 @@ fn announce_end(args: &RunArgs, record: &Record, took: std::time::Duration) {
     } else {
         format!("{} deleted", wt.branch)
     };
-    eprintln!("  branch:   {branch}");
+    say!("  branch:   {branch}");
     if let Some(next) = &wt.handoff {
-        eprintln!("  next:     {next}");
+        say!("  next:     {next}");
     }
 }

@@ -39,7 +39,7 @@ pub fn run(args: StopArgs) -> i32 {
                     _ => return 0,
                 }
             }
-            eprintln!(
+            say!(
                 "isolate: job {} stopped, but its supervisor has not recorded the end yet",
                 record.id
             );

@@ -12,6 +12,7 @@ use std::process::Command;
 
 use crate::sandbox::landlock;
 use crate::sandbox::plan::{Limit, Plan, Resource};
+use crate::supervise::monitor;
 
 /// The argument that selects the helper; not a subcommand users see.
 pub const ARG: &str = "__sandbox-exec";
@@ -64,6 +65,11 @@ pub fn main(args: &[String]) -> ! {
             SETUP_FAILED,
             format!("cannot mark descriptors close-on-exec: {e}"),
         );
+    }
+    if plan.job_control {
+        if let Err(e) = monitor::split(plan.status_fd) {
+            fail(SETUP_FAILED, e);
+        }
     }
     let err = Command::new(&cmd[0])
         .args(&cmd[1..])

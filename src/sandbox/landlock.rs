@@ -34,6 +34,11 @@ fn rights(access: plan::Access, abi: u32) -> BitFlags<AccessFs> {
                 | AccessFs::WriteFile
                 | (AccessFs::from_file(abi) & AccessFs::Truncate)
         }
+        plan::Access::Terminal => {
+            BitFlags::from(AccessFs::ReadFile)
+                | AccessFs::WriteFile
+                | (AccessFs::from_file(abi) & AccessFs::IoctlDev)
+        }
     }
 }
 
@@ -100,7 +105,8 @@ pub fn restrict_self(rules: &Rules) -> Result<RestrictionStatus, String> {
                 .write_files
                 .iter()
                 .map(|p| (p, plan::Access::WriteFile)),
-        );
+        )
+        .chain(rules.terminal.iter().map(|p| (p, plan::Access::Terminal)));
     for (path, access) in rules_with_rights {
         let fd = PathFd::new(path).map_err(|e| err(&path.display().to_string(), &e))?;
         let mut access = rights(access, rules.abi);

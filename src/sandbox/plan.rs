@@ -27,6 +27,9 @@ pub struct Rules {
     pub write: Vec<PathBuf>,
     /// Single writable files (`/dev/null`).
     pub write_files: Vec<PathBuf>,
+    /// The job's own terminal in interactive mode (its pty and `/dev/tty`).
+    #[serde(default)]
+    pub terminal: Vec<PathBuf>,
     /// TCP ports the job may connect to; `None` when TCP connect is not restricted.
     #[serde(default)]
     pub connect_tcp: Option<Vec<u16>>,
@@ -47,6 +50,9 @@ pub struct Plan {
     pub rules: Option<Rules>,
     /// Descriptor on which the helper reports why CMD could not be executed.
     pub status_fd: i32,
+    /// Interactive mode: CMD gets its own process group on its terminal, under a monitor.
+    #[serde(default)]
+    pub job_control: bool,
 }
 
 /// A resource limit of the policy.
@@ -221,6 +227,8 @@ pub enum Access {
     Write,
     /// Read, write and truncate one file.
     WriteFile,
+    /// The job's own terminal: read, write and device ioctls (it is the job's alone).
+    Terminal,
 }
 
 /// What became of a path rule on this machine.
@@ -432,6 +440,7 @@ pub fn build(
                     Access::Read => "read path",
                     Access::Write => "write path",
                     Access::WriteFile => "writable file",
+                    Access::Terminal => "terminal",
                 };
                 let detail = r.detail.clone().unwrap_or_default();
                 return Err(fail(format!("{what} {}: {detail}", r.written)));
@@ -482,6 +491,8 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
             Access::Read => &mut read,
             Access::Write => &mut write,
             Access::WriteFile => &mut write_files,
+            // Policies name no terminals: the job's own is added by the supervisor.
+            Access::Terminal => continue,
         };
         if !list.contains(path) {
             list.push(path.clone());
@@ -504,6 +515,7 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
         read,
         write,
         write_files,
+        terminal: Vec::new(),
         connect_tcp: network
             .then(|| policy.network.connect.allowed().map(<[u16]>::to_vec))
             .flatten(),

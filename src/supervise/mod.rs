@@ -2,6 +2,13 @@
 //! signals, enforces the timeout, and when the main process ends stops whatever the job left behind
 //! (tree.rs), so that nothing of the tree outlives its record.
 
+pub mod background;
+pub mod cgroup;
+pub mod interactive;
+pub mod log;
+pub mod monitor;
+pub mod ports;
+pub mod pty;
 pub mod reaper;
 pub mod spawn;
 pub mod tree;

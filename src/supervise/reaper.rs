@@ -16,11 +16,12 @@ use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
-use signal_hook::consts::{SIGCHLD, SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+use signal_hook::consts::{SIGCHLD, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGWINCH};
 
 use crate::error::{Error, Result};
 use crate::job::record::Exit;
 use crate::supervise::cgroup::Cgroup;
+use crate::supervise::interactive::Terminal;
 use crate::supervise::tree;
 
 /// How often the tree is walked again while stopping, for processes forked in the meantime.
@@ -45,7 +46,7 @@ impl Signals {
             flags: Vec::new(),
             ids: Vec::new(),
         };
-        for sig in [SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT] {
+        for sig in [SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGWINCH] {
             let flag = Arc::new(AtomicBool::new(false));
             // The flag first, so that it is set by the time the pipe wakes the loop.
             signals
@@ -130,6 +131,7 @@ pub fn supervise(
     timeout: Option<Duration>,
     grace: Duration,
     cgroup: Option<&Cgroup>,
+    mut terminal: Option<&mut dyn Terminal>,
 ) -> Ending {
     let me = Pid::this();
     let deadline = timeout.map(|t| Instant::now() + t);
@@ -143,7 +145,10 @@ pub fn supervise(
     loop {
         // Reap everything that has ended; ECHILD means the tree is empty.
         let empty = loop {
-            match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
+            match waitpid(
+                Pid::from_raw(-1),
+                Some(WaitPidFlag::WNOHANG | WaitPidFlag::WUNTRACED),
+            ) {
                 Ok(WaitStatus::Exited(pid, code)) if pid == main => {
                     exit = Some(Exit {
                         code: Some(code),
@@ -155,6 +160,16 @@ pub fn supervise(
                         code: None,
                         signal: Some(sig as i32),
                     })
+                }
+                // Ctrl-Z on the job's own terminal stopped it: stop isolate too, until `fg`.
+                Ok(WaitStatus::Stopped(pid, _)) if pid == main && stopping.is_none() => {
+                    if let Some(t) = terminal.as_deref_mut() {
+                        t.suspend();
+                        let _ = kill(Pid::from_raw(-main.as_raw()), Signal::SIGCONT);
+                        if let Some(group) = t.foreground() {
+                            let _ = kill(Pid::from_raw(-group.as_raw()), Signal::SIGCONT);
+                        }
+                    }
                 }
                 Ok(WaitStatus::StillAlive) => break false,
                 Ok(_) => continue,
@@ -200,6 +215,18 @@ pub fn supervise(
                     begin_stop(&mut stopping);
                     if let Some(s) = &mut stopping {
                         s.advance(me, cgroup);
+                    }
+                }
+                // The user's terminal hung up: in interactive mode that ends the job.
+                SIGHUP if terminal.is_some() => {
+                    begin_stop(&mut stopping);
+                    if let Some(s) = &mut stopping {
+                        s.advance(me, cgroup);
+                    }
+                }
+                SIGWINCH => {
+                    if let Some(t) = terminal.as_deref_mut() {
+                        t.resized();
                     }
                 }
                 SIGINT | SIGQUIT | SIGHUP => {

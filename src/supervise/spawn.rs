@@ -5,7 +5,7 @@
 
 use std::ffi::OsString;
 use std::io::Read;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -17,6 +17,7 @@ use nix::unistd::Pid;
 use crate::error::{Error, Result};
 use crate::sandbox::exec::{self, NOT_EXECUTABLE, NOT_FOUND, PLAN_VAR};
 use crate::sandbox::plan::{Plan, Rules};
+use crate::supervise::pty;
 
 /// What to start.
 pub struct Spawn {
@@ -31,6 +32,8 @@ pub struct Spawn {
     pub stderr: Stdio,
     /// The job's cgroup's `cgroup.procs`: the child moves itself in before exec.
     pub cgroup_procs: Option<std::fs::File>,
+    /// Interactive mode: the pty slave that becomes the job's controlling terminal and stdio.
+    pub terminal: Option<RawFd>,
 }
 
 /// Starts the job and returns the pid of its main process once CMD runs.
@@ -40,6 +43,7 @@ pub fn spawn(job: Spawn) -> Result<Pid> {
     let plan = Plan {
         rules: job.rules,
         status_fd: status_write.as_raw_fd(),
+        job_control: job.terminal.is_some(),
     };
     let plan_json = serde_json::to_string(&plan).map_err(|e| Error::Other(e.to_string()))?;
     let helper = std::env::current_exe()
@@ -57,13 +61,18 @@ pub fn spawn(job: Spawn) -> Result<Pid> {
         .stdout(job.stdout)
         .stderr(job.stderr);
     let cgroup_fd = job.cgroup_procs.as_ref().map(|f| f.as_raw_fd());
+    let terminal = job.terminal;
     let parent = std::process::id() as libc::pid_t;
     let fd = status_write.as_raw_fd();
-    // SAFETY: only async-signal-safe calls (setsid, prctl, write, getppid, fcntl) between fork and exec.
+    // SAFETY: only async-signal-safe calls (setsid, ioctl, dup2, prctl, write, getppid, fcntl)
+    // between fork and exec.
     unsafe {
         cmd.pre_exec(move || {
             if libc::setsid() < 0 {
                 return Err(std::io::Error::last_os_error());
+            }
+            if let Some(slave) = terminal {
+                pty::attach_controlling_terminal(slave)?;
             }
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) < 0 {
                 return Err(std::io::Error::last_os_error());

@@ -1,3 +1,4 @@
+mod background;
 mod bad_input;
 mod concurrency;
 mod escapes;
@@ -5,3 +6,4 @@ mod import;
 mod lifecycle;
 mod planted;
 mod policy;
+mod terminal;

@@ -1,0 +1,262 @@
+//! Interactive mode, driven through a real terminal (tmux): the job gets a terminal of its own,
+//! relayed to the user's, which is raw while the job runs and restored exactly afterwards.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::support::*;
+
+/// A tmux server of its own running an interactive shell, in the test's hermetic environment.
+struct Screen {
+    socket: String,
+    dir: PathBuf,
+}
+
+impl Screen {
+    fn new(env: &TestEnv) -> Screen {
+        let socket = format!(
+            "isolate-test-{}-{}",
+            std::process::id(),
+            env.path().file_name().unwrap().to_string_lossy()
+        );
+        let dir = env.path().to_path_buf();
+        let screen = Screen { socket, dir };
+        let shell = format!(
+            "env -i PATH={} HOME={} ISOLATE_HOME={} TERM=xterm PS1='outer$ ' bash --norc --noprofile -i",
+            std::env::var("PATH").unwrap(),
+            env.home.display(),
+            env.state.display()
+        );
+        screen.tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            "main",
+            "-x",
+            "120",
+            "-y",
+            "30",
+            "-c",
+            &env.path().display().to_string(),
+            &shell,
+        ]);
+        assert!(screen.wait_for("outer$"), "the shell did not start");
+        screen
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("tmux is installed (.ci/run installs it)");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn send(&self, keys: &str) {
+        self.tmux(&["send-keys", "-t", "main", "-l", keys]);
+    }
+
+    fn key(&self, key: &str) {
+        self.tmux(&["send-keys", "-t", "main", key]);
+    }
+
+    fn line(&self, text: &str) {
+        self.send(text);
+        self.key("Enter");
+    }
+
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-t", "main", "-p", "-J", "-S", "-200"])
+    }
+
+    fn wait_for(&self, needle: &str) -> bool {
+        wait_until(Duration::from_secs(20), || self.screen().contains(needle))
+    }
+
+    /// Runs `command` in the outer shell and waits for `marker` to be printed.
+    fn run(&self, command: &str, marker: &str) {
+        self.line(command);
+        assert!(
+            self.wait_for(marker),
+            "never saw {marker:?}:\n{}",
+            self.screen()
+        );
+    }
+
+    fn file(&self, name: &str) -> String {
+        fs::read_to_string(self.dir.join(name)).unwrap_or_default()
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        self.tmux(&["kill-server"]);
+    }
+}
+
+#[test]
+fn the_job_gets_its_own_terminal_and_the_users_is_restored() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    screen.run(
+        "tty > outer.tty; stty -g > before.stty; echo REA\"\"DY",
+        "READY",
+    );
+    screen.line(&format!(
+        "{BIN} run -- sh -c 'tty; echo via-\"\"tty > /dev/tty; stty size; stty -a | grep -o -- -icanon || echo cooked; read x; echo got:$x; exit 4'; echo stat\"\"us=$?"
+    ));
+    assert!(screen.wait_for("30 120"), "{}", screen.screen());
+    screen.line("hello");
+    assert!(screen.wait_for("status=4"), "{}", screen.screen());
+    screen.run("stty -g > after.stty; echo DO\"\"NE", "DONE");
+    let text = screen.screen();
+    assert!(
+        text.contains("got:hello") && text.contains("status=4"),
+        "{text}"
+    );
+    assert!(
+        text.contains("cooked"),
+        "the job's terminal should be in the user's (cooked) mode: {text}"
+    );
+    let outer = screen.file("outer.tty");
+    let inner = text
+        .lines()
+        .find(|l| l.starts_with("/dev/pts/"))
+        .expect("the job's tty");
+    assert_ne!(
+        inner.trim(),
+        outer.trim(),
+        "the job shares the user's terminal"
+    );
+    assert_eq!(
+        screen.file("before.stty"),
+        screen.file("after.stty"),
+        "terminal settings not restored"
+    );
+}
+
+#[test]
+fn a_resize_reaches_the_job() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    screen.line(&format!("{BIN} run -- sh -c 'trap \"stty size; exit 0\" WINCH; echo WAIT\"\"ING; while :; do sleep 0.1; done'"));
+    assert!(screen.wait_for("WAITING"), "{}", screen.screen());
+    screen.tmux(&["resize-window", "-t", "main", "-x", "100", "-y", "25"]);
+    assert!(screen.wait_for("25 100"), "{}", screen.screen());
+}
+
+#[test]
+fn ctrl_c_ends_a_job_that_does_not_trap_it_with_130() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    screen.line(&format!(
+        "{BIN} run -- sh -c 'echo WAIT\"\"ING; sleep 60'; echo stat\"\"us=$?"
+    ));
+    assert!(screen.wait_for("WAITING"), "{}", screen.screen());
+    screen.key("C-c");
+    assert!(screen.wait_for("status=130"), "{}", screen.screen());
+}
+
+#[test]
+fn tiocsti_from_the_job_does_not_reach_the_users_shell() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    let marker = env.path().join("INJECTED");
+    let inject = format!(
+        "import fcntl, termios\nfor c in b'touch {}\\n': fcntl.ioctl(0, termios.TIOCSTI, bytes([c]))\nprint('tr' + 'ied')",
+        marker.display()
+    );
+    fs::write(env.path().join("inject.py"), inject).unwrap();
+    screen.line(&format!(
+        "{BIN} run -- python3 inject.py; echo stat\"\"us=$?"
+    ));
+    assert!(screen.wait_for("status="), "{}", screen.screen());
+    screen.run("echo AFT\"\"ER", "AFTER");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        screen.screen().contains("tried"),
+        "the injection did not run: {}",
+        screen.screen()
+    );
+    assert!(
+        !marker.exists(),
+        "a keystroke injected by the job ran in the user's shell"
+    );
+}
+
+#[test]
+fn ctrl_z_stops_the_job_and_isolate_and_fg_restores_both() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    screen.run("stty -g > before.stty; echo REA\"\"DY", "READY");
+    screen.line(&format!(
+        "{BIN} run -- sh -c 'echo WAIT\"\"ING; read x; echo got:$x'; echo stat\"\"us=$?"
+    ));
+    assert!(screen.wait_for("WAITING"), "{}", screen.screen());
+    screen.key("C-z");
+    assert!(
+        screen.wait_for("Stopped"),
+        "isolate did not stop: {}",
+        screen.screen()
+    );
+    screen.run("stty -g > stopped.stty; echo SAV\"\"ED", "SAVED");
+    assert_eq!(
+        screen.file("before.stty"),
+        screen.file("stopped.stty"),
+        "terminal not restored while stopped"
+    );
+    screen.line("fg");
+    std::thread::sleep(Duration::from_millis(500));
+    screen.line("resumed");
+    // `fg` resumed isolate alone (the shell ran the rest of the line when it stopped).
+    assert!(
+        screen.wait_for("exited with status 0"),
+        "{}",
+        screen.screen()
+    );
+    assert!(screen.screen().contains("got:resumed"));
+    screen.run("stty -g > after.stty; echo DO\"\"NE", "DONE");
+    assert_eq!(screen.file("before.stty"), screen.file("after.stty"));
+}
+
+#[test]
+fn closing_the_terminal_ends_the_job_and_records_the_end() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    let report = env.path().join("report.json");
+    screen.line(&format!(
+        "{BIN} run --report {} -- sh -c 'echo WAIT\"\"ING; exec sleep 300'",
+        report.display()
+    ));
+    assert!(screen.wait_for("WAITING"), "{}", screen.screen());
+    let pid = env.records()[0]["pid"].as_i64().unwrap() as i32;
+    screen.tmux(&["kill-server"]);
+    assert!(
+        wait_until(Duration::from_secs(20), || report.exists()),
+        "no report after the hang-up"
+    );
+    let value = env.report(&report);
+    assert_eq!(value["state"], "killed", "{value}");
+    assert!(!alive(pid));
+}
+
+#[test]
+fn no_pty_passes_the_users_terminal_through() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    screen.run("tty > outer.tty; echo REA\"\"DY", "READY");
+    screen.line(&format!(
+        "{BIN} run --no-pty -- sh -c 'tty; echo stat\"\"us=$?'"
+    ));
+    assert!(screen.wait_for("status="), "{}", screen.screen());
+    let outer = screen.file("outer.tty");
+    assert!(
+        screen.screen().contains(outer.trim()),
+        "{}",
+        screen.screen()
+    );
+}
