@@ -1,26 +1,10 @@
 //! isolate: parse the command line, run the command, exit with its status.
 
-/// `eprintln!` that never panics: isolate's messages must not fail a job whose terminal went away.
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
-}
-
-mod cli;
-mod command;
-mod error;
-mod git;
-mod job;
-mod sandbox;
-mod supervise;
-mod worktree;
-
 use std::ffi::OsString;
 
 use clap::error::ErrorKind;
 use clap::Parser;
+use isolate::{cli, command, sandbox};
 
 fn main() {
     let argv: Vec<OsString> = std::env::args_os().collect();

@@ -1,0 +1,20 @@
+//! isolate as a library: the binary (src/main.rs) is a thin shell over it, and the fuzz targets
+//! (fuzz/) drive its parsers (job ids, policies, records) directly.
+
+/// `eprintln!` that never panics: isolate's messages must not fail a job whose terminal went away.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+pub mod cli;
+pub mod command;
+pub mod error;
+pub mod git;
+pub mod job;
+pub mod sandbox;
+pub mod supervise;
+pub mod worktree;
+
