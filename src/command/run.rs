@@ -490,18 +490,13 @@ fn execute(
         State::Exited
     };
     if let Some((project, created, key_dir)) = &prepared.worktree {
-        let imported = prepared
-            .resumed
-            .as_ref()
-            .and_then(|old| old.worktree.as_ref()?.branch_tip.clone())
-            .unwrap_or_else(|| created.base.clone());
         let job = cleanup::Job {
             project,
             id: &prepared.id,
             key_dir,
             path: &created.path,
             base: &created.base,
-            imported: &imported,
+            job_dir: &prepared.job_dir,
             keep: args.keep,
             dispatch_dirty: created.dispatch_dirty,
         };

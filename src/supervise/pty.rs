@@ -575,6 +575,31 @@ mod tests {
         (shown, typed)
     }
 
+    /// Reads `len` bytes from `fd` (made non-blocking), or what came before the deadline.
+    fn read_within(fd: &OwnedFd, len: usize) -> Vec<u8> {
+        set_nonblocking(fd.as_fd()).expect("non-blocking");
+        let deadline = Instant::now() + TIMEOUT;
+        let mut got = Vec::new();
+        let mut buf = [0u8; 64];
+        while got.len() < len && Instant::now() < deadline {
+            let mut pfd = libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one pollfd.
+            if unsafe { libc::poll(&mut pfd, 1, 100) } <= 0 {
+                continue;
+            }
+            match read(fd.as_fd(), &mut buf) {
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => panic!("read: {e}"),
+            }
+        }
+        got
+    }
+
     fn text(bytes: &[u8]) -> String {
         String::from_utf8_lossy(bytes).into_owned()
     }
@@ -799,17 +824,7 @@ mod tests {
 
         // The user's next keystrokes are the shell's again: nothing of the relay reads them.
         write_all(user.master.as_fd(), b"after\n", user.slave.as_fd()).expect("type");
-        let mut pfd = libc::pollfd {
-            fd: user.slave.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one pollfd.
-        let ready = unsafe { libc::poll(&mut pfd, 1, TIMEOUT.as_millis() as i32) };
-        assert_eq!(ready, 1, "the keystrokes reach the user's terminal");
-        let mut line = [0u8; 64];
-        let n = read(user.slave.as_fd(), &mut line).expect("read");
-        assert_eq!(&line[..n], b"after\n", "all of them, for the shell");
+        assert_eq!(read_within(&user.slave, 6), b"after\n", "all of them, for the shell");
     }
 
     #[test]
@@ -890,6 +905,10 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
+
+        // Stopped: what the job's terminal shows from now on stays in the master, unread.
+        write_all(job.slave.as_fd(), b"later", job.master.as_fd()).expect("write");
+        assert_eq!(read_within(&job.master, 5), b"later");
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::git;
 use crate::job::id::JobId;
 use crate::job::record::{Dirty, WorktreeReport};
 use crate::worktree::create::pin_ref;
+use crate::job::store;
 use crate::worktree::import;
 use crate::worktree::inspect::{self, Inspection};
 use crate::worktree::project::Project;
@@ -129,14 +130,16 @@ pub struct Job<'a> {
     pub key_dir: &'a Path,
     pub path: &'a Path,
     pub base: &'a str,
-    /// Where isolate last left the project's branch (base, or the last imported tip).
-    pub imported: &'a str,
+    /// The job's record directory: it holds `branch-tip`, where isolate last left the project's
+    /// branch, and the lock that serialises imports of this job.
+    pub job_dir: &'a Path,
     pub keep: bool,
     pub dispatch_dirty: bool,
 }
 
 /// Imports, decides, and carries out the decision; returns the worktree part of the report.
 pub fn settle(job: &Job) -> Result<WorktreeReport> {
+    let _lock = ImportLock::take(job.job_dir)?;
     let branch = job.id.branch();
     let mut facts = gather(job);
     let mut verdict = decide(&facts);
@@ -268,9 +271,9 @@ fn gather(job: &Job) -> Facts {
         (Ok(insp), _) => match &insp.branch_tip {
             Some(tip) => match project_branch.as_deref() {
                 // Someone moved the project's branch while the job ran: never overwrite it.
-                Some(current) if current != job.imported && current != tip => Err(format!(
-                    "the project's {branch} moved to {current} while the job ran (isolate left it at {}); not overwritten",
-                    job.imported
+                Some(current) if current != last_import(job) && current != tip => Err(format!(
+                    "the project's {branch} moved to {current} (isolate left it at {}); not overwritten",
+                    last_import(job)
                 )),
                 // Deleted in the project while the job ran: created again, so the work is not lost.
                 current => {
@@ -278,6 +281,9 @@ fn gather(job: &Job) -> Facts {
                     import::import(job.project, &job.path.join(".git/objects"), &branch, tip, old, job.base)
                         .map(|done| {
                             copied = done.copied;
+                            if done.copied {
+                                let _ = store::write_atomic(&job.job_dir.join(BRANCH_TIP), tip.as_bytes());
+                            }
                             done.commits
                         })
                         .map_err(|e| e.to_string())
@@ -313,6 +319,51 @@ fn gather(job: &Job) -> Facts {
         unimported,
         keep: job.keep,
     }
+}
+
+/// In the job directory: the tip isolate last set the project's branch to.
+const BRANCH_TIP: &str = "branch-tip";
+
+/// Where isolate last left the project's branch: the last tip it imported, else base.
+fn last_import(job: &Job) -> String {
+    std::fs::read_to_string(job.job_dir.join(BRANCH_TIP))
+        .ok()
+        .map(|t| t.trim().to_string())
+        .filter(|t| t.len() >= 40 && t.bytes().all(|b| b.is_ascii_hexdigit()))
+        .unwrap_or_else(|| job.base.to_string())
+}
+
+/// An exclusive lock on one job's imports (`flock` on `import.lock`), so that `isolate import`
+/// and the supervisor's end never import at the same time. Released when dropped.
+struct ImportLock {
+    _file: std::fs::File,
+}
+
+impl ImportLock {
+    fn take(job_dir: &Path) -> Result<ImportLock> {
+        let path = job_dir.join("import.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| crate::error::Error::io("cannot open", &path, e))?;
+        // SAFETY: flock on a descriptor we own; blocks until the other holder is done.
+        if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&file), libc::LOCK_EX) } != 0 {
+            return Err(crate::error::Error::io("cannot lock", &path, std::io::Error::last_os_error()));
+        }
+        Ok(ImportLock { _file: file })
+    }
+}
+
+/// `isolate import JOB`: the job's current commits onto the project's `isolate/<id>` now (also
+/// while it runs). Returns the commits beyond base.
+pub fn import_now(job: &Job) -> Result<usize> {
+    let _lock = ImportLock::take(job.job_dir)?;
+    let facts = gather(job);
+    facts
+        .import
+        .map_err(|why| crate::error::Error::Refused(format!("nothing imported: {why}")))
 }
 
 /// The null object id: "the ref must not exist" for `update-ref`.
@@ -465,14 +516,14 @@ pub fn settle_recorded(
     let project = Project::discover(Path::new(&wt.repo))?;
     // Where the worktree must be, computed from the project, never taken from the record.
     let key_dir = state.join("worktrees").join(project.key());
-    let imported = wt.branch_tip.clone().unwrap_or_else(|| wt.base.clone());
+    let job_dir = crate::job::store::jobs_dir(state).join(id.as_str());
     let job = Job {
         project: &project,
         id: &id,
         key_dir: &key_dir,
         path: Path::new(&wt.path),
         base: &wt.base,
-        imported: &imported,
+        job_dir: &job_dir,
         keep: false,
         dispatch_dirty: wt.dispatch_dirty,
     };
