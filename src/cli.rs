@@ -149,9 +149,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "10s")]
     pub grace: Duration,
 
-    /// Sandbox policy: a built-in or user profile name, or a TOML file (see isolate policy show).
-    #[arg(long, value_name = "NAME|FILE", default_value = "default")]
-    pub policy: String,
+    /// Sandbox policy: a built-in or user profile name, or a TOML file (see isolate policy show;
+    /// default: the project's or user's configured policy, else `default`).
+    #[arg(long, value_name = "NAME|FILE")]
+    pub policy: Option<String>,
 
     /// One more writable path for this run (repeatable).
     #[arg(long = "allow-write", value_name = "PATH")]

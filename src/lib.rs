@@ -11,10 +11,10 @@ macro_rules! say {
 
 pub mod cli;
 pub mod command;
+pub mod config;
 pub mod error;
 pub mod git;
 pub mod job;
 pub mod sandbox;
 pub mod supervise;
 pub mod worktree;
-

@@ -11,6 +11,7 @@ use std::time::{Instant, SystemTime};
 
 use crate::cli::RunArgs;
 use crate::command::report_error;
+use crate::config;
 use crate::error::{Error, Result};
 use crate::job::id::JobId;
 use crate::job::record::{Record, State, WorktreeReport, SCHEMA};
@@ -76,6 +77,8 @@ struct Prepared {
     worktree: Option<(Project, Created, PathBuf)>,
     /// `--resume`: the ended job's record; its worktree, refs and record are never undone.
     resumed: Option<Record>,
+    /// The project's setup command, for a fresh worktree.
+    setup: Option<String>,
 }
 
 impl Prepared {
@@ -148,15 +151,17 @@ fn prepare_resume(query: &str, args: &RunArgs) -> Result<Prepared> {
             base: wt.base.clone(),
             dispatch_dirty: false,
             included: 0,
+            project_branch: wt.project_branch.clone(),
         };
         Ok(Prepared {
             id: id.clone(),
             job_dir: job_dir.clone(),
             tmpdir,
             cwd: path,
-            policy: policy::load(&args.policy)?,
+            policy: policy::load(args.policy.as_deref().unwrap_or("default"))?,
             worktree: Some((project, created, key_dir)),
             resumed: Some(record.clone()),
+            setup: None,
         })
     };
     take().inspect_err(|_| {
@@ -168,16 +173,30 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
     let cwd = std::env::current_dir()
         .map_err(|e| Error::io("cannot read the current directory", ".", e))?;
     let state = store::state_dir()?;
-    let mut policy = policy::load(&args.policy)?;
-    // Fail closed before anything is made: every feature the policy requires, on this kernel.
-    if !args.no_sandbox {
-        plan::check_kernel(&policy)?;
-    }
     let mut target = if args.worktree {
         Some(worktree_target(&cwd, &state, args)?)
     } else {
         None
     };
+    let config = match &target {
+        Some(t) => t.config.clone(),
+        None => config::load(None)?,
+    };
+    let policy_name = args
+        .policy
+        .clone()
+        .or(config.config.policy.clone())
+        .unwrap_or_else(|| "default".into());
+    let mut policy = policy::load(&policy_name)?;
+    // Fail closed before anything is made: every feature the policy requires, on this kernel.
+    if !args.no_sandbox {
+        plan::check_kernel(&policy)?;
+    }
+    if let Some(t) = &target {
+        fs::create_dir_all(&t.key_dir)
+            .map_err(|e| Error::io("cannot create the worktree directory", &t.key_dir, e))?;
+        config::exclude_root_in_project(&t.project, &t.root)?;
+    }
     let name = args.name.as_ref().map(|n| n.as_encoded_bytes().to_vec());
     let name_bytes = name
         .as_deref()
@@ -201,27 +220,31 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
             policy,
             worktree: None,
             resumed: None,
+            setup: None,
         };
-        let Some((project, base, key_dir)) = target else {
+        let Some(t) = target else {
             return Ok(prepared);
         };
-        let path = key_dir.join(prepared.id.as_str());
-        match create::create(&project, &prepared.id, &path, &base) {
-            Ok(Some(created)) => {
-                let inside = path.join(&project.prefix);
+        let path = t.key_dir.join(prepared.id.as_str());
+        let include = t.config.config.include.as_deref().unwrap_or_default();
+        match create::create(&t.project, &prepared.id, &path, &t.base, include) {
+            Ok(Some(mut created)) => {
+                let inside = path.join(&t.project.prefix);
                 prepared.cwd = if inside.is_dir() {
                     inside
                 } else {
                     path.clone()
                 };
-                prepared.worktree = Some((project, created, key_dir));
+                created.project_branch = t.project_branch.clone();
+                prepared.setup = t.config.config.setup.clone();
+                prepared.worktree = Some((t.project, created, t.key_dir));
                 return Ok(prepared);
             }
             Ok(None) => {
                 // Taken in the project (or its directory exists): never reuse, never adopt.
                 store::forget(&prepared.job_dir);
                 policy = prepared.policy;
-                target = Some((project, base, key_dir));
+                target = Some(t);
             }
             Err(e) => {
                 store::forget(&prepared.job_dir);
@@ -234,22 +257,28 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
     )))
 }
 
+/// Where a `--worktree` job goes.
+struct Target {
+    project: Project,
+    base: String,
+    /// The project's branch the caller is on (`main`), which `merge` and `sync` use.
+    project_branch: Option<String>,
+    config: config::Loaded,
+    root: PathBuf,
+    key_dir: PathBuf,
+}
+
 /// For `--worktree`: the project, the base commit and the directory its worktrees go in.
-fn worktree_target(cwd: &Path, state: &Path, args: &RunArgs) -> Result<(Project, String, PathBuf)> {
-    let project = Project::discover(cwd)?;
-    let root = state.join("worktrees");
-    if let (Ok(top), Ok(root)) = (
-        fs::canonicalize(&project.caller_top),
-        fs::canonicalize(&root),
-    ) {
-        if top.starts_with(&root) {
-            return Err(Error::Usage(format!(
-                "{} is the worktree of an isolate job; a job cannot start another job's worktree inside it \
-                 (use `isolate run --resume JOB` from the project)",
-                top.display()
-            )));
-        }
+fn worktree_target(cwd: &Path, state: &Path, args: &RunArgs) -> Result<Target> {
+    // Refused before git runs here: a job's worktree is the job's to write, config included.
+    if let Some(top) = job_worktree(cwd, state) {
+        return Err(Error::Usage(format!(
+            "{} is the worktree of an isolate job; a job cannot start another job's worktree inside it \
+             (use `isolate run --resume JOB` from the project)",
+            top.display()
+        )));
     }
+    let project = Project::discover(cwd)?;
     let base = match &args.base {
         Some(rev) => project.resolve_commit(rev)?.ok_or_else(|| {
             Error::Usage(format!(
@@ -261,10 +290,38 @@ fn worktree_target(cwd: &Path, state: &Path, args: &RunArgs) -> Result<(Project,
             .resolve_commit("HEAD")?
             .ok_or_else(|| Error::NoCommit(project.top.clone()))?,
     };
+    let config = config::load(Some(&project))?;
+    let root = config.worktree_root(state, &project)?;
     let key_dir = root.join(project.key());
-    fs::create_dir_all(&key_dir)
-        .map_err(|e| Error::io("cannot create the worktree directory", &key_dir, e))?;
-    Ok((project, base, key_dir))
+    let project_branch = project.current_branch()?;
+    Ok(Target {
+        project,
+        base,
+        project_branch,
+        config,
+        root,
+        key_dir,
+    })
+}
+
+/// The top of the job worktree `dir` is in, if it is one: a repository whose config carries
+/// isolate's `[isolate]` mark, or a directory under the state's worktrees. Read as text: nothing
+/// runs there.
+fn job_worktree(dir: &Path, state: &Path) -> Option<PathBuf> {
+    if let (Ok(dir), Ok(root)) = (
+        fs::canonicalize(dir),
+        fs::canonicalize(state.join("worktrees")),
+    ) {
+        if dir.starts_with(&root) {
+            return Some(dir);
+        }
+    }
+    let top = dir.ancestors().find(|d| d.join(".git").exists())?;
+    let config = fs::read_to_string(top.join(".git/config")).ok()?;
+    config
+        .lines()
+        .any(|l| l.trim() == "[isolate]")
+        .then(|| top.to_path_buf())
 }
 
 /// The job is named after its command when `--name` is absent.
@@ -499,6 +556,7 @@ fn execute(
             job_dir: &prepared.job_dir,
             keep: args.keep,
             dispatch_dirty: created.dispatch_dirty,
+            project_branch: created.project_branch.as_deref(),
         };
         match cleanup::settle(&job) {
             Ok(report) => record.worktree = Some(report),
@@ -540,6 +598,7 @@ fn running_worktree(project: &Project, created: &Created) -> WorktreeReport {
         reason: "running".into(),
         handoff: None,
         branch_tip: None,
+        project_branch: created.project_branch.clone(),
     }
 }
 

@@ -84,6 +84,9 @@ pub struct WorktreeReport {
     /// later import can tell whether someone else moved it.
     #[serde(default)]
     pub branch_tip: Option<String>,
+    /// The project's branch the job was started from (`merge` and `sync` bring it in).
+    #[serde(default)]
+    pub project_branch: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -19,9 +19,6 @@
 //!    [`RawMode::resume`];
 //! 6. once the job's tree is gone, [`Relay::finish`], then drop the [`RawMode`].
 
-// Until the supervisor's interactive mode uses this module, only its tests do.
-#![cfg_attr(not(test), allow(dead_code))]
-
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{mpsc, Arc};
@@ -824,7 +821,11 @@ mod tests {
 
         // The user's next keystrokes are the shell's again: nothing of the relay reads them.
         write_all(user.master.as_fd(), b"after\n", user.slave.as_fd()).expect("type");
-        assert_eq!(read_within(&user.slave, 6), b"after\n", "all of them, for the shell");
+        assert_eq!(
+            read_within(&user.slave, 6),
+            b"after\n",
+            "all of them, for the shell"
+        );
     }
 
     #[test]

@@ -13,8 +13,8 @@ use crate::error::Result;
 use crate::git;
 use crate::job::id::JobId;
 use crate::job::record::{Dirty, WorktreeReport};
-use crate::worktree::create::pin_ref;
 use crate::job::store;
+use crate::worktree::create::pin_ref;
 use crate::worktree::import;
 use crate::worktree::inspect::{self, Inspection};
 use crate::worktree::project::Project;
@@ -135,6 +135,8 @@ pub struct Job<'a> {
     pub job_dir: &'a Path,
     pub keep: bool,
     pub dispatch_dirty: bool,
+    /// The project's branch the job was started from.
+    pub project_branch: Option<&'a str>,
 }
 
 /// Imports, decides, and carries out the decision; returns the worktree part of the report.
@@ -225,6 +227,7 @@ pub fn settle(job: &Job) -> Result<WorktreeReport> {
         } else {
             None
         },
+        project_branch: job.project_branch.map(str::to_string),
     })
 }
 
@@ -350,7 +353,11 @@ impl ImportLock {
             .map_err(|e| crate::error::Error::io("cannot open", &path, e))?;
         // SAFETY: flock on a descriptor we own; blocks until the other holder is done.
         if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&file), libc::LOCK_EX) } != 0 {
-            return Err(crate::error::Error::io("cannot lock", &path, std::io::Error::last_os_error()));
+            return Err(crate::error::Error::io(
+                "cannot lock",
+                &path,
+                std::io::Error::last_os_error(),
+            ));
         }
         Ok(ImportLock { _file: file })
     }
@@ -514,8 +521,11 @@ pub fn settle_recorded(
         ))
     })?;
     let project = Project::discover(Path::new(&wt.repo))?;
-    // Where the worktree must be, computed from the project, never taken from the record.
-    let key_dir = state.join("worktrees").join(project.key());
+    // Where the worktree must be, computed from the project and configuration, never taken from
+    // the record.
+    let key_dir = crate::config::load(Some(&project))?
+        .worktree_root(state, &project)?
+        .join(project.key());
     let job_dir = crate::job::store::jobs_dir(state).join(id.as_str());
     let job = Job {
         project: &project,
@@ -526,6 +536,7 @@ pub fn settle_recorded(
         job_dir: &job_dir,
         keep: false,
         dispatch_dirty: wt.dispatch_dirty,
+        project_branch: wt.project_branch.as_deref(),
     };
     settle(&job)
 }

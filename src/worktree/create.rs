@@ -23,6 +23,8 @@ pub struct Created {
     pub dispatch_dirty: bool,
     /// Files `.worktreeinclude` brought in.
     pub included: usize,
+    /// The project's branch the job was started from (`merge` and `sync` bring it in).
+    pub project_branch: Option<String>,
 }
 
 /// The base pin of a job: keeps a `git gc` in the project from pruning what the worktree borrows.
@@ -32,7 +34,14 @@ pub fn pin_ref(id: &JobId) -> String {
 
 /// Creates the worktree of job `id` at `path` from commit `base`. `Ok(None)` when the id is taken
 /// (its branch, pin or directory exists already): nothing was made, draw another.
-pub fn create(project: &Project, id: &JobId, path: &Path, base: &str) -> Result<Option<Created>> {
+/// `include`: the configured `.worktreeinclude` patterns, used when the project has no such file.
+pub fn create(
+    project: &Project,
+    id: &JobId,
+    path: &Path,
+    base: &str,
+    include: &[String],
+) -> Result<Option<Created>> {
     let branch = id.branch();
     // The refs first: their creation is the atomic test that nobody else has this id in the project.
     if !project_refs(project, id, base)? {
@@ -62,7 +71,7 @@ pub fn create(project: &Project, id: &JobId, path: &Path, base: &str) -> Result<
     });
     let filled = init(project, id, path)
         .and_then(|()| checkout(path, &branch, base))
-        .and_then(|()| include::copy(project, path));
+        .and_then(|()| include::copy(project, path, include));
     let dispatch_dirty = dirty.join().unwrap_or(false);
     match filled {
         Ok(included) => Ok(Some(Created {
@@ -71,6 +80,7 @@ pub fn create(project: &Project, id: &JobId, path: &Path, base: &str) -> Result<
             base: base.to_string(),
             dispatch_dirty,
             included,
+            project_branch: None,
         })),
         Err(e) => {
             undo(project, id, path, base);

@@ -13,23 +13,22 @@ use crate::git;
 use crate::worktree::project::Project;
 
 /// Copies the included files from the project's main checkout into `worktree`; returns how many.
-pub fn copy(project: &Project, worktree: &Path) -> Result<usize> {
-    let patterns = project.top.join(".worktreeinclude");
-    match fs::symlink_metadata(&patterns) {
-        Ok(meta) if meta.is_file() => {}
-        _ => return Ok(0),
+/// The patterns are the project's `.worktreeinclude`, else `configured` (the `include` key).
+pub fn copy(project: &Project, worktree: &Path, configured: &[String]) -> Result<usize> {
+    let file = project.top.join(".worktreeinclude");
+    let from_file = fs::symlink_metadata(&file).is_ok_and(|meta| meta.is_file());
+    let mut args: Vec<String> = ["ls-files", "-z", "--others", "--ignored"]
+        .map(String::from)
+        .to_vec();
+    if from_file {
+        args.push("--exclude-from=.worktreeinclude".into());
+    } else if configured.is_empty() {
+        return Ok(0);
+    } else {
+        args.extend(configured.iter().map(|p| format!("--exclude={p}")));
     }
     // Untracked files matching the patterns, then only those git ignores.
-    let matching = git::run(
-        &project.top,
-        [
-            "ls-files",
-            "-z",
-            "--others",
-            "--ignored",
-            "--exclude-from=.worktreeinclude",
-        ],
-    )?;
+    let matching = git::run(&project.top, &args)?;
     if matching.stdout.is_empty() {
         return Ok(0);
     }

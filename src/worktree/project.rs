@@ -101,6 +101,19 @@ impl Project {
         Ok(out.status.success().then(|| out.text()))
     }
 
+    /// The branch the caller's checkout is on (`main`), `None` when HEAD is detached.
+    pub fn current_branch(&self) -> Result<Option<String>> {
+        let out = git::try_run(
+            &self.caller_top,
+            ["symbolic-ref", "--quiet", "--short", "HEAD"],
+        )?;
+        Ok(out
+            .status
+            .success()
+            .then(|| out.text())
+            .filter(|b| !b.is_empty()))
+    }
+
     /// `<basename>-<8 hex of the digest of the project's real path>`: the directory of its worktrees.
     pub fn key(&self) -> String {
         let real = std::fs::canonicalize(&self.top).unwrap_or_else(|_| self.top.clone());
