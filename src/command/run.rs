@@ -4,6 +4,7 @@
 
 use std::ffi::OsString;
 use std::fs;
+use std::os::fd::AsFd;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -457,6 +458,33 @@ fn execute(
         announce_start(&prepared, &record, &notes);
     }
     let clock = Instant::now();
+    if let (Some(setup), Some((_, created, _))) = (&prepared.setup, &prepared.worktree) {
+        let output = match &log {
+            Some((log, _)) => log.writer.try_clone(),
+            // CMD's stdout stays CMD's: the setup's output goes to isolate's stderr.
+            None => std::io::stderr().as_fd().try_clone_to_owned(),
+        };
+        let done = output
+            .map_err(|e| Error::Other(format!("cannot start the setup command: {e}")))
+            .and_then(|output| {
+                run_setup(
+                    setup,
+                    &created.path,
+                    &env,
+                    rules.clone(),
+                    output,
+                    signals,
+                    args.grace,
+                )
+            });
+        if let Err(e) = done {
+            ports.release();
+            if let Some(cg) = &cgroup {
+                cg.remove();
+            }
+            return not_started(notify, &prepared, &e);
+        }
+    }
     let (stdin, stdout, stderr) = match &log {
         Some((log, _)) => match (log.writer.try_clone(), log.writer.try_clone()) {
             (Ok(out), Ok(err)) => (Stdio::null(), Stdio::from(out), Stdio::from(err)),
@@ -577,6 +605,41 @@ fn execute(
     }
     announce_end(&args, &record, clock.elapsed());
     record.exit_status().unwrap_or(125)
+}
+
+/// The project's `setup` command (`.isolate.toml`), in the new worktree, sandboxed like the job and
+/// with its environment, before CMD. Any failure is isolate's (125): the fresh worktree is undone.
+fn run_setup(
+    setup: &str,
+    worktree: &Path,
+    env: &[(OsString, OsString)],
+    rules: Option<plan::Rules>,
+    output: std::os::fd::OwnedFd,
+    signals: &mut Signals,
+    grace: std::time::Duration,
+) -> Result<()> {
+    let err = output
+        .try_clone()
+        .map_err(|e| Error::Other(format!("cannot start the setup command: {e}")))?;
+    let pid = spawn::spawn(spawn::Spawn {
+        argv: vec!["sh".into(), "-c".into(), setup.to_string()],
+        cwd: worktree.to_path_buf(),
+        env: env.to_vec(),
+        rules,
+        stdin: Stdio::null(),
+        stdout: Stdio::from(output),
+        stderr: Stdio::from(err),
+        cgroup_procs: None,
+        terminal: None,
+    })
+    .map_err(|e| Error::Other(format!("the setup command {setup:?} could not start: {e}")))?;
+    let ending = reaper::supervise(pid, signals, None, grace, None, None);
+    match ending.exit.status() {
+        0 => Ok(()),
+        status => Err(Error::Other(format!(
+            "the setup command {setup:?} failed with status {status}; the new worktree was removed"
+        ))),
+    }
 }
 
 /// The worktree part of a running job's record: where it is; the outcome comes at the end.

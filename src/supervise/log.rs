@@ -13,8 +13,9 @@ use crate::error::{Error, Result};
 
 pub const MAX_VAR: &str = "ISOLATE_LOG_MAX";
 const DEFAULT_MAX: u64 = 64 << 20;
-/// Bytes moved per splice call.
-const CHUNK: usize = 1 << 20;
+/// Bytes moved per splice call, and the pipe's size (measured on tmpfs: 1 MiB was no faster, and
+/// holds four times the kernel memory per job).
+const CHUNK: usize = 256 << 10;
 
 /// The cap from `ISOLATE_LOG_MAX`.
 pub fn max_from_env() -> Result<u64> {
