@@ -29,6 +29,16 @@ pub enum Command {
     Stop(StopArgs),
     /// Forget an ended job (refuses while work would be lost).
     Rm(RmArgs),
+    /// Managed worktrees and their state marks.
+    Worktrees(WorktreesArgs),
+    /// Remove managed worktrees that hold nothing; say why others stay.
+    Prune(PruneArgs),
+    /// Bring a job's commits into the project's isolate/<id> branch now.
+    Import(ImportArgs),
+    /// Bring a job's branch into the project branch (merged in the job's worktree first, sandboxed).
+    Merge(MergeArgs),
+    /// Bring the project branch into a job's worktree (never touches the project).
+    Sync(ImportArgs),
     /// What this kernel and git enforce, and every gap that remains.
     Doctor(DoctorArgs),
     /// Policy profiles.
@@ -89,6 +99,38 @@ pub struct RmArgs {
     /// Stop a running job and forget the record; a worktree holding work stays on disk, untouched.
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WorktreesArgs {
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// Say what would be removed, remove nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// A job id, a unique prefix of one, or a job's name.
+    pub job: String,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// A job id, a unique prefix of one, or a job's name.
+    pub job: String,
+    /// Do not ask before fast-forwarding the project branch.
+    #[arg(long, short)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Args)]

@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 pub const TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Variables that would redirect git away from the directory we name.
-const REDIRECTING_VARS: &[&str] = &[
+pub const REDIRECTING_VARS: &[&str] = &[
     "GIT_DIR",
     "GIT_WORK_TREE",
     "GIT_INDEX_FILE",

@@ -2,14 +2,19 @@
 //! status, printing an error (and its hint) once, here.
 
 pub mod doctor;
+pub mod import;
 pub mod logs;
+pub mod merge;
 pub mod policy;
+pub mod prune;
 pub mod ps;
 pub mod rm;
 pub mod run;
 pub mod status;
 pub mod stop;
+pub mod sync;
 pub mod wait;
+pub mod worktrees;
 
 use crate::cli::{Cli, Command};
 use crate::error::Error;
@@ -25,6 +30,11 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Wait(args) => wait::run(args),
         Command::Stop(args) => stop::run(args),
         Command::Rm(args) => rm::run(args),
+        Command::Worktrees(args) => worktrees::run(args),
+        Command::Prune(args) => prune::run(args),
+        Command::Import(args) => import::run(args),
+        Command::Merge(args) => merge::run(args),
+        Command::Sync(args) => sync::run(args),
     }
 }
 

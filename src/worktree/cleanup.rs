@@ -503,40 +503,80 @@ pub fn shell_quote(path: &Path) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
+/// A job's worktree as its record names it, with what the record says checked against what isolate
+/// computes itself (the project from the record's repository, the worktree directory from the
+/// configuration): `rm`, `prune`, `import`, `merge`, `sync` and `worktrees` start here.
+pub struct Recorded {
+    pub project: Project,
+    pub id: JobId,
+    pub key_dir: PathBuf,
+    pub job_dir: PathBuf,
+    pub worktree: crate::job::record::WorktreeReport,
+}
+
+impl Recorded {
+    pub fn open(state: &Path, record: &crate::job::record::Record) -> Result<Recorded> {
+        use crate::error::Error;
+        let worktree = record
+            .worktree
+            .clone()
+            .ok_or_else(|| Error::Refused(format!("job {} has no worktree", record.id)))?;
+        let id = JobId::parse(&record.id).ok_or_else(|| {
+            Error::Refused(format!(
+                "the record's id {:?} is not one isolate makes",
+                record.id
+            ))
+        })?;
+        let project = Project::discover(Path::new(&worktree.repo))?;
+        // Where the worktree must be, computed from the project and configuration, never taken
+        // from the record.
+        let key_dir = crate::config::load(Some(&project))?
+            .worktree_root(state, &project)?
+            .join(project.key());
+        let job_dir = store::jobs_dir(state).join(id.as_str());
+        Ok(Recorded {
+            project,
+            id,
+            key_dir,
+            job_dir,
+            worktree,
+        })
+    }
+
+    pub fn job(&self, keep: bool) -> Job<'_> {
+        Job {
+            project: &self.project,
+            id: &self.id,
+            key_dir: &self.key_dir,
+            path: Path::new(&self.worktree.path),
+            base: &self.worktree.base,
+            job_dir: &self.job_dir,
+            keep,
+            dispatch_dirty: self.worktree.dispatch_dirty,
+            project_branch: self.worktree.project_branch.as_deref(),
+        }
+    }
+
+    /// The record's worktree path, once checked: the one isolate would have made for this job.
+    pub fn checked_path(&self) -> Result<&Path> {
+        let path = Path::new(&self.worktree.path);
+        if path != self.key_dir.join(self.id.as_str()) {
+            return Err(crate::error::Error::Refused(format!(
+                "the record of {} names {}, which is not where isolate puts its worktree; nothing done",
+                self.id,
+                path.display()
+            )));
+        }
+        Ok(path)
+    }
+}
+
 /// The cleanup decision for a job that has ended, from its record (`rm`, `prune`): the record's
 /// claims are checked against the disk as always, and `--keep` no longer applies.
 pub fn settle_recorded(
     state: &Path,
     record: &crate::job::record::Record,
 ) -> Result<WorktreeReport> {
-    use crate::error::Error;
-    let wt = record
-        .worktree
-        .as_ref()
-        .ok_or_else(|| Error::Other(format!("job {} has no worktree", record.id)))?;
-    let id = JobId::parse(&record.id).ok_or_else(|| {
-        Error::Refused(format!(
-            "the record's id {:?} is not one isolate makes",
-            record.id
-        ))
-    })?;
-    let project = Project::discover(Path::new(&wt.repo))?;
-    // Where the worktree must be, computed from the project and configuration, never taken from
-    // the record.
-    let key_dir = crate::config::load(Some(&project))?
-        .worktree_root(state, &project)?
-        .join(project.key());
-    let job_dir = crate::job::store::jobs_dir(state).join(id.as_str());
-    let job = Job {
-        project: &project,
-        id: &id,
-        key_dir: &key_dir,
-        path: Path::new(&wt.path),
-        base: &wt.base,
-        job_dir: &job_dir,
-        keep: false,
-        dispatch_dirty: wt.dispatch_dirty,
-        project_branch: wt.project_branch.as_deref(),
-    };
-    settle(&job)
+    let recorded = Recorded::open(state, record)?;
+    settle(&recorded.job(false))
 }

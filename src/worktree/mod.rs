@@ -8,5 +8,7 @@ pub mod create;
 pub mod import;
 pub mod include;
 pub mod inspect;
+pub mod marks;
 pub mod project;
 pub mod remove;
+pub mod sandboxed;

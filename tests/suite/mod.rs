@@ -7,3 +7,4 @@ mod lifecycle;
 mod planted;
 mod policy;
 mod terminal;
+mod worktrees;

@@ -1,0 +1,39 @@
+//! `isolate import JOB`: the job's current commits into the project's `isolate/<id>` now, with the
+//! verified import of spec/sandbox.md (also while the job runs; the worktree is only read).
+
+use crate::cli::ImportArgs;
+use crate::command::report_error;
+use crate::error::Error;
+use crate::job::store;
+use crate::worktree::cleanup::{self, Recorded};
+
+pub fn run(args: ImportArgs) -> i32 {
+    match import(&args) {
+        Ok(()) => 0,
+        Err(e) => {
+            report_error(&e);
+            1
+        }
+    }
+}
+
+fn import(args: &ImportArgs) -> Result<(), Error> {
+    let state = store::state_dir()?;
+    let (_, record) = store::resolve(&state, &args.job)?;
+    let recorded = Recorded::open(&state, &record)?;
+    let path = recorded.checked_path()?;
+    if !path.is_dir() {
+        return Err(Error::Refused(format!(
+            "job {}'s worktree is gone ({}); nothing to import",
+            record.id,
+            path.display()
+        )));
+    }
+    let commits = cleanup::import_now(&recorded.job(true))?;
+    println!(
+        "{}: {commits} commit{} beyond base",
+        recorded.id.branch(),
+        if commits == 1 { "" } else { "s" }
+    );
+    Ok(())
+}

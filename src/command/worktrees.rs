@@ -1,0 +1,33 @@
+//! `isolate worktrees [--json]`: every managed worktree (those with a record) with its marks.
+
+use crate::cli::WorktreesArgs;
+use crate::command::{print_json, report_error};
+use crate::job::store;
+use crate::worktree::marks::{self, Row};
+
+pub fn run(args: WorktreesArgs) -> i32 {
+    let state = match store::state_dir() {
+        Ok(s) => s,
+        Err(e) => {
+            report_error(&e);
+            return 1;
+        }
+    };
+    let rows: Vec<Row> = store::list(&state)
+        .iter()
+        .filter_map(|(_, record)| marks::row(&state, record))
+        .collect();
+    if args.json {
+        return print_json(&rows);
+    }
+    println!("{:<28} {:<10} {:<40} PATH", "JOB", "USED", "MARKS");
+    for row in &rows {
+        let mut marks = row.marks.join(", ");
+        if let Some(e) = &row.error {
+            marks = format!("{marks} (error: {e})").trim_start().to_string();
+        }
+        let used = row.used.as_deref().map(marks::ago).unwrap_or_default();
+        println!("{:<28} {:<10} {:<40} {}", row.id, used, marks, row.path);
+    }
+    0
+}

@@ -1,0 +1,421 @@
+//! Project integration: `worktrees`, `prune`, `import`, `merge`, `sync`, the project's setup and
+//! configuration.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::support::screen::Screen;
+use crate::support::*;
+
+/// Runs `script` as a job in `repo` with `extra` options; returns the job's report.
+fn job(env: &TestEnv, repo: &Path, extra: &[&str], script: &str) -> serde_json::Value {
+    let report = env.path().join(format!("r-{}.json", env.records().len()));
+    let mut args = vec!["run", "--worktree", "--report", report.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    args.extend(["--", "sh", "-c", script]);
+    let out = env.isolate(repo, &args);
+    assert_status(&out, 0);
+    env.report(&report)
+}
+
+fn id(report: &serde_json::Value) -> String {
+    report["id"].as_str().unwrap().to_string()
+}
+
+fn path(report: &serde_json::Value) -> PathBuf {
+    PathBuf::from(report["worktree"]["path"].as_str().unwrap())
+}
+
+fn worktrees(env: &TestEnv) -> Vec<serde_json::Value> {
+    let out = env.isolate(env.path(), ["worktrees", "--json"]);
+    assert_status(&out, 0);
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+fn marks(env: &TestEnv, id: &str) -> Vec<String> {
+    let rows = worktrees(env);
+    let row = rows
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("{id} not listed: {rows:?}"));
+    row["marks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn commit_on_main(env: &TestEnv, repo: &Path, file: &str, text: &str) {
+    fs::write(repo.join(file), text).unwrap();
+    env.git(repo, ["add", file]);
+    env.git(repo, ["commit", "-q", "-m", &format!("main: {file}")]);
+}
+
+#[test]
+fn merge_fast_forwards_the_jobs_commit_into_main_with_a_clean_checkout() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let report = job(
+        &env,
+        &repo,
+        &[],
+        "echo feature > feature.txt && git add feature.txt && git commit -q -m feature",
+    );
+    let out = env.isolate(&repo, ["merge", "--yes", &id(&report)]);
+    assert_status(&out, 0);
+    assert_eq!(
+        env.git(&repo, ["log", "-1", "--format=%s", "main"]),
+        "feature"
+    );
+    assert_eq!(
+        fs::read_to_string(repo.join("feature.txt")).unwrap(),
+        "feature\n",
+        "the checkout was not updated"
+    );
+    assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");
+    env.assert_fsck(&repo);
+}
+
+#[test]
+fn merge_with_main_moved_on_merges_in_the_worktree_then_fast_forwards() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let report = job(
+        &env,
+        &repo,
+        &["--keep"],
+        "echo feature > feature.txt && git add feature.txt && git commit -q -m feature",
+    );
+    commit_on_main(&env, &repo, "other.txt", "other\n");
+    let out = env.isolate(&repo, ["merge", "--yes", &id(&report)]);
+    assert_status(&out, 0);
+    assert!(repo.join("feature.txt").exists() && repo.join("other.txt").exists());
+    // A merge commit whose parents are the job's work and main.
+    assert_eq!(
+        env.git(&repo, ["rev-list", "--count", "--merges", "-1", "main"]),
+        "1"
+    );
+    assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");
+    env.assert_fsck(&repo);
+}
+
+#[test]
+fn a_conflicting_merge_leaves_the_project_exactly_as_it_was() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let report = job(
+        &env,
+        &repo,
+        &["--keep"],
+        "echo job version > README && git commit -q -am job",
+    );
+    commit_on_main(&env, &repo, "README", "main version\n");
+    let before = Snapshot::take(&repo);
+    let head = env.git(&repo, ["rev-parse", "HEAD"]);
+    let out = env.isolate(&repo, ["merge", "--yes", &id(&report)]);
+    assert_status(&out, 1);
+    assert!(stderr(&out).contains("README"), "{}", stderr(&out));
+    assert_eq!(env.git(&repo, ["rev-parse", "HEAD"]), head);
+    assert!(!repo.join(".git/MERGE_HEAD").exists());
+    before.assert_unchanged(&Snapshot::take(&repo), "conflicting merge");
+    let inside = fs::read_to_string(path(&report).join("README")).unwrap();
+    assert!(
+        inside.contains("<<<<<<<") && inside.contains(">>>>>>>"),
+        "{inside}"
+    );
+}
+
+#[test]
+fn merge_refuses_when_the_project_branch_moved_after_the_preview() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let report = job(
+        &env,
+        &repo,
+        &[],
+        "echo feature > feature.txt && git add feature.txt && git commit -q -m feature",
+    );
+    let screen = Screen::new(&env);
+    screen.line(&format!(
+        "cd {} && {BIN} merge {}; echo stat\"\"us=$?",
+        repo.display(),
+        id(&report)
+    ));
+    assert!(screen.wait_for("Merge into main?"), "{}", screen.screen());
+    commit_on_main(&env, &repo, "late.txt", "late\n");
+    let main = env.git(&repo, ["rev-parse", "main"]);
+    screen.line("y");
+    assert!(screen.wait_for("status=1"), "{}", screen.screen());
+    assert!(
+        screen.screen().contains("moved since the preview"),
+        "{}",
+        screen.screen()
+    );
+    assert_eq!(env.git(&repo, ["rev-parse", "main"]), main);
+}
+
+#[test]
+fn merge_without_a_terminal_asks_for_yes() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let report = job(&env, &repo, &[], "git commit -q --allow-empty -m work");
+    let main = env.git(&repo, ["rev-parse", "main"]);
+    let out = env.isolate(&repo, ["merge", &id(&report)]);
+    assert_status(&out, 1);
+    assert!(stderr(&out).contains("--yes"), "{}", stderr(&out));
+    assert_eq!(env.git(&repo, ["rev-parse", "main"]), main);
+}
+
+#[test]
+fn sync_brings_a_project_commit_into_a_kept_worktree_and_leaves_the_project_untouched() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let report = job(&env, &repo, &["--keep"], "echo pending > pending.txt");
+    commit_on_main(&env, &repo, "upstream.txt", "upstream\n");
+    let before = Snapshot::take(&repo);
+    let out = env.isolate(&repo, ["sync", &id(&report)]);
+    assert_status(&out, 0);
+    let wt = path(&report);
+    assert_eq!(
+        fs::read_to_string(wt.join("upstream.txt")).unwrap(),
+        "upstream\n"
+    );
+    assert_eq!(
+        fs::read_to_string(wt.join("pending.txt")).unwrap(),
+        "pending\n"
+    );
+    let log = env.git(&wt, ["log", "--format=%s"]);
+    assert!(log.contains("checkpoint"), "{log}");
+    before.assert_unchanged(&Snapshot::take(&repo), "sync");
+}
+
+#[test]
+fn worktrees_marks_and_prune_removes_only_what_holds_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let squashed = job(&env, &repo, &["--keep"], "echo a > a.txt && git add a.txt && git commit -q -m a && echo b > b.txt && git add b.txt && git commit -q -m b");
+    let unmerged = job(
+        &env,
+        &repo,
+        &["--keep"],
+        "echo u > u.txt && git add u.txt && git commit -q -m u",
+    );
+    let dirty = job(&env, &repo, &[], "echo d > d.txt");
+    let empty = job(&env, &repo, &["--keep"], "true");
+    // Squash-merge the first job's work into main by hand.
+    env.git(
+        &repo,
+        [
+            "merge",
+            "-q",
+            "--squash",
+            &format!("isolate/{}", id(&squashed)),
+        ],
+    );
+    env.git(&repo, ["commit", "-q", "-m", "squashed"]);
+
+    assert!(
+        marks(&env, &id(&squashed)).contains(&"merged".to_string()),
+        "{:?}",
+        marks(&env, &id(&squashed))
+    );
+    assert!(
+        marks(&env, &id(&unmerged)).contains(&"ahead 1".to_string()),
+        "{:?}",
+        marks(&env, &id(&unmerged))
+    );
+    assert!(
+        marks(&env, &id(&unmerged)).contains(&"behind 1".to_string()),
+        "{:?}",
+        marks(&env, &id(&unmerged))
+    );
+    assert!(
+        marks(&env, &id(&dirty)).contains(&"dirty (1)".to_string()),
+        "{:?}",
+        marks(&env, &id(&dirty))
+    );
+    assert!(
+        marks(&env, &id(&empty)).contains(&"no commits".to_string()),
+        "{:?}",
+        marks(&env, &id(&empty))
+    );
+
+    let dry = env.isolate(env.path(), ["prune", "--dry-run", "--json"]);
+    assert_status(&dry, 0);
+    assert!(path(&squashed).exists(), "--dry-run removed something");
+
+    let out = env.isolate(env.path(), ["prune", "--json"]);
+    assert_status(&out, 0);
+    let outcomes: Vec<serde_json::Value> = serde_json::from_str(&stdout(&out)).unwrap();
+    let action = |r: &serde_json::Value| {
+        outcomes
+            .iter()
+            .find(|o| o["id"] == r["id"])
+            .map(|o| o["action"].as_str().unwrap().to_string())
+    };
+    assert_eq!(action(&squashed).as_deref(), Some("removed"));
+    assert_eq!(action(&empty).as_deref(), Some("removed"));
+    assert_eq!(action(&unmerged).as_deref(), Some("kept"));
+    assert_eq!(action(&dirty).as_deref(), Some("kept"));
+    assert!(!path(&squashed).exists() && !path(&empty).exists());
+    assert!(path(&unmerged).exists() && path(&dirty).exists());
+    assert!(path(&dirty).join("d.txt").exists());
+    let branches = env.isolate_branches(&repo);
+    assert!(
+        !branches.contains(&format!("isolate/{}", id(&squashed))),
+        "{branches:?}"
+    );
+    assert!(
+        branches.contains(&format!("isolate/{}", id(&unmerged))),
+        "{branches:?}"
+    );
+    env.assert_fsck(&repo);
+}
+
+#[test]
+fn prune_refuses_a_record_edited_to_point_at_what_isolate_did_not_create() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let report = job(&env, &repo, &["--keep"], "true");
+    let victim = env.path().join("victim");
+    fs::create_dir_all(&victim).unwrap();
+    fs::write(victim.join("precious"), "keep me").unwrap();
+    env.git(&repo, ["branch", "precious"]);
+    let file = env.state.join("jobs").join(id(&report)).join("job.json");
+    let mut value: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    value["worktree"]["path"] = serde_json::Value::String(victim.display().to_string());
+    value["worktree"]["branch"] = serde_json::Value::String("precious".into());
+    fs::write(&file, serde_json::to_string(&value).unwrap()).unwrap();
+    env.isolate(env.path(), ["prune"]);
+    env.isolate(env.path(), ["rm", "--force", &id(&report)]);
+    assert_eq!(
+        fs::read_to_string(victim.join("precious")).unwrap(),
+        "keep me"
+    );
+    assert!(env.branches(&repo).contains(&"precious".to_string()));
+}
+
+#[test]
+fn import_brings_a_running_jobs_commits_into_the_project_now() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let out = env.isolate(
+        &repo,
+        ["run", "--bg", "--worktree", "--", "sh", "-c", "git commit -q --allow-empty -m early; while [ ! -e \"$TMPDIR/go\" ]; do sleep 0.05; done; git commit -q --allow-empty -m late"],
+    );
+    assert_status(&out, 0);
+    let id = stdout(&out).trim().to_string();
+    let branch = format!("isolate/{id}");
+    assert!(wait_until(Duration::from_secs(20), || {
+        env.isolate(&repo, ["import", &id]).status.success()
+            && env.git(&repo, ["log", "-1", "--format=%s", &branch]) == "early"
+    }));
+    fs::write(env.state.join("jobs").join(&id).join("tmp/go"), "").unwrap();
+    assert_status(&env.isolate(&repo, ["wait", &id]), 0);
+    // The supervisor's own import follows the one isolate import made.
+    assert_eq!(
+        env.git(&repo, ["log", "-1", "--format=%s", &branch]),
+        "late"
+    );
+    env.assert_fsck(&repo);
+}
+
+#[test]
+fn setup_runs_before_the_job_and_its_failure_leaves_nothing_behind() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(
+        repo.join(".isolate.toml"),
+        "setup = \"echo set up on $ISOLATE_PORT > setup.txt\"\n",
+    )
+    .unwrap();
+    fs::write(repo.join(".gitignore"), "target/\nsetup.txt\n").unwrap();
+    env.git(&repo, ["add", "."]);
+    env.git(&repo, ["commit", "-q", "-m", "config"]);
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--",
+            "sh",
+            "-c",
+            "cat setup.txt; echo port=$ISOLATE_PORT",
+        ],
+    );
+    assert_status(&out, 0);
+    let text = stdout(&out);
+    let port = text.lines().find_map(|l| l.strip_prefix("port=")).unwrap();
+    assert!(text.starts_with(&format!("set up on {port}")), "{text}");
+
+    fs::write(
+        repo.join(".isolate.toml"),
+        "setup = \"echo failing; exit 3\"\n",
+    )
+    .unwrap();
+    env.git(&repo, ["commit", "-q", "-am", "failing setup"]);
+    let before = env.records().len();
+    let out = env.isolate(
+        &repo,
+        ["run", "--worktree", "--", "sh", "-c", "echo should-not-run"],
+    );
+    assert_status(&out, 125);
+    assert!(!stdout(&out).contains("should-not-run"));
+    assert!(stderr(&out).contains("setup"), "{}", stderr(&out));
+    assert!(env.worktree_dirs().is_empty());
+    assert_eq!(env.records().len(), before);
+    assert!(env.isolate_branches(&repo).is_empty());
+}
+
+#[test]
+fn a_worktree_root_inside_the_project_is_excluded_from_its_status() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(
+        repo.join(".isolate.toml"),
+        "worktree_root = \".isolate-worktrees\"\n",
+    )
+    .unwrap();
+    env.git(&repo, ["add", ".isolate.toml"]);
+    env.git(&repo, ["commit", "-q", "-m", "config"]);
+    let report = job(&env, &repo, &["--keep"], "true");
+    assert!(
+        path(&report).starts_with(repo.join(".isolate-worktrees")),
+        "{}",
+        path(&report).display()
+    );
+    assert_eq!(
+        env.git(&repo, ["status", "--porcelain"]),
+        "",
+        "the worktrees show in the project's status"
+    );
+    let exclude = fs::read_to_string(repo.join(".git/info/exclude")).unwrap();
+    assert_eq!(exclude.matches("/.isolate-worktrees/").count(), 1);
+    job(&env, &repo, &[], "true");
+    let exclude = fs::read_to_string(repo.join(".git/info/exclude")).unwrap();
+    assert_eq!(
+        exclude.matches("/.isolate-worktrees/").count(),
+        1,
+        "added twice"
+    );
+    // And the record is still accepted by rm (its place is computed from the configuration).
+    assert_status(&env.isolate(env.path(), ["rm", &id(&report)]), 0);
+    assert!(!path(&report).exists());
+}
+
+#[test]
+fn configured_include_patterns_apply_without_a_worktreeinclude_file() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(repo.join(".isolate.toml"), "include = [\".env\"]\n").unwrap();
+    fs::write(repo.join(".gitignore"), "target/\n.env\n").unwrap();
+    env.git(&repo, ["add", "."]);
+    env.git(&repo, ["commit", "-q", "-m", "config"]);
+    fs::write(repo.join(".env"), "SECRET=1\n").unwrap();
+    let out = env.isolate(&repo, ["run", "--worktree", "--", "cat", ".env"]);
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "SECRET=1\n");
+}
