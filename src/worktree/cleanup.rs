@@ -190,9 +190,32 @@ pub fn settle(job: &Job) -> Result<WorktreeReport> {
         }
     }
     let insp = facts.inspection.as_ref().ok();
+    // Whether the project branch the job started from has its commits already.
+    let contained = branch_kept
+        && commits > 0
+        && match (job.project_branch, &facts.branch_after) {
+            (Some(target), Some(tip)) => git::try_run(
+                &job.project.top,
+                [
+                    "merge-base",
+                    "--is-ancestor",
+                    "--end-of-options",
+                    tip,
+                    &format!("refs/heads/{target}"),
+                ],
+            )
+            .is_ok_and(|out| out.status.success()),
+            _ => false,
+        };
+    if contained {
+        reason = format!(
+            "{reason}; already in {}",
+            job.project_branch.unwrap_or_default()
+        );
+    }
     let handoff = if !removed && facts.exists {
         Some(format!("cd {}", shell_quote(job.path)))
-    } else if branch_kept && commits > 0 {
+    } else if branch_kept && commits > 0 && !contained {
         Some(format!(
             "git -C {} merge --no-ff {branch}",
             shell_quote(&job.project.top)

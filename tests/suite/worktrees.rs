@@ -419,3 +419,20 @@ fn configured_include_patterns_apply_without_a_worktreeinclude_file() {
     assert_status(&out, 0);
     assert_eq!(stdout(&out), "SECRET=1\n");
 }
+
+#[test]
+fn the_handoff_says_when_the_project_branch_already_has_the_commits() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    // Cut from the first commit; the job fetches main from the remote `project` and fast-forwards to it.
+    let report = job(
+        &env,
+        &repo,
+        &["--base", "HEAD~1"],
+        "git fetch -q project main && git merge -q --ff-only FETCH_HEAD",
+    );
+    assert_eq!(report["worktree"]["commits"], 1);
+    let reason = report["worktree"]["reason"].as_str().unwrap();
+    assert!(reason.contains("already in main"), "{reason}");
+    assert!(report["worktree"]["handoff"].is_null(), "{report}");
+}
