@@ -68,7 +68,12 @@ fn prune(args: &PruneArgs) -> Result<Vec<Outcome>> {
             }
             State::Lost => {
                 if !args.dry_run {
-                    settle_lost(&dir, &record);
+                    settle_lost(&dir);
+                }
+                if store::read_record(&dir).is_ok_and(|r| r.effective_state() != State::Lost) {
+                    // It ended normally as we looked: the next prune sees it as it is.
+                    outcomes.push(outcome("kept", "ended while prune looked".into()));
+                    continue;
                 }
                 outcomes.push(outcome(
                     "kept",
@@ -142,8 +147,16 @@ fn remove(state: &Path, dir: &Path, record: &Record, merged: bool) -> Result<()>
 }
 
 /// A lost job: what is left of its processes is killed, and its record says it was lost.
-fn settle_lost(dir: &Path, record: &Record) {
-    kill_leftovers(record);
+fn settle_lost(dir: &Path) {
+    // Read again now that the supervisor is known to be gone: it may have written the end between
+    // the listing and the check, and that record must not be overwritten.
+    let Ok(record) = store::read_record(dir) else {
+        return;
+    };
+    if record.state != State::Running || record.supervisor_alive() {
+        return;
+    }
+    kill_leftovers(&record);
     let mut settled = record.clone();
     settled.state = State::Lost;
     if settled.ended_at.is_none() {

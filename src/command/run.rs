@@ -227,6 +227,9 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
             return Ok(prepared);
         };
         let path = t.key_dir.join(prepared.id.as_str());
+        // On record from the start: a supervisor killed while it creates the worktree leaves a job
+        // that reads as `lost`, naming what it was making, never an unexplained directory.
+        store::write_record(&prepared.job_dir, &creating(args, &prepared, &t, &path))?;
         let include = t.config.config.include.as_deref().unwrap_or_default();
         match create::create(&t.project, &prepared.id, &path, &t.base, include) {
             Ok(Some(mut created)) => {
@@ -256,6 +259,54 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
     Err(Error::Other(format!(
         "could not find a free job id in {ID_ATTEMPTS} attempts"
     )))
+}
+
+/// The record of a job whose worktree is being made.
+fn creating(args: &RunArgs, prepared: &Prepared, t: &Target, path: &Path) -> Record {
+    let me = std::process::id() as i32;
+    Record {
+        schema: SCHEMA,
+        id: prepared.id.to_string(),
+        name: args.name.as_ref().map(|n| n.to_string_lossy().into_owned()),
+        command: args.command.clone(),
+        state: State::Running,
+        pid: None,
+        supervisor_pid: me,
+        supervisor_start: tree::start_time(me).unwrap_or(0),
+        started_at: timestamp(SystemTime::now()),
+        ended_at: None,
+        exit: None,
+        sandbox: crate::job::record::SandboxReport {
+            enforced: !args.no_sandbox,
+            landlock_abi: None,
+            policy: prepared.policy.name.clone(),
+            gaps: Vec::new(),
+        },
+        cwd: prepared.cwd.display().to_string(),
+        worktree: Some(WorktreeReport {
+            path: path.display().to_string(),
+            branch: prepared.id.branch(),
+            base: t.base.clone(),
+            repo: t.project.top.display().to_string(),
+            commits: 0,
+            dirty: Default::default(),
+            stash: 0,
+            other_refs: Vec::new(),
+            in_progress: Vec::new(),
+            ignored: 0,
+            dispatch_dirty: false,
+            removed: false,
+            branch_kept: true,
+            reason: "creating the worktree".into(),
+            handoff: None,
+            branch_tip: None,
+            project_branch: t.project_branch.clone(),
+        }),
+        log: None,
+        port: None,
+        cgroup: None,
+        background: args.bg,
+    }
 }
 
 /// Where a `--worktree` job goes.
@@ -459,6 +510,13 @@ fn execute(
     }
     let clock = Instant::now();
     if let (Some(setup), Some((_, created, _))) = (&prepared.setup, &prepared.worktree) {
+        // On record before the setup runs: a supervisor killed meanwhile leaves a lost job whose
+        // record names the cgroup that holds what the setup started.
+        let mut during = record.clone();
+        if let Some(wt) = during.worktree.as_mut() {
+            wt.reason = "running the project's setup".into();
+        }
+        let _ = store::write_record(&prepared.job_dir, &during);
         let output = match &log {
             Some((log, _)) => log.writer.try_clone(),
             // CMD's stdout stays CMD's: the setup's output goes to isolate's stderr.
@@ -467,6 +525,7 @@ fn execute(
         let done = output
             .map_err(|e| Error::Other(format!("cannot start the setup command: {e}")))
             .and_then(|output| {
+                let cgroup_procs = cgroup.as_ref().and_then(Cgroup::procs_for_child);
                 run_setup(
                     setup,
                     &created.path,
@@ -475,6 +534,7 @@ fn execute(
                     output,
                     signals,
                     args.grace,
+                    cgroup_procs,
                 )
             });
         if let Err(e) = done {
@@ -609,6 +669,7 @@ fn execute(
 
 /// The project's `setup` command (`.isolate.toml`), in the new worktree, sandboxed like the job and
 /// with its environment, before CMD. Any failure is isolate's (125): the fresh worktree is undone.
+#[allow(clippy::too_many_arguments)]
 fn run_setup(
     setup: &str,
     worktree: &Path,
@@ -617,6 +678,7 @@ fn run_setup(
     output: std::os::fd::OwnedFd,
     signals: &mut Signals,
     grace: std::time::Duration,
+    cgroup_procs: Option<std::fs::File>,
 ) -> Result<()> {
     let err = output
         .try_clone()
@@ -629,7 +691,7 @@ fn run_setup(
         stdin: Stdio::null(),
         stdout: Stdio::from(output),
         stderr: Stdio::from(err),
-        cgroup_procs: None,
+        cgroup_procs,
         terminal: None,
     })
     .map_err(|e| Error::Other(format!("the setup command {setup:?} could not start: {e}")))?;

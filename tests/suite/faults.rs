@@ -1,0 +1,405 @@
+//! Faults: a supervisor killed with SIGKILL at each stage, a full disk, a project that moves or
+//! disappears under a job, stale locks, and load. Afterwards nothing is lost and nothing half-made
+//! is left unexplained: a killed job reads as `lost`, `prune` settles it, and its worktree is kept.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::thread;
+use std::time::Duration;
+
+use crate::support::*;
+
+/// The processes whose parent is `pid`, with their command lines.
+fn children(pid: i32) -> Vec<(i32, String)> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        if after
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse::<i32>().ok())
+            == Some(pid)
+        {
+            let cmdline = fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
+            out.push((child, String::from_utf8_lossy(&cmdline).replace('\0', " ")));
+        }
+    }
+    out
+}
+
+/// Output discarded: after a supervisor is killed, what it left behind may hold its pipes open.
+fn quiet(mut cmd: Command) -> Command {
+    cmd.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    cmd
+}
+
+fn kill9(pid: i32) {
+    // SAFETY: kill(2) on a process this test started.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+}
+
+fn state_of(env: &TestEnv, id: &str) -> String {
+    let out = env.isolate(env.path(), ["status", "--json", id]);
+    let value: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    value["state"].as_str().unwrap().to_string()
+}
+
+fn only_record(env: &TestEnv) -> serde_json::Value {
+    let records = env.records();
+    assert_eq!(records.len(), 1, "{records:?}");
+    records.into_iter().next().unwrap()
+}
+
+fn prune_json(env: &TestEnv) -> Vec<serde_json::Value> {
+    let out = env.isolate(env.path(), ["prune", "--json"]);
+    assert_status(&out, 0);
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+#[test]
+fn a_supervisor_killed_while_the_setup_runs_leaves_an_explained_lost_job() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(
+        repo.join(".isolate.toml"),
+        "setup = \"touch setup-started; sleep 300\"\n",
+    )
+    .unwrap();
+    env.git(&repo, ["add", ".isolate.toml"]);
+    env.git(&repo, ["commit", "-q", "-m", "slow setup"]);
+    let child = quiet(env.isolate_cmd(&repo, ["run", "--worktree", "--", "true"]))
+        .spawn()
+        .unwrap();
+    let supervisor = child.id() as i32;
+    assert!(wait_until(Duration::from_secs(30), || env
+        .worktree_dirs()
+        .iter()
+        .any(|d| d.join("setup-started").exists())));
+    let sleeper = wait_for_descendant(supervisor, "sleep 300", |c| c.starts_with("sleep 300"));
+    kill9(supervisor);
+    let _ = finish(child, LIMIT);
+    let record = only_record(&env);
+    let id = record["id"].as_str().unwrap().to_string();
+    assert_eq!(state_of(&env, &id), "lost");
+    let outcomes = prune_json(&env);
+    assert!(
+        outcomes
+            .iter()
+            .any(|o| o["id"] == id.as_str() && o["action"] == "kept"),
+        "{outcomes:?}"
+    );
+    assert!(
+        wait_until(Duration::from_secs(10), || !alive(sleeper)),
+        "prune left the setup's process alive"
+    );
+    let wt = PathBuf::from(record["worktree"]["path"].as_str().unwrap());
+    assert!(
+        wt.join("setup-started").exists(),
+        "the lost job's worktree was touched"
+    );
+    env.assert_fsck(&repo);
+}
+
+/// The first descendant of `root` whose command line matches `wanted`.
+fn wait_for_descendant(root: i32, needle: &str, wanted: impl Fn(&str) -> bool) -> i32 {
+    let mut found = 0;
+    let ok = wait_until(Duration::from_secs(30), || {
+        let mut queue = vec![root];
+        while let Some(pid) = queue.pop() {
+            for (child, cmdline) in children(pid) {
+                if wanted(&cmdline) {
+                    found = child;
+                    return true;
+                }
+                queue.push(child);
+            }
+        }
+        false
+    });
+    assert!(ok, "no descendant of {root} runs {needle:?}");
+    found
+}
+
+#[test]
+fn a_foreground_supervisor_killed_while_running_is_settled_by_prune() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let child = quiet(env.isolate_cmd(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--",
+            "sh",
+            "-c",
+            "echo work > work.txt; sleep 300 & sleep 300",
+        ],
+    ))
+    .spawn()
+    .unwrap();
+    let supervisor = child.id() as i32;
+    let orphan = wait_for_descendant(supervisor, "sleep 300", |c| c.starts_with("sleep 300"));
+    kill9(supervisor);
+    let _ = finish(child, LIMIT);
+    let record = only_record(&env);
+    let id = record["id"].as_str().unwrap();
+    assert_eq!(state_of(&env, id), "lost");
+    prune_json(&env);
+    assert!(
+        wait_until(Duration::from_secs(10), || !alive(orphan)),
+        "the job's processes outlived prune"
+    );
+    let settled = only_record(&env);
+    assert_eq!(settled["state"], "lost");
+    assert!(
+        settled["worktree"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("lost"),
+        "{settled}"
+    );
+    let wt = PathBuf::from(settled["worktree"]["path"].as_str().unwrap());
+    assert_eq!(fs::read_to_string(wt.join("work.txt")).unwrap(), "work\n");
+}
+
+#[test]
+fn a_supervisor_killed_during_the_import_loses_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    // A large commit, so that the import (pack-objects | index-pack) takes a moment.
+    let script =
+        "head -c 150000000 /dev/urandom > big.bin && git add big.bin && git commit -q -m big";
+    let child = quiet(env.isolate_cmd(&repo, ["run", "--worktree", "--", "sh", "-c", script]))
+        .spawn()
+        .unwrap();
+    let supervisor = child.id() as i32;
+    wait_for_descendant(supervisor, "git pack-objects", |c| {
+        c.starts_with("git ") && c.contains(" pack-objects ")
+    });
+    kill9(supervisor);
+    let _ = finish(child, LIMIT);
+    // Wait for the orphaned git processes to finish or die before looking at the project.
+    thread::sleep(Duration::from_millis(500));
+    env.assert_fsck(&repo);
+    let record = only_record(&env);
+    let id = record["id"].as_str().unwrap().to_string();
+    assert_eq!(state_of(&env, &id), "lost");
+    let wt = PathBuf::from(record["worktree"]["path"].as_str().unwrap());
+    assert!(wt.join("big.bin").exists(), "the worktree was touched");
+    // Nothing lost: the commit can still be brought home.
+    assert_status(&env.isolate(&repo, ["import", &id]), 0);
+    assert_eq!(
+        env.git(
+            &repo,
+            ["log", "-1", "--format=%s", &format!("isolate/{id}")]
+        ),
+        "big"
+    );
+    env.assert_fsck(&repo);
+}
+
+#[test]
+fn a_full_disk_while_creating_the_worktree_rolls_back() {
+    // Needs root to mount a small tmpfs (CI runs as root).
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(repo.join("large.bin"), vec![7u8; 2 << 20]).unwrap();
+    env.git(&repo, ["add", "large.bin"]);
+    env.git(&repo, ["commit", "-q", "-m", "large"]);
+    let small = env.path().join("small");
+    fs::create_dir_all(&small).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+        .arg(&small)
+        .status()
+        .unwrap();
+    assert!(
+        mounted.success(),
+        "mounting a tmpfs needs root (CI runs as root)"
+    );
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _guard = Unmount(small.clone());
+    let config = env.home.join(".config/isolate");
+    fs::create_dir_all(&config).unwrap();
+    fs::write(
+        config.join("config.toml"),
+        format!("worktree_root = \"{}\"\n", small.display()),
+    )
+    .unwrap();
+    let out = env.isolate(&repo, ["run", "--worktree", "--", "true"]);
+    assert_status(&out, 125);
+    assert!(stderr(&out).contains("large.bin"), "{}", stderr(&out));
+    assert!(env.records().is_empty(), "a record was left");
+    assert!(env.isolate_branches(&repo).is_empty(), "a branch was left");
+    assert!(
+        env.git(&repo, ["for-each-ref", "refs/isolate/"]).is_empty(),
+        "a pin was left"
+    );
+    let left: Vec<_> = fs::read_dir(&small)
+        .unwrap()
+        .flatten()
+        .flat_map(|d| fs::read_dir(d.path()).into_iter().flatten().flatten())
+        .collect();
+    assert!(left.is_empty(), "a worktree was left: {left:?}");
+}
+
+#[test]
+fn a_project_removed_while_the_job_runs_keeps_the_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let moved = env.path().join("moved-away");
+    let child = env
+        .isolate_cmd(&repo, ["run", "--worktree", "--", "sh", "-c", "git commit -q --allow-empty -m work; echo ready; while [ ! -e \"$TMPDIR/go\" ]; do sleep 0.05; done"])
+        .spawn()
+        .unwrap();
+    let job_dir = || {
+        fs::read_dir(env.state.join("jobs"))
+            .ok()?
+            .flatten()
+            .next()
+            .map(|e| e.path())
+    };
+    assert!(wait_until(Duration::from_secs(30), || job_dir()
+        .is_some_and(|d| d.join("job.json").exists()
+            && fs::read_to_string(d.join("job.json")).is_ok_and(|t| t
+                .contains("\"pid\": 1")
+                || t.contains("\"pid\": ")))));
+    thread::sleep(Duration::from_millis(300));
+    fs::rename(&repo, &moved).unwrap();
+    fs::write(job_dir().unwrap().join("tmp/go"), "").unwrap();
+    let out = finish(child, LIMIT);
+    assert_status(&out, 0);
+    let record = only_record(&env);
+    assert_eq!(record["worktree"]["removed"], false, "{record}");
+    assert!(
+        record["worktree"]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("kept:"),
+        "{record}"
+    );
+    let wt = PathBuf::from(record["worktree"]["path"].as_str().unwrap());
+    // The job's commit is still there (read through the project's new place).
+    let mut git = Command::new("git");
+    env.apply(&mut git);
+    let log = git
+        .arg("-C")
+        .arg(&wt)
+        .args(["log", "-1", "--format=%s"])
+        .env(
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+            moved.join(".git/objects"),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&log.stdout).trim(), "work");
+    env.assert_fsck(&moved);
+}
+
+#[test]
+fn a_stale_packed_refs_lock_in_the_project_loses_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(repo.join(".git/packed-refs.lock"), "").unwrap();
+    let report = env.path().join("r.json");
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "git commit -q --allow-empty -m work",
+        ],
+    );
+    assert_status(&out, 0);
+    let value = env.report(&report);
+    let branch = value["worktree"]["branch"].as_str().unwrap();
+    assert_eq!(env.git(&repo, ["log", "-1", "--format=%s", branch]), "work");
+    assert!(
+        repo.join(".git/packed-refs.lock").exists(),
+        "isolate removed a lock it did not take"
+    );
+    // A job without commits: its branch may not be deletable past the lock; it is then kept and said.
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            "true",
+        ],
+    );
+    assert_status(&out, 0);
+    assert!(env.worktree_dirs().is_empty());
+}
+
+#[test]
+fn twenty_jobs_with_a_concurrent_prune_and_ps_loop() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    thread::scope(|s| {
+        let churn = s.spawn(|| {
+            let mut rounds = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                assert_status(&env.isolate(env.path(), ["ps", "--all", "--json"]), 0);
+                assert_status(&env.isolate(env.path(), ["prune", "--json"]), 0);
+                rounds += 1;
+            }
+            rounds
+        });
+        let jobs: Vec<_> = (0..20)
+            .map(|i| {
+                let script =
+                    format!("echo {i} > job-{i}.txt && git add . && git commit -q -m 'job {i}'");
+                env.isolate_cmd(
+                    &repo,
+                    ["run", "--worktree", "-q", "--", "sh", "-c", &script],
+                )
+                .spawn()
+                .unwrap()
+            })
+            .collect();
+        for job in jobs {
+            assert_status(&finish(job, LIMIT), 0);
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(churn.join().unwrap() > 0);
+    });
+    let branches = env.isolate_branches(&repo);
+    assert_eq!(branches.len(), 20, "{branches:?}");
+    for b in &branches {
+        assert_eq!(
+            env.git(&repo, ["rev-list", "--count", &format!("main..{b}")]),
+            "1"
+        );
+    }
+    for r in env.records() {
+        assert_eq!(r["state"], "exited", "{r}");
+        assert_eq!(r["worktree"]["commits"], 1, "{r}");
+    }
+    assert!(env.worktree_dirs().is_empty());
+    env.assert_fsck(&repo);
+    let _ = Path::new("");
+}
