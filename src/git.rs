@@ -18,14 +18,19 @@ use crate::error::{Error, Result};
 /// Long enough for pack-objects and checkout of a large repository on a slow disk.
 pub const TIMEOUT: Duration = Duration::from_secs(600);
 
-/// Variables that would redirect git away from the directory we name.
-pub const REDIRECTING_VARS: &[&str] = &[
+/// Variables that point git at another repository than the one of its directory.
+pub const LOCATION_VARS: &[&str] = &[
     "GIT_DIR",
     "GIT_WORK_TREE",
     "GIT_INDEX_FILE",
     "GIT_OBJECT_DIRECTORY",
     "GIT_ALTERNATE_OBJECT_DIRECTORIES",
     "GIT_COMMON_DIR",
+];
+
+/// Variables that would redirect git away from the directory we name, or configure it from the
+/// environment (with `LOCATION_VARS`).
+pub const REDIRECTING_VARS: &[&str] = &[
     "GIT_NAMESPACE",
     "GIT_CEILING_DIRECTORIES",
     "GIT_CONFIG",
@@ -51,7 +56,7 @@ pub fn command(dir: &Path) -> Command {
         .env("SSH_ASKPASS", "true")
         .env("LC_ALL", "C")
         .stdin(Stdio::null());
-    for var in REDIRECTING_VARS {
+    for var in LOCATION_VARS.iter().chain(REDIRECTING_VARS) {
         cmd.env_remove(var);
     }
     cmd

@@ -14,6 +14,7 @@ use crate::cli::RunArgs;
 use crate::command::report_error;
 use crate::config;
 use crate::error::{Error, Result};
+use crate::git;
 use crate::job::id::JobId;
 use crate::job::record::{Record, State, WorktreeReport, SCHEMA};
 use crate::job::store;
@@ -263,11 +264,35 @@ fn prepare(args: &RunArgs) -> Result<Prepared> {
 
 /// The record of a job whose worktree is being made.
 fn creating(args: &RunArgs, prepared: &Prepared, t: &Target, path: &Path) -> Record {
+    let sandbox = crate::job::record::SandboxReport {
+        enforced: !args.no_sandbox,
+        landlock_abi: None,
+        policy: prepared.policy.name.clone(),
+        gaps: Vec::new(),
+    };
+    let mut worktree = pending_worktree(path, &prepared.id.branch(), &t.base, &t.project.top);
+    worktree.project_branch = t.project_branch.clone();
+    worktree.reason = "creating the worktree".into();
+    let mut record = running_record(args, prepared, sandbox, Some(worktree));
+    record.background = args.bg;
+    record
+}
+
+/// The record of a job this process supervises, as it starts.
+fn running_record(
+    args: &RunArgs,
+    prepared: &Prepared,
+    sandbox: crate::job::record::SandboxReport,
+    worktree: Option<WorktreeReport>,
+) -> Record {
     let me = std::process::id() as i32;
     Record {
         schema: SCHEMA,
         id: prepared.id.to_string(),
-        name: args.name.as_ref().map(|n| n.to_string_lossy().into_owned()),
+        name: match &prepared.resumed {
+            Some(old) => old.name.clone(),
+            None => args.name.as_ref().map(|n| n.to_string_lossy().into_owned()),
+        },
         command: args.command.clone(),
         state: State::Running,
         pid: None,
@@ -276,36 +301,13 @@ fn creating(args: &RunArgs, prepared: &Prepared, t: &Target, path: &Path) -> Rec
         started_at: timestamp(SystemTime::now()),
         ended_at: None,
         exit: None,
-        sandbox: crate::job::record::SandboxReport {
-            enforced: !args.no_sandbox,
-            landlock_abi: None,
-            policy: prepared.policy.name.clone(),
-            gaps: Vec::new(),
-        },
+        sandbox,
         cwd: prepared.cwd.display().to_string(),
-        worktree: Some(WorktreeReport {
-            path: path.display().to_string(),
-            branch: prepared.id.branch(),
-            base: t.base.clone(),
-            repo: t.project.top.display().to_string(),
-            commits: 0,
-            dirty: Default::default(),
-            stash: 0,
-            other_refs: Vec::new(),
-            in_progress: Vec::new(),
-            ignored: 0,
-            dispatch_dirty: false,
-            removed: false,
-            branch_kept: true,
-            reason: "creating the worktree".into(),
-            handoff: None,
-            branch_tip: None,
-            project_branch: t.project_branch.clone(),
-        }),
+        worktree,
         log: None,
         port: None,
         cgroup: None,
-        background: args.bg,
+        background: false,
     }
 }
 
@@ -477,33 +479,17 @@ fn execute(
     unsafe {
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
     }
-    let me = std::process::id() as i32;
-    let mut record = Record {
-        schema: SCHEMA,
-        id: prepared.id.to_string(),
-        name: match &prepared.resumed {
-            Some(old) => old.name.clone(),
-            None => args.name.as_ref().map(|n| n.to_string_lossy().into_owned()),
-        },
-        command: args.command.clone(),
-        state: State::Running,
-        pid: None,
-        supervisor_pid: me,
-        supervisor_start: tree::start_time(me).unwrap_or(0),
-        started_at: timestamp(SystemTime::now()),
-        ended_at: None,
-        exit: None,
-        sandbox,
-        cwd: prepared.cwd.display().to_string(),
-        worktree: prepared
-            .worktree
-            .as_ref()
-            .map(|(project, created, _)| running_worktree(project, created)),
-        log: log.as_ref().map(|(_, path)| path.display().to_string()),
-        port: Some(ports.first),
-        cgroup: cgroup.as_ref().map(|cg| cg.path().display().to_string()),
-        background: notify.is_some(),
-    };
+    let worktree = prepared.worktree.as_ref().map(|(project, created, _)| {
+        let mut wt = pending_worktree(&created.path, &created.branch, &created.base, &project.top);
+        wt.dispatch_dirty = created.dispatch_dirty;
+        wt.project_branch = created.project_branch.clone();
+        wt
+    });
+    let mut record = running_record(&args, &prepared, sandbox, worktree);
+    record.log = log.as_ref().map(|(_, path)| path.display().to_string());
+    record.port = Some(ports.first);
+    record.cgroup = cgroup.as_ref().map(|cg| cg.path().display().to_string());
+    record.background = notify.is_some();
     // The human line goes out before CMD can print anything; the JSON line needs the pid.
     if !args.json && !args.quiet && notify.is_none() {
         announce_start(&prepared, &record, &notes);
@@ -705,25 +691,25 @@ fn run_setup(
 }
 
 /// The worktree part of a running job's record: where it is; the outcome comes at the end.
-fn running_worktree(project: &Project, created: &Created) -> WorktreeReport {
+fn pending_worktree(path: &Path, branch: &str, base: &str, repo: &Path) -> WorktreeReport {
     WorktreeReport {
-        path: created.path.display().to_string(),
-        branch: created.branch.clone(),
-        base: created.base.clone(),
-        repo: project.top.display().to_string(),
+        path: path.display().to_string(),
+        branch: branch.to_string(),
+        base: base.to_string(),
+        repo: repo.display().to_string(),
         commits: 0,
         dirty: Default::default(),
         stash: 0,
         other_refs: Vec::new(),
         in_progress: Vec::new(),
         ignored: 0,
-        dispatch_dirty: created.dispatch_dirty,
+        dispatch_dirty: false,
         removed: false,
         branch_kept: true,
         reason: "running".into(),
         handoff: None,
         branch_tip: None,
-        project_branch: created.project_branch.clone(),
+        project_branch: None,
     }
 }
 
@@ -766,7 +752,7 @@ fn environment(args: &RunArgs, prepared: &Prepared, port: u16) -> Vec<(OsString,
     set("GIT_CONFIG_COUNT", (count + 2).to_string().into());
     if prepared.worktree.is_some() {
         // The job's git must find the job's repository, not one the caller pointed at.
-        env.retain(|(k, _)| !REDIRECTING.iter().any(|r| k == r));
+        env.retain(|(k, _)| !git::LOCATION_VARS.iter().any(|r| k == r));
     }
     for (k, v) in &args.env {
         env.retain(|(key, _)| key != k.as_str());
@@ -774,15 +760,6 @@ fn environment(args: &RunArgs, prepared: &Prepared, port: u16) -> Vec<(OsString,
     }
     env
 }
-
-const REDIRECTING: &[&str] = &[
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-];
 
 fn timestamp(t: SystemTime) -> String {
     humantime::format_rfc3339_seconds(t).to_string()

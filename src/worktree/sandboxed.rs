@@ -53,7 +53,12 @@ pub fn git(project: &Project, worktree: &Path, args: &[&str]) -> Result<Output> 
     let (rules, _, _) = plan::build(&loaded, &job, false)?;
     // The caller's environment (identity, global config) less what would point git elsewhere.
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(k, _)| !git::REDIRECTING_VARS.iter().any(|r| k == r))
+        .filter(|(k, _)| {
+            !git::LOCATION_VARS
+                .iter()
+                .chain(git::REDIRECTING_VARS)
+                .any(|r| k == r)
+        })
         .collect();
     for (k, v) in [
         ("GIT_TERMINAL_PROMPT", "0"),
