@@ -169,3 +169,36 @@ fn no_pty_passes_the_users_terminal_through() {
         screen.screen()
     );
 }
+
+#[test]
+fn vim_edits_a_file_in_the_worktree_and_bash_keeps_job_control() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let screen = Screen::new(&env);
+    let report = env.path().join("vim.json");
+    screen.line(&format!(
+        "cd {} && {BIN} run --worktree --keep --report {} -- vim -u NONE -N notes.txt",
+        repo.display(),
+        report.display()
+    ));
+    std::thread::sleep(Duration::from_millis(1500));
+    screen.send("iwritten in vim");
+    screen.key("Escape");
+    screen.line(":wq");
+    assert!(
+        wait_until(Duration::from_secs(20), || report.exists()),
+        "{}",
+        screen.screen()
+    );
+    let value = env.report(&report);
+    let wt = std::path::PathBuf::from(value["worktree"]["path"].as_str().unwrap());
+    assert_eq!(
+        fs::read_to_string(wt.join("notes.txt")).unwrap(),
+        "written in vim\n"
+    );
+
+    screen.line(&format!("{BIN} run -- bash --norc --noprofile -i"));
+    std::thread::sleep(Duration::from_millis(1000));
+    screen.line("sleep 30 & jobs; echo JO\"\"BS=$(jobs | wc -l); kill %1; exit");
+    assert!(screen.wait_for("JOBS=1"), "{}", screen.screen());
+}
