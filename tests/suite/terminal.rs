@@ -181,7 +181,11 @@ fn vim_edits_a_file_in_the_worktree_and_bash_keeps_job_control() {
         repo.display(),
         report.display()
     ));
-    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        screen.wait_for("[New]"),
+        "vim did not start: {}",
+        screen.screen()
+    );
     screen.send("iwritten in vim");
     screen.key("Escape");
     screen.line(":wq");
@@ -197,8 +201,14 @@ fn vim_edits_a_file_in_the_worktree_and_bash_keeps_job_control() {
         "written in vim\n"
     );
 
-    screen.line(&format!("{BIN} run -- bash --norc --noprofile -i"));
-    std::thread::sleep(Duration::from_millis(1000));
+    screen.line(&format!(
+        "PS1='in''ner$ ' {BIN} run -- bash --norc --noprofile -i"
+    ));
+    assert!(
+        screen.wait_for("inner$"),
+        "bash did not start: {}",
+        screen.screen()
+    );
     screen.line("sleep 30 & jobs; echo JO\"\"BS=$(jobs | wc -l); kill %1; exit");
     assert!(screen.wait_for("JOBS=1"), "{}", screen.screen());
 }
