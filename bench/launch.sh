@@ -1,0 +1,317 @@
+#!/usr/bin/env bash
+# bench/launch.sh: what a sandboxed launch costs, against other ways to start `true`.
+#
+#   isolate:     isolate run -q -- true                  (no worktree; Landlock sandbox)
+#   no-sandbox:  isolate run -q --no-sandbox -- true     (the same without Landlock)
+#   bwrap:       bwrap --ro-bind / / --dev /dev --bind DIR DIR --unshare-pid true
+#   timeout:     timeout 100 true
+#   true:        true
+#
+# One warm-up round, then --runs rounds; each round runs every command once, in a new random
+# order, so that drift in machine load and what ran just before hit all of them alike. Prints the
+# median and minimum of each, the ratios isolate/bwrap (target: <= 1.0) and isolate/timeout, and
+# the sandbox's own share (isolate - no-sandbox). A missed target is not an error: this is a
+# benchmark. See bench/README.md.
+set -euo pipefail
+
+usage() {
+	cat <<'EOF'
+Usage: bench/launch.sh [options]
+
+  --isolate PATH   isolate binary (default: target/release/isolate under the
+                   repository root, built with `cargo build --release` if missing);
+                   copied to the scratch directory before the first run
+  --runs N         timed runs of each command (default: 50, after 1 warm-up round)
+  --out FILE       also write one JSON object per measurement to FILE (overwritten)
+  --no-bwrap       leave the bwrap row out
+  --no-hyperfine   time with the built-in loop even if hyperfine is installed
+  -h, --help       show this help
+EOF
+}
+
+die() {
+	printf 'launch.sh: error: %s\n' "$*" >&2
+	exit 1
+}
+
+warn() {
+	printf 'launch.sh: warning: %s\n' "$*" >&2
+}
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+isolate=""
+runs=50
+out=""
+use_hyperfine=1
+use_bwrap=1
+
+while (($# > 0)); do
+	case $1 in
+	--isolate) (($# >= 2)) || die "--isolate needs a value"; isolate=$2; shift 2 ;;
+	--isolate=*) isolate=${1#*=}; shift ;;
+	--runs) (($# >= 2)) || die "--runs needs a value"; runs=$2; shift 2 ;;
+	--runs=*) runs=${1#*=}; shift ;;
+	--out) (($# >= 2)) || die "--out needs a value"; out=$2; shift 2 ;;
+	--out=*) out=${1#*=}; shift ;;
+	--no-bwrap) use_bwrap=0; shift ;;
+	--no-hyperfine) use_hyperfine=0; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; die "unknown argument: $1" ;;
+	esac
+done
+
+[[ $runs =~ ^[1-9][0-9]*$ ]] || die "--runs must be a positive integer, got '$runs'"
+true_bin=$(type -P true) || die "no true(1) executable in PATH"
+timeout_bin=$(type -P timeout) || die "no timeout(1) executable in PATH"
+
+if [[ -n $isolate ]]; then
+	[[ $isolate == /* ]] || isolate="$PWD/$isolate"
+	[[ -x $isolate && ! -d $isolate ]] || die "--isolate $isolate is not an executable file"
+else
+	isolate="$root/target/release/isolate"
+	if [[ ! -x $isolate ]]; then
+		printf 'building %s (cargo build --release)...\n' "$isolate" >&2
+		(cd "$root" && cargo build --release) || die "cargo build --release failed"
+		[[ -x $isolate ]] || die "cargo build --release did not produce $isolate"
+	fi
+fi
+if [[ -n $out ]]; then
+	[[ $out == /* ]] || out="$PWD/$out"
+	: >"$out" || die "cannot write $out"
+fi
+
+if ((use_hyperfine)) && ! command -v hyperfine >/dev/null; then
+	use_hyperfine=0
+fi
+if ((use_hyperfine)); then timer=hyperfine; else timer=loop; fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/isolate-bench.XXXXXX")
+work=$(cd "$work" && pwd)
+cleanup() {
+	chmod -R u+w "$work" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+# findmnt names ext4 as such (stat -f says "ext2/ext3" for every ext filesystem); with mounts
+# stacked on one point it prints one line each, the last is the one in use.
+fstype=$({ findmnt -n -o FSTYPE -T "$work" 2>/dev/null || stat -f -c %T "$work" 2>/dev/null ||
+	echo unknown; } | tail -n 1)
+
+# The binary under test, copied so that a rebuild during the run does not change it.
+mkdir -p "$work/bin" "$work/cwd" "$work/state" "$work/home"
+cp "$isolate" "$work/bin/isolate" || die "cannot copy $isolate"
+src_isolate=$isolate
+isolate="$work/bin/isolate"
+
+# Never the user's state or configuration: a temp ISOLATE_HOME and HOME, no isolate variables
+# inherited from a job this script might run in.
+unset ISOLATE_LOG_MAX ISOLATE_PORT ISOLATE_PORT_RANGE ISOLATE_LANDLOCK_ABI_MAX ISOLATE_SANDBOX_PLAN \
+	ISOLATE_JOB ISOLATE_WORKTREE ISOLATE_BRANCH ISOLATE_BASE ISOLATE_REPO \
+	XDG_CONFIG_HOME XDG_STATE_HOME
+export ISOLATE_HOME="$work/state"
+export HOME="$work/home"
+export GIT_CONFIG_GLOBAL="$HOME/gitconfig" GIT_CONFIG_NOSYSTEM=1
+: >"$GIT_CONFIG_GLOBAL"
+cd "$work/cwd"
+
+# The commands, each one simple command (words quoted as by printf %q) run without a shell in
+# between: by hyperfine -N, or directly from this shell in the built-in loop.
+names=(isolate no-sandbox)
+labels=("isolate run -q -- true" "isolate run -q --no-sandbox -- true")
+printf -v c1 '%q run -q -- true' "$isolate"
+printf -v c2 '%q run -q --no-sandbox -- true' "$isolate"
+cmds=("$c1" "$c2")
+
+# The sandbox has to be in force for the first row to mean anything.
+"$isolate" run -q --report "$work/report.json" -- true </dev/null ||
+	die "isolate run -q -- true failed (exit $?); is Landlock available? (isolate doctor)"
+if ! grep -Eq '"enforced": *true' "$work/report.json"; then
+	die "isolate ran true without enforcing its sandbox; see $src_isolate doctor"
+fi
+abi=$(sed -n 's/^ *"landlock_abi": *\([0-9]*\).*/\1/p' "$work/report.json" | head -n 1)
+
+bwrap_note=""
+if ((use_bwrap)) && ! command -v bwrap >/dev/null; then
+	bwrap_note="bwrap not installed (apt-get install -y bubblewrap)"
+elif ((use_bwrap)); then
+	printf -v c3 'bwrap --ro-bind / / --dev /dev --bind %q %q --unshare-pid true' "$work/cwd" "$work/cwd"
+	if err=$(eval "$c3" 2>&1 </dev/null); then
+		names+=(bwrap)
+		labels+=("bwrap --ro-bind / / --dev /dev --bind DIR DIR --unshare-pid true")
+		cmds+=("$c3")
+	else
+		bwrap_note="bwrap cannot run here (user namespaces disabled?): ${err:-exit status $?}"
+	fi
+else
+	bwrap_note="left out (--no-bwrap)"
+fi
+names+=(timeout true)
+labels+=("timeout 100 true" "true")
+printf -v c4 '%q 100 %q' "$timeout_bin" "$true_bin"
+printf -v c5 '%q' "$true_bin"
+cmds+=("$c4" "$c5")
+n_cmds=${#cmds[@]}
+
+# stamp: set NOW to the wall clock in ns (bash's EPOCHREALTIME, else date +%s%N).
+NOW=0
+stamp() {
+	if [[ -n ${EPOCHREALTIME:-} ]]; then
+		NOW=${EPOCHREALTIME//[.,]/}000
+	else
+		NOW=$(date +%s%N)
+	fi
+}
+
+ms_between() {
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e6 }'
+}
+
+# time_once CMD: LAST_MS is the wall time of one run of CMD, in ms.
+LAST_MS=""
+time_once() {
+	if ((use_hyperfine)); then
+		local csv="$work/hyperfine.csv"
+		hyperfine -N --runs 1 --style none --command-name x --export-csv "$csv" "$1" \
+			>/dev/null 2>"$work/hyperfine.err" ||
+			die "command failed under hyperfine: $1 ($(tr '\n' ' ' <"$work/hyperfine.err"))"
+		LAST_MS=$(awk -F, 'NR == 2 { printf "%.3f", $2 * 1000 }' "$csv")
+		[[ -n $LAST_MS ]] || die "could not read the time from $csv"
+	else
+		local t0
+		stamp
+		t0=$NOW
+		eval "$1" </dev/null >/dev/null 2>&1 || die "command failed: $1"
+		stamp
+		LAST_MS=$(ms_between "$t0" "$NOW")
+	fi
+}
+
+# shuffle: ORDER is 0 .. n_cmds-1 in a new random order (Fisher-Yates; $RANDOM is seeded, so
+# every run of the script uses the same sequence of orders). A fixed or rotating order would let
+# one command always run right after another, and a kernel cost that depends on what ran just
+# before (cgroup migration waits for an RCU grace period unless one just passed) would then hit
+# the commands unevenly.
+ORDER=()
+RANDOM=1
+shuffle() {
+	local j k t
+	ORDER=()
+	for ((k = 0; k < n_cmds; k++)); do
+		ORDER[k]=$k
+	done
+	for ((k = n_cmds - 1; k > 0; k--)); do
+		j=$((RANDOM % (k + 1)))
+		t=${ORDER[k]}
+		ORDER[k]=${ORDER[j]}
+		ORDER[j]=$t
+	done
+}
+
+# stats LIST...: "median min" of the numbers given.
+stats() {
+	printf '%s\n' "$@" | sort -g | awk '
+		{ v[NR] = $1 }
+		END {
+			m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%.2f %.2f", m, v[1]
+		}'
+}
+
+json_array() {
+	local IFS=,
+	printf '[%s]' "$*"
+}
+
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "null" }'
+}
+
+printf 'isolate: %s (copied to %s)\n' "$src_isolate" "$isolate"
+printf 'kernel %s, Landlock ABI %s, %s CPUs, timer: %s, %d runs per command after 1 warm-up round\n' \
+	"$(uname -r)" "${abi:-?}" "$(nproc 2>/dev/null || echo '?')" "$timer" "$runs"
+printf 'scratch, cwd and ISOLATE_HOME: %s (%s; set TMPDIR to move it)\n' "$work" "$fstype"
+[[ -z $bwrap_note ]] || printf 'bwrap: %s; its row and the isolate/bwrap ratio are skipped\n' "$bwrap_note"
+printf '\n'
+
+times=()
+for ((i = 0; i < n_cmds; i++)); do
+	times[i]=""
+done
+for ((r = 0; r <= runs; r++)); do
+	shuffle
+	for i in "${ORDER[@]}"; do
+		time_once "${cmds[i]}"
+		# Round 0 is the warm-up.
+		((r == 0)) || times[i]+=" $LAST_MS"
+		# Every isolate run leaves its job record behind; keep the state directory as small
+		# as it was for the first run.
+		if ((i < 2)); then
+			rm -rf "${ISOLATE_HOME:?}/jobs/"*
+		fi
+	done
+done
+
+meds=()
+mins=()
+printf '%-66s  %9s  %9s  %s\n' command "median ms" "min ms" "slow runs (> 2x min)"
+for ((i = 0; i < n_cmds; i++)); do
+	read -r -a list <<<"${times[i]}"
+	read -r med min <<<"$(stats "${list[@]}")"
+	meds[i]=$med
+	mins[i]=$min
+	slow=$(printf '%s\n' "${list[@]}" | awk -v m="$min" '$1 > 2 * m { n++ } END { print n + 0 }')
+	printf '%-66s  %9s  %9s  %d of %d\n' "${labels[i]}" "$med" "$min" "$slow" "$runs"
+	if [[ -n $out ]]; then
+		printf '{"bench":"launch","metric":"%s_ms","command":"%s","median_ms":%s,"min_ms":%s,"slow_runs":%d,"runs":%d,"timer":"%s","fs":"%s","cpus":%s,"landlock_abi":%s,"times_ms":%s}\n' \
+			"${names[i]}" "${labels[i]}" "$med" "$min" "$slow" "$runs" "$timer" "$fstype" \
+			"$(nproc 2>/dev/null || echo null)" "${abi:-null}" "$(json_array "${list[@]}")" >>"$out"
+	fi
+done
+
+idx() {
+	local i
+	for ((i = 0; i < n_cmds; i++)); do
+		if [[ ${names[i]} == "$1" ]]; then
+			printf '%d' "$i"
+			return 0
+		fi
+	done
+	printf -- '-1'
+}
+
+# emit_ratio METRIC A B TARGET: the ratio of the medians (and of the minimums) of rows A and B.
+emit_ratio() {
+	local a b r rmin met=null verdict="-"
+	a=$(idx "$2")
+	b=$(idx "$3")
+	r=$(ratio "${meds[a]}" "${meds[b]}")
+	rmin=$(ratio "${mins[a]}" "${mins[b]}")
+	if [[ -n $4 ]]; then
+		met=$(awk -v r="$r" -v t="$4" 'BEGIN { print (r <= t) ? "true" : "false" }')
+		if [[ $met == true ]]; then verdict=met; else verdict=missed; fi
+	fi
+	printf '%-32s  %6sx  %6sx  %-8s  %s\n' "$2 / $3" "$r" "$rmin" "${4:+<= $4}" "$verdict"
+	if [[ -n $out ]]; then
+		printf '{"bench":"launch","metric":"%s","value":%s,"unit":"x","min_ratio":%s,"target":"%s","target_met":%s,"timer":"%s","fs":"%s"}\n' \
+			"$1" "$r" "$rmin" "${4:+<= $4}" "$met" "$timer" "$fstype" >>"$out"
+	fi
+}
+
+printf '\n%-32s  %7s  %7s  %-8s  %s\n' ratio median min target verdict
+if [[ $(idx bwrap) -ge 0 ]]; then
+	emit_ratio ratio_isolate_bwrap isolate bwrap 1.0
+	emit_ratio ratio_no_sandbox_bwrap no-sandbox bwrap ""
+fi
+emit_ratio ratio_isolate_timeout isolate timeout ""
+
+a=$(idx isolate)
+b=$(idx no-sandbox)
+share=$(awk -v a="${meds[a]}" -v b="${meds[b]}" 'BEGIN { printf "%.2f", a - b }')
+share_min=$(awk -v a="${mins[a]}" -v b="${mins[b]}" 'BEGIN { printf "%.2f", a - b }')
+printf '\nsandbox share (isolate - no-sandbox): %s ms median, %s ms min\n' "$share" "$share_min"
+if [[ -n $out ]]; then
+	printf '{"bench":"launch","metric":"sandbox_share_ms","value":%s,"unit":"ms","min_diff_ms":%s,"timer":"%s","fs":"%s"}\n' \
+		"$share" "$share_min" "$timer" "$fstype" >>"$out"
+fi
