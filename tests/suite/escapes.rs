@@ -1,9 +1,20 @@
 //! Escapes from the worktree: each attempt really runs inside the job (it prints `attempted` after
-//! it), and the project is byte-for-byte unchanged afterwards, `git fsck` clean.
+//! it, and where it can, the error the kernel gave), and its target is byte-for-byte unchanged
+//! afterwards: the project (`git fsck` clean, `main` unmoved), and whatever else the attempt aims at
+//! (the supervisor, the record, the home directory). Every job runs under the real Landlock sandbox:
+//! on a machine without it isolate fails closed (status 125) and every test here fails.
+//!
+//! A few tests document a *gap* rather than a refusal (metadata changes, UDP, path-named unix
+//! sockets): they assert what the gap lets through, so that SECURITY.md's list of gaps is checked
+//! as much as its guarantees. A real escape would be a test marked `#[ignore = "ESCAPE: ..."]`.
 
 use std::fs;
-use std::path::Path;
-use std::process::Output;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
 
 use crate::support::*;
 
@@ -16,24 +27,100 @@ fn attempt(script: &str) -> (TestEnv, Output) {
 }
 
 fn attempt_in(env: &TestEnv, repo: &Path, script: &str) -> Output {
-    let before = Snapshot::take(repo);
-    let main = env.git(repo, ["rev-parse", "main"]);
-    let full = format!("{script}\necho attempted");
-    let out = env.isolate(repo, ["run", "--worktree", "--", "sh", "-c", &full]);
-    assert_status(&out, 0);
+    attempt_with(env, repo, &[], script, || {}).0
+}
+
+/// Runs `script` in a job of `repo` with `extra` options of `run`; `after` runs once the job has
+/// ended and before the project is compared with its picture (a gap test asserts there what the gap
+/// let through, then restores it, so that the comparison proves nothing else changed). Returns the
+/// output and the report.
+fn attempt_with(
+    env: &TestEnv,
+    repo: &Path,
+    extra: &[&str],
+    script: &str,
+    after: impl FnOnce(),
+) -> (Output, Value) {
+    let pending = Pending::start(env, repo, extra, script, Stdio::null());
+    pending.finish(env, after)
+}
+
+/// A job started by an attempt and not yet ended.
+struct Pending {
+    child: Child,
+    repo: PathBuf,
+    before: Snapshot,
+    main: String,
+    report: PathBuf,
+    script: String,
+}
+
+impl Pending {
+    fn start(env: &TestEnv, repo: &Path, extra: &[&str], script: &str, stdin: Stdio) -> Pending {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let before = Snapshot::take(repo);
+        let main = env.git(repo, ["rev-parse", "main"]);
+        let report = env.path().join(format!(
+            "escape-report-{}.json",
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let full = format!("{script}\necho attempted");
+        let mut args = vec![
+            "run".to_string(),
+            "--worktree".into(),
+            "--report".into(),
+            report.display().to_string(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args.extend(["--".into(), "sh".into(), "-c".into(), full]);
+        let child = env.isolate_cmd(repo, &args).stdin(stdin).spawn().unwrap();
+        Pending {
+            child,
+            repo: repo.to_path_buf(),
+            before,
+            main,
+            report,
+            script: script.to_string(),
+        }
+    }
+
+    fn finish(self, env: &TestEnv, after: impl FnOnce()) -> (Output, Value) {
+        let out = finish(self.child, LIMIT);
+        assert_status(&out, 0);
+        assert!(
+            stdout(&out).ends_with("attempted\n"),
+            "the attempt did not run: {}",
+            stderr(&out)
+        );
+        let report = env.report(&self.report);
+        // The job really ran under Landlock: isolate says so, and fails closed (125) when it cannot.
+        assert_eq!(report["sandbox"]["enforced"], true, "{report}");
+        after();
+        self.before
+            .assert_unchanged(&Snapshot::take(&self.repo), &self.script);
+        assert_eq!(
+            env.git(&self.repo, ["rev-parse", "main"]),
+            self.main,
+            "main moved: {}",
+            self.script
+        );
+        env.assert_fsck(&self.repo);
+        (out, report)
+    }
+}
+
+/// `$ISOLATE_REPO/README` in a script.
+const README: &str = "\"$ISOLATE_REPO/README\"";
+
+#[track_caller]
+fn assert_said(out: &Output, needle: &str) {
     assert!(
-        stdout(&out).ends_with("attempted\n"),
-        "the attempt did not run: {}",
-        stderr(&out)
+        stdout(out).contains(needle) || stderr(out).contains(needle),
+        "expected {needle:?}\nstdout: {}\nstderr: {}",
+        stdout(out),
+        stderr(out)
     );
-    before.assert_unchanged(&Snapshot::take(repo), script);
-    assert_eq!(
-        env.git(repo, ["rev-parse", "main"]),
-        main,
-        "main moved: {script}"
-    );
-    env.assert_fsck(repo);
-    out
 }
 
 #[test]
@@ -224,5 +311,1027 @@ fn connect_to_an_abstract_unix_socket_outside() {
     assert!(
         listener.accept().is_err(),
         "the job reached the outside socket"
+    );
+}
+
+/// Writes a helper program for a job to run (the default policy reads everything) and returns its
+/// path, so that attempts in Python need no shell quoting.
+fn program(env: &TestEnv, name: &str, text: &str) -> String {
+    let path = env.path().join(name);
+    fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+// ---- Metadata: known gaps (Landlock ABI <= 7 has no right for chmod, chown, utime or xattrs) ----
+
+#[test]
+fn chmod_of_a_project_file_is_a_known_gap_but_its_content_stays() {
+    // GAP (SECURITY.md, "Metadata"): no Landlock right covers chmod, and the job runs as the uid
+    // that owns the project's files, so the kernel lets it change their modes. Content stays.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let readme = repo.join("README");
+    let mode = fs::metadata(&readme).unwrap().permissions().mode();
+    let script = format!("chmod 0777 {README} && echo chmod-done; echo evil >> {README}");
+    let (out, _) = attempt_with(&env, &repo, &[], &script, || {
+        let now = fs::metadata(&readme).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(
+            now, 0o777,
+            "chmod no longer goes through: update SECURITY.md"
+        );
+        // Undo the gap, so that the comparison below proves nothing else changed.
+        fs::set_permissions(&readme, fs::Permissions::from_mode(mode)).unwrap();
+    });
+    assert_said(&out, "chmod-done");
+    assert_said(&out, "Permission denied");
+}
+
+#[test]
+fn chown_of_a_project_file_is_a_known_gap_limited_to_what_its_owner_may_do() {
+    // GAP: no Landlock right covers chown. Without capabilities the job can only "give" a file it
+    // owns to its own uid and group: the ids cannot change, but the call goes through, and the
+    // kernel clears the set-user-id bit (a real metadata change) as for any unprivileged chown.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let readme = repo.join("README");
+    fs::set_permissions(&readme, fs::Permissions::from_mode(0o4755)).unwrap();
+    let before = fs::metadata(&readme).unwrap();
+    let script = format!(
+        "chown \"$(id -u):$(id -g)\" {README} && echo chown-same-done; \
+         chown 4242:4242 {README} || echo chown-other-refused; echo evil >> {README}"
+    );
+    let (out, _) = attempt_with(&env, &repo, &[], &script, || {
+        let now = fs::metadata(&readme).unwrap();
+        assert_eq!((now.uid(), now.gid()), (before.uid(), before.gid()));
+        assert_eq!(
+            now.mode() & 0o7777,
+            0o755,
+            "the set-user-id bit survived the job's chown: update SECURITY.md"
+        );
+        fs::set_permissions(&readme, fs::Permissions::from_mode(0o4755)).unwrap();
+    });
+    assert_said(&out, "chown-same-done");
+    assert_said(&out, "chown-other-refused");
+    assert_said(&out, "Operation not permitted");
+    assert_said(&out, "Permission denied");
+}
+
+#[test]
+fn utime_of_a_project_file_is_a_known_gap_but_its_content_stays() {
+    // GAP: no Landlock right covers utimensat; the owner may set any timestamp. (The snapshot does
+    // not compare times, so the change is asserted here.)
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let readme = repo.join("README");
+    let script =
+        format!("touch -m -d @981173106 {README} && echo touch-done; echo evil >> {README}");
+    let (out, _) = attempt_with(&env, &repo, &[], &script, || {
+        assert_eq!(
+            fs::metadata(&readme).unwrap().mtime(),
+            981173106,
+            "utime no longer goes through: update SECURITY.md"
+        );
+    });
+    assert_said(&out, "touch-done");
+    assert_said(&out, "Permission denied");
+}
+
+#[test]
+fn xattrs_of_a_project_file_are_a_known_gap_for_user_names_only() {
+    // GAP: no Landlock right covers setxattr. The owner may set `user.*` attributes; `trusted.*`,
+    // `security.*` and file capabilities need capabilities the job does not have.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let readme = repo.join("README");
+    let prog = program(
+        &env,
+        "xattr.py",
+        "import errno, os, sys\n\
+         for path, name in ((sys.argv[1], 'user.isolate-escape'), (sys.argv[1], 'trusted.isolate-escape'),\n\
+                            (sys.argv[1], 'security.isolate-escape'), ('mine', 'security.capability')):\n\
+         \x20   try:\n\
+         \x20       os.setxattr(path, name, b'\\x01\\x00\\x00\\x02' + b'\\xff' * 16)\n\
+         \x20       print('set', name)\n\
+         \x20   except OSError as e:\n\
+         \x20       print('refused', name, errno.errorcode[e.errno])\n\
+         with open(sys.argv[1], 'a') as f: f.write('evil')\n",
+    );
+    let script = format!("cp /bin/true mine; python3 {prog} \"$ISOLATE_REPO/README\"");
+    let mut user_set = false;
+    let (out, _) = attempt_with(&env, &repo, &[], &script, || {
+        let name = c"user.isolate-escape";
+        let path = std::ffi::CString::new(readme.to_str().unwrap()).unwrap();
+        let mut buf = [0u8; 64];
+        // SAFETY: plain syscalls on a NUL-terminated path and a buffer of the length given.
+        let n = unsafe {
+            libc::getxattr(
+                path.as_ptr(),
+                name.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
+        };
+        user_set = n > 0;
+        if user_set {
+            // SAFETY: as above.
+            assert_eq!(
+                unsafe { libc::removexattr(path.as_ptr(), name.as_ptr()) },
+                0
+            );
+        }
+    });
+    let text = stdout(&out);
+    // On a filesystem without user xattrs the gap cannot show; anywhere else it must.
+    assert!(
+        user_set == text.contains("set user.isolate-escape")
+            && (user_set || text.contains("refused user.isolate-escape EOPNOTSUPP")),
+        "{text}"
+    );
+    for refused in [
+        "refused trusted.isolate-escape EPERM",
+        "refused security.isolate-escape EPERM",
+        "refused security.capability EPERM",
+    ] {
+        assert!(text.contains(refused), "{refused}: {text}");
+    }
+    assert_said(&out, "Permission denied");
+}
+
+#[test]
+fn make_devices_in_tmpdir_while_a_fifo_is_allowed() {
+    let (_, out) = attempt(
+        "mknod \"$TMPDIR/null\" c 1 3; mknod \"$TMPDIR/loop\" b 7 0; mknod ./zero c 1 5; \
+         mkfifo \"$TMPDIR/fifo\" && echo fifo-made; \
+         for f in \"$TMPDIR/null\" \"$TMPDIR/loop\" ./zero; do test -e \"$f\" && echo \"made $f\"; done",
+    );
+    assert_said(&out, "fifo-made");
+    assert!(!stdout(&out).contains("made /"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("made ./"), "{}", stdout(&out));
+    assert_said(&out, "Permission denied");
+}
+
+// ---- The supervisor, and other processes outside the sandbox ----
+
+#[test]
+fn ptrace_or_read_the_memory_of_the_supervisor() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let prog = program(
+        &env,
+        "ptrace.py",
+        "import ctypes, errno, sys\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]\n\
+         pid = int(sys.argv[1])\n\
+         for name, request in (('attach', 16), ('seize', 0x4206)):\n\
+         \x20   ctypes.set_errno(0)\n\
+         \x20   if libc.ptrace(request, pid, None, None) == 0:\n\
+         \x20       print(name, 'succeeded')\n\
+         \x20       libc.ptrace(17, pid, None, None)\n\
+         \x20   else:\n\
+         \x20       print(name, errno.errorcode[ctypes.get_errno()])\n\
+         for f in ('mem', 'environ', 'auxv'):\n\
+         \x20   try:\n\
+         \x20       open(f'/proc/{pid}/{f}', 'rb').read(16)\n\
+         \x20       print(f, 'read')\n\
+         \x20   except OSError as e:\n\
+         \x20       print(f, errno.errorcode[e.errno])\n",
+    );
+    // The job's main process is the shell: its parent is the supervisor.
+    let script = format!("echo \"parent: $(cat /proc/$PPID/comm)\"; python3 {prog} $PPID");
+    let out = attempt_in(&env, &repo, &script);
+    let text = stdout(&out);
+    for said in [
+        "parent: isolate",
+        "attach EPERM",
+        "seize EPERM",
+        "mem EACCES",
+        "environ EACCES",
+        "auxv EACCES",
+    ] {
+        assert!(text.contains(said), "{said}: {text}");
+    }
+    assert!(
+        !text.contains("succeeded") && !text.contains(" read\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn kill_the_supervisor_from_inside_the_job() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (out, report) = attempt_with(
+        &env,
+        &repo,
+        &[],
+        "echo \"parent: $(cat /proc/$PPID/comm)\"; \
+         kill -KILL $PPID; kill -STOP $PPID; kill -TERM $PPID; kill -HUP $PPID; sleep 0.2",
+        || {},
+    );
+    assert_said(&out, "parent: isolate");
+    assert_said(&out, "Operation not permitted");
+    // The supervisor lived to write the end: the job finished normally.
+    assert_eq!(report["state"], "exited", "{report}");
+    assert_eq!(report["exit"]["code"], 0, "{report}");
+}
+
+#[test]
+fn write_the_supervisors_proc_files() {
+    let (_, out) = attempt(
+        "before=$(cat /proc/$PPID/oom_score_adj); echo 1000 > /proc/$PPID/oom_score_adj; \
+         echo evil > /proc/$PPID/comm; echo 0 > /proc/$PPID/timerslack_ns; \
+         [ \"$before\" = \"$(cat /proc/$PPID/oom_score_adj)\" ] && echo oom-unchanged; \
+         echo \"comm: $(cat /proc/$PPID/comm)\"",
+    );
+    assert_said(&out, "oom-unchanged");
+    assert_said(&out, "comm: isolate");
+    assert_said(&out, "Permission denied");
+}
+
+#[test]
+fn write_through_proc_pid_cwd_of_a_process_outside() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let mut outside = std::process::Command::new("sleep")
+        .arg("60")
+        .current_dir(&repo)
+        .spawn()
+        .unwrap();
+    let pid = outside.id();
+    let out = attempt_in(
+        &env,
+        &repo,
+        &format!(
+            "echo evil > /proc/{pid}/cwd/README; echo evil > /proc/{pid}/cwd/new-file; \
+             mkdir /proc/{pid}/cwd/newdir; echo evil > \"/proc/{pid}/root$ISOLATE_REPO/README\"; \
+             ls /proc/{pid}/cwd/ > /dev/null"
+        ),
+    );
+    assert_said(&out, "Permission denied");
+    outside.kill().unwrap();
+    outside.wait().unwrap();
+}
+
+#[test]
+fn write_through_proc_pid_fd_of_a_process_outside_holding_a_project_file() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let mut outside = std::process::Command::new("sh")
+        .args(["-c", "exec 5>>README 6<README; exec sleep 60"])
+        .current_dir(&repo)
+        .spawn()
+        .unwrap();
+    let pid = outside.id();
+    assert!(wait_until(Duration::from_secs(10), || {
+        fs::read_link(format!("/proc/{pid}/fd/6")).is_ok()
+    }));
+    let out = attempt_in(
+        &env,
+        &repo,
+        &format!(
+            "echo evil >> /proc/{pid}/fd/5; echo evil > /proc/{pid}/fd/6; cat /proc/{pid}/fd/6 > /dev/null"
+        ),
+    );
+    assert_said(&out, "Permission denied");
+    outside.kill().unwrap();
+    outside.wait().unwrap();
+}
+
+#[test]
+fn connect_to_a_path_named_unix_socket_outside_is_a_known_gap() {
+    // GAP: Landlock (ABI <= 7) does not restrict connecting to a path-named unix socket, whatever
+    // the policy reads. A listener outside (an agent's socket, docker.sock, a user bus) is reachable:
+    // the reason the default policy removes DOCKER_HOST, DBUS_SESSION_BUS_ADDRESS and SSH_AUTH_SOCK,
+    // and why SECURITY.md lists it.
+    use std::io::Read;
+    use std::os::unix::net::UnixListener;
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let path = env.path().join("outside.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let prog = program(
+        &env,
+        "unix.py",
+        "import socket, sys\n\
+         s = socket.socket(socket.AF_UNIX)\n\
+         s.connect(sys.argv[1])\n\
+         s.sendall(b'from-the-job')\n\
+         print('connected')\n",
+    );
+    let out = attempt_in(&env, &repo, &format!("python3 {prog} {}", path.display()));
+    assert_said(&out, "connected");
+    let (mut conn, _) = listener
+        .accept()
+        .expect("the gap closed: update SECURITY.md");
+    conn.set_nonblocking(false).unwrap();
+    let mut got = String::new();
+    conn.read_to_string(&mut got).unwrap();
+    assert_eq!(got, "from-the-job");
+}
+
+#[test]
+fn udp_is_a_known_gap_even_when_tcp_is_refused() {
+    // GAP: Landlock restricts TCP bind and connect only; under `offline` a UDP datagram still leaves.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let prog = program(
+        &env,
+        "net.py",
+        "import errno, socket, sys\n\
+         u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+         u.sendto(b'from-the-job', ('127.0.0.1', int(sys.argv[1])))\n\
+         print('udp sent')\n\
+         try:\n\
+         \x20   socket.create_connection(('127.0.0.1', int(sys.argv[2])), timeout=5)\n\
+         \x20   print('tcp connected')\n\
+         except OSError as e:\n\
+         \x20   print('tcp', errno.errorcode[e.errno])\n",
+    );
+    let script = format!(
+        "python3 {prog} {} {}",
+        udp.local_addr().unwrap().port(),
+        tcp.local_addr().unwrap().port()
+    );
+    let (out, _) = attempt_with(&env, &repo, &["--policy", "offline"], &script, || {});
+    assert_said(&out, "udp sent");
+    assert_said(&out, "tcp EACCES");
+    let mut buf = [0u8; 64];
+    let (n, _) = udp
+        .recv_from(&mut buf)
+        .expect("the gap closed: update SECURITY.md");
+    assert_eq!(&buf[..n], b"from-the-job");
+}
+
+#[test]
+fn leave_the_jobs_cgroup_or_write_cgroup_files() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let mount = fs::read_to_string("/proc/mounts")
+        .unwrap()
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (f.get(2) == Some(&"cgroup2")).then(|| f[1].to_string())
+        })
+        .unwrap_or_default();
+    let script = format!(
+        "CG='{mount}'; OWN=$(sed -n 's/^0:://p' /proc/self/cgroup); echo \"before: $OWN\"; \
+         echo $$ > \"$CG/cgroup.procs\"; echo $$ > \"$CG$OWN/../cgroup.procs\"; mkdir \"$CG/isolate-escape\"; \
+         echo max > \"$CG$OWN/pids.max\"; echo 1 > \"$CG$OWN/cgroup.freeze\"; \
+         echo \"after: $(sed -n 's/^0:://p' /proc/self/cgroup)\""
+    );
+    let (out, report) = attempt_with(&env, &repo, &[], &script, || {});
+    let text = stdout(&out);
+    let line = |p: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(p))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(line("before: "), line("after: "), "{text}");
+    if let Some(cgroup) = report["cgroup"].as_str() {
+        assert!(cgroup.ends_with(&line("before: ")), "{cgroup}: {text}");
+    }
+    assert!(!Path::new(&mount).join("isolate-escape").exists());
+    assert_said(&out, "Permission denied");
+}
+
+#[test]
+fn tiocsti_into_a_terminal_passed_through_with_no_pty() {
+    // The job is in a session of its own: the caller's terminal, passed through as its stdin, is not
+    // its controlling terminal, so TIOCSTI is refused (it would need CAP_SYS_ADMIN).
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two descriptors, which are owned from here on.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0);
+    // SAFETY: fresh descriptors from openpty, owned by nobody else.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let marker = env.path().join("INJECTED");
+    let prog = program(
+        &env,
+        "tiocsti.py",
+        &format!(
+            "import errno, fcntl, termios\n\
+             try:\n\
+             \x20   for c in b'touch {}\\n': fcntl.ioctl(0, termios.TIOCSTI, bytes([c]))\n\
+             \x20   print('injected')\n\
+             except OSError as e:\n\
+             \x20   print('tiocsti', errno.errorcode[e.errno])\n",
+            marker.display()
+        ),
+    );
+    let reader = slave.try_clone().unwrap();
+    let pending = Pending::start(
+        &env,
+        &repo,
+        &["--no-pty"],
+        &format!("test -t 0 && echo stdin-is-a-terminal; python3 {prog}"),
+        Stdio::from(slave),
+    );
+    let (out, _) = pending.finish(&env, || {});
+    assert_said(&out, "stdin-is-a-terminal");
+    assert_said(&out, "tiocsti EPERM");
+    // Nothing waits in the terminal's input queue for the caller's shell to read.
+    // SAFETY: fcntl and read on a descriptor this test owns, into a buffer of the length given.
+    unsafe {
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&reader);
+        libc::fcntl(fd, libc::F_SETFL, libc::O_NONBLOCK);
+        let mut buf = [0u8; 64];
+        let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+        assert!(n <= 0, "{:?}", String::from_utf8_lossy(&buf[..n as usize]));
+    }
+    assert!(!marker.exists());
+    drop(master);
+}
+
+// ---- Descriptors, handles and paths resolved behind the sandbox's back ----
+
+#[test]
+fn open_by_handle_at_a_project_file_for_writing() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let prog = program(
+        &env,
+        "handle.py",
+        "import ctypes, errno, os, sys\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         class Handle(ctypes.Structure):\n\
+         \x20   _fields_ = [('handle_bytes', ctypes.c_uint), ('handle_type', ctypes.c_int), ('f_handle', ctypes.c_ubyte * 128)]\n\
+         path = sys.argv[1]\n\
+         h = Handle(handle_bytes=128)\n\
+         mount_id = ctypes.c_int()\n\
+         ctypes.set_errno(0)\n\
+         rc = libc.name_to_handle_at(-100, path.encode(), ctypes.byref(h), ctypes.byref(mount_id), 0)\n\
+         print('name_to_handle_at', 'ok' if rc == 0 else errno.errorcode[ctypes.get_errno()])\n\
+         mount_fd = os.open(os.path.dirname(path), os.O_RDONLY)\n\
+         for name, flags in (('write', os.O_WRONLY | os.O_APPEND), ('truncate', os.O_RDWR | os.O_TRUNC)):\n\
+         \x20   ctypes.set_errno(0)\n\
+         \x20   fd = libc.open_by_handle_at(mount_fd, ctypes.byref(h), flags)\n\
+         \x20   if fd >= 0:\n\
+         \x20       os.write(fd, b'evil')\n\
+         \x20       print('open_by_handle_at', name, 'OPENED')\n\
+         \x20   else:\n\
+         \x20       print('open_by_handle_at', name, errno.errorcode[ctypes.get_errno()])\n",
+    );
+    let out = attempt_in(&env, &repo, &format!("python3 {prog} {README}"));
+    let text = stdout(&out);
+    for said in [
+        "name_to_handle_at ok",
+        "open_by_handle_at write EPERM",
+        "open_by_handle_at truncate EPERM",
+    ] {
+        assert!(text.contains(said), "{said}: {text}");
+    }
+    assert!(!text.contains("OPENED"), "{text}");
+}
+
+#[test]
+fn reopen_a_read_or_path_descriptor_of_the_project_for_writing() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let prog = program(
+        &env,
+        "reopen.py",
+        "import errno, os, sys\n\
+         repo = sys.argv[1]\n\
+         def attempt(what, f):\n\
+         \x20   try:\n\
+         \x20       f()\n\
+         \x20       print(what, 'WROTE')\n\
+         \x20   except OSError as e:\n\
+         \x20       print(what, errno.errorcode[e.errno])\n\
+         d = os.open(repo, os.O_RDONLY | os.O_DIRECTORY)\n\
+         attempt('openat', lambda: os.write(os.open('README', os.O_WRONLY | os.O_APPEND, dir_fd=d), b'evil'))\n\
+         attempt('openat-create', lambda: os.open('planted', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d))\n\
+         p = os.open(repo + '/README', os.O_PATH)\n\
+         attempt('o_path-reopen', lambda: os.write(os.open(f'/proc/self/fd/{p}', os.O_WRONLY | os.O_APPEND), b'evil'))\n\
+         r = os.open(repo + '/README', os.O_RDONLY)\n\
+         attempt('rdonly-reopen', lambda: os.write(os.open(f'/proc/self/fd/{r}', os.O_WRONLY | os.O_APPEND), b'evil'))\n\
+         attempt('rdonly-write', lambda: os.write(r, b'evil'))\n\
+         attempt('truncate', lambda: os.truncate(repo + '/README', 0))\n",
+    );
+    let out = attempt_in(&env, &repo, &format!("python3 {prog} \"$ISOLATE_REPO\""));
+    let text = stdout(&out);
+    for said in [
+        "openat EACCES",
+        "openat-create EACCES",
+        "o_path-reopen EACCES",
+        "rdonly-reopen EACCES",
+        "rdonly-write EBADF",
+        "truncate EACCES",
+    ] {
+        assert!(text.contains(said), "{said}: {text}");
+    }
+    assert!(!text.contains("WROTE"), "{text}");
+}
+
+#[test]
+fn an_allow_write_symlink_retargeted_at_the_project_while_the_job_runs() {
+    // isolate resolves `--allow-write` to a canonical path and Landlock holds the directory itself
+    // (by inode), so a symlink swapped afterwards moves nothing.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let scratch = env.path().join("scratch");
+    fs::create_dir(&scratch).unwrap();
+    let link = env.path().join("link");
+    std::os::unix::fs::symlink(&scratch, &link).unwrap();
+    let script = format!(
+        "L='{}'; T='{}'; echo ok > \"$L/ok\"; i=0; \
+         while [ \"$(readlink \"$L\")\" != \"$T\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; \
+         echo \"swapped: $(readlink \"$L\")\"; echo evil > \"$L/README\"; echo evil > \"$L/planted\"; \
+         mkdir \"$L/newdir\"",
+        link.display(),
+        repo.display()
+    );
+    let allow = link.display().to_string();
+    let pending = Pending::start(
+        &env,
+        &repo,
+        &["--allow-write", &allow],
+        &script,
+        Stdio::null(),
+    );
+    assert!(
+        wait_until(Duration::from_secs(60), || scratch.join("ok").exists()),
+        "the job did not start"
+    );
+    let new = env.path().join("link.new");
+    std::os::unix::fs::symlink(&repo, &new).unwrap();
+    fs::rename(&new, &link).unwrap();
+    let (out, _) = pending.finish(&env, || {});
+    assert_said(&out, &format!("swapped: {}", repo.display()));
+    assert_said(&out, "Permission denied");
+    assert_eq!(fs::read_to_string(scratch.join("ok")).unwrap(), "ok\n");
+}
+
+#[test]
+fn hardlink_a_project_file_into_tmpdir_or_a_job_file_into_the_project() {
+    let (_, out) = attempt(
+        "ln \"$ISOLATE_REPO/README\" \"$TMPDIR/readme\" && echo evil >> \"$TMPDIR/readme\"; \
+         ln \"$ISOLATE_REPO/.git/config\" \"$TMPDIR/config\"; \
+         cp -al \"$ISOLATE_REPO/src\" \"$TMPDIR/src-links\"; echo evil >> \"$TMPDIR/src-links/lib.txt\"; \
+         echo mine > mine; ln mine \"$ISOLATE_REPO/planted\"; ln -s mine \"$ISOLATE_REPO/planted-link\"",
+    );
+    assert_said(&out, "Invalid cross-device link");
+    assert_said(&out, "Permission denied");
+}
+
+#[test]
+fn write_dev_shm_tmp_and_var_tmp_outside_tmpdir() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let tag = format!(
+        "isolate-escape-{}-{}",
+        std::process::id(),
+        env.path().file_name().unwrap().to_string_lossy()
+    );
+    let targets: Vec<PathBuf> = ["/dev/shm", "/tmp", "/var/tmp"]
+        .iter()
+        .map(PathBuf::from)
+        .chain([env.path().to_path_buf(), env.home.clone()])
+        .map(|d| d.join(&tag))
+        .collect();
+    let script: String = targets
+        .iter()
+        .map(|t| {
+            format!(
+                "echo evil > '{0}'; mkdir '{0}.d'; ln -s /etc '{0}.l'; ",
+                t.display()
+            )
+        })
+        .collect();
+    let out = attempt_in(&env, &repo, &script);
+    for t in &targets {
+        for suffix in ["", ".d", ".l"] {
+            let p = PathBuf::from(format!("{}{suffix}", t.display()));
+            assert!(
+                fs::symlink_metadata(&p).is_err(),
+                "{} was made",
+                p.display()
+            );
+        }
+    }
+    assert_said(&out, "Permission denied");
+}
+
+// ---- Git in the project ----
+
+#[test]
+fn gc_repack_prune_and_expire_the_project() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    // Both kinds of storage: a pack and loose objects, plus reflogs to expire.
+    env.git(&repo, ["gc", "-q"]);
+    fs::write(repo.join("loose.txt"), "loose\n").unwrap();
+    env.git(&repo, ["add", "loose.txt"]);
+    env.git(&repo, ["commit", "-q", "-m", "loose"]);
+    let out = attempt_in(
+        &env,
+        &repo,
+        "R=\"$ISOLATE_REPO\"; git -C \"$R\" gc -q --prune=now --aggressive; git -C \"$R\" repack -adq; \
+         git -C \"$R\" prune --expire=now; git -C \"$R\" reflog expire --expire=now --all; \
+         git -C \"$R\" pack-refs --all --prune; git -C \"$R\" commit-graph write --reachable; \
+         git -C \"$R\" maintenance run --task=gc --task=loose-objects",
+    );
+    assert_said(&out, "Permission denied");
+}
+
+#[test]
+fn write_the_projects_index() {
+    let (_, out) = attempt(
+        "echo junk > \"$ISOLATE_REPO/.git/index\"; git -C \"$ISOLATE_REPO\" rm -q --cached README; \
+         git -C \"$ISOLATE_REPO\" update-index --refresh; \
+         GIT_INDEX_FILE=\"$ISOLATE_REPO/.git/index\" git read-tree HEAD~1; \
+         git -C \"$ISOLATE_REPO\" reset -q HEAD~1; rm -f \"$ISOLATE_REPO/.git/index\"",
+    );
+    assert_said(&out, "Permission denied");
+}
+
+#[test]
+fn replace_objects_add_notes_worktrees_submodules_or_remotes_in_the_project() {
+    let (_, out) = attempt(
+        "R=\"$ISOLATE_REPO\"; git -C \"$R\" replace HEAD HEAD~1; git -C \"$R\" notes add -m evil HEAD; \
+         git -C \"$R\" worktree add -q \"$TMPDIR/linked\"; git -C \"$R\" remote add evil /nowhere; \
+         git -C \"$R\" submodule add -q \"$R\" sub; git -C \"$R\" config --add include.path /tmp/evil",
+    );
+    assert_said(&out, "Permission denied");
+}
+
+#[test]
+fn the_jobs_config_pointing_git_at_the_projects_files() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    // Something for `git clean -fdx` to delete, and changes for `reset --hard` to discard.
+    fs::write(repo.join("untracked.txt"), "mine\n").unwrap();
+    fs::create_dir_all(repo.join("target")).unwrap();
+    fs::write(repo.join("target/out"), "built\n").unwrap();
+    fs::write(repo.join("README"), "uncommitted\n").unwrap();
+    let out = attempt_in(
+        &env,
+        &repo,
+        "git config core.worktree \"$ISOLATE_REPO\" && echo configured; git checkout -q -- .; \
+         git reset -q --hard HEAD~1; git clean -fdxq; git stash -q; \
+         git config --unset core.worktree; git config core.hooksPath \"$ISOLATE_REPO/.git/hooks\"",
+    );
+    assert_said(&out, "configured");
+    assert_said(&out, "Permission denied");
+}
+
+// ---- The job's own repository turned against isolate's end-of-job work ----
+
+#[test]
+fn alternates_pointed_at_another_repository_keep_the_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let other = env.path().join("other.git");
+    env.git(
+        env.path(),
+        [
+            "clone",
+            "-q",
+            "--bare",
+            repo.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+    );
+    let other_before = Snapshot::take(&other);
+    let script = format!(
+        "echo '{}/objects' > .git/objects/info/alternates && echo rewritten; \
+         git commit -q --allow-empty -m evil && echo committed",
+        other.display()
+    );
+    let (out, report) = attempt_with(&env, &repo, &[], &script, || {});
+    assert_said(&out, "rewritten");
+    assert_said(&out, "committed");
+    let wt = &report["worktree"];
+    assert_eq!(wt["removed"], false, "{report}");
+    assert!(
+        wt["reason"].as_str().unwrap().contains("alternates"),
+        "{report}"
+    );
+    assert!(Path::new(wt["path"].as_str().unwrap()).is_dir());
+    other_before.assert_unchanged(&Snapshot::take(&other), "the other repository");
+    env.assert_fsck(&other);
+}
+
+#[test]
+#[ignore = "ESCAPE: the end-of-job import runs `git pack-objects` in the project with the job's \
+            object directory as an alternate, and git follows that directory's own \
+            objects/info/alternates, which the job writes. A job whose policy cannot read a \
+            repository (strict) lists it there, commits a tree naming an object id of it, and the \
+            import copies that object into the project's isolate/<id> branch, readable to the next \
+            job. Fix in src/worktree: validate the job's alternates before the import (validate() \
+            runs after it) or import from a copy of the object directory without info/alternates."]
+fn the_import_never_copies_objects_the_policy_hides_from_the_job() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let private = env.path().join("private.git");
+    env.git(
+        env.path(),
+        ["init", "-q", "--bare", private.to_str().unwrap()],
+    );
+    let secret = env.path().join("secret.txt");
+    fs::write(&secret, "TOP SECRET\n").unwrap();
+    let blob = env.git(
+        &private,
+        ["hash-object", "-w", "--", secret.to_str().unwrap()],
+    );
+    fs::remove_file(&secret).unwrap();
+    let script = format!(
+        "P='{p}'; cat \"$P/objects/{a}/{b}\" > /dev/null && echo READ-DIRECTLY; \
+         printf '%s\\n%s\\n' \"$P/objects\" \"$(cat .git/objects/info/alternates)\" > alt && mv alt .git/objects/info/alternates; \
+         T=$(printf '100644 blob {blob}\\tstolen\\n' | git mktree --missing) && \
+         C=$(git commit-tree -p HEAD -m steal \"$T\") && git update-ref HEAD \"$C\" && echo planted",
+        p = private.display(),
+        a = &blob[..2],
+        b = &blob[2..],
+    );
+    let (out, _) = attempt_with(&env, &repo, &["--policy", "strict"], &script, || {});
+    // The policy hides the private repository from the job...
+    assert!(!stdout(&out).contains("READ-DIRECTLY"), "{}", stdout(&out));
+    assert_said(&out, "Permission denied");
+    assert_said(&out, "planted");
+    // ...and the import must not fetch it on the job's behalf.
+    let found = env.git_output(&repo, ["cat-file", "-e", &blob]);
+    assert!(
+        !found.status.success(),
+        "the project received {blob}, which the job could not read"
+    );
+}
+
+#[test]
+fn the_worktrees_git_replaced_by_a_link_to_the_projects() {
+    let (_, out) = attempt(
+        "rm -rf .git && ln -s \"$ISOLATE_REPO/.git\" .git && echo linked; \
+         git commit -q --allow-empty -m evil; git branch -f main HEAD~1; echo evil > .git/planted",
+    );
+    assert_said(&out, "linked");
+    assert_said(&out, "Permission denied");
+}
+
+#[test]
+fn the_worktrees_git_replaced_by_a_gitfile_naming_the_projects() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (out, report) = attempt_with(
+        &env,
+        &repo,
+        &[],
+        "rm -rf .git && echo \"gitdir: $ISOLATE_REPO/.git\" > .git && echo gitfile; \
+         git commit -q --allow-empty -m evil; git update-ref refs/heads/main HEAD~1",
+        || {},
+    );
+    assert_said(&out, "gitfile");
+    assert_said(&out, "Permission denied");
+    let wt = &report["worktree"];
+    assert_eq!(wt["removed"], false, "{report}");
+    assert!(Path::new(wt["path"].as_str().unwrap()).exists());
+}
+
+#[test]
+fn symlinks_planted_for_the_cleanup_to_follow() {
+    // The worktree is clean (target/ is ignored), so isolate removes it, and TMPDIR, through links
+    // to the project: removal unlinks links, never what they point at.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (out, report) = attempt_with(
+        &env,
+        &repo,
+        &[],
+        "mkdir -p target/deep && ln -s \"$ISOLATE_REPO\" target/repo && \
+         ln -s \"$ISOLATE_REPO/README\" target/deep/readme && ln -s \"$ISOLATE_REPO/.git\" target/git && \
+         ln -s \"$ISOLATE_REPO/src\" \"$TMPDIR/src\" && mkdir \"$TMPDIR/d\" && \
+         ln -s \"$ISOLATE_REPO\" \"$TMPDIR/d/repo\" && echo planted",
+        || {},
+    );
+    assert_said(&out, "planted");
+    let wt = &report["worktree"];
+    assert_eq!(wt["removed"], true, "{report}");
+    assert!(!Path::new(wt["path"].as_str().unwrap()).exists());
+}
+
+#[test]
+fn a_tree_with_a_dot_git_entry_is_never_imported() {
+    // A commit whose tree holds `.git/hooks/post-checkout`: checked out in the project it would be
+    // a hook. It must not reach the project's branch.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let base = env.git(&repo, ["rev-parse", "HEAD"]);
+    let (out, report) = attempt_with(
+        &env,
+        &repo,
+        &[],
+        "B=$(printf '#!/bin/sh\\ntouch /tmp/pwned\\n' | git hash-object -w --stdin) && \
+         H=$(printf '100755 blob %s\\tpost-checkout\\n' \"$B\" | git mktree) && \
+         G=$(printf '040000 tree %s\\thooks\\n' \"$H\" | git mktree) && \
+         T=$(printf '040000 tree %s\\t.git\\n' \"$G\" | git mktree) && \
+         C=$(git commit-tree -p HEAD -m evil \"$T\") && git update-ref HEAD \"$C\" && echo crafted",
+        || {},
+    );
+    assert_said(&out, "crafted");
+    let branch = report["worktree"]["branch"].as_str().unwrap();
+    let files = env.git(&repo, ["ls-tree", "-r", "--name-only", branch]);
+    assert!(!files.contains(".git/"), "{files}");
+    assert_eq!(env.git(&repo, ["rev-parse", branch]), base, "{report}");
+}
+
+#[test]
+fn a_branch_tip_that_is_a_blob_or_a_tag_is_refused() {
+    for (what, make) in [
+        ("a blob", "X=$(echo x | git hash-object -w --stdin)"),
+        (
+            "an annotated tag",
+            "git tag -a -m t t1 && X=$(git rev-parse t1)",
+        ),
+    ] {
+        let env = TestEnv::new();
+        let repo = env.repo("app");
+        let base = env.git(&repo, ["rev-parse", "HEAD"]);
+        let script = format!(
+            "{make} && git pack-refs --all && mkdir -p .git/refs/heads/isolate && \
+             echo $X > \".git/refs/heads/$ISOLATE_BRANCH\" && echo crafted"
+        );
+        let (out, report) = attempt_with(&env, &repo, &[], &script, || {});
+        assert_said(&out, "crafted");
+        // A blob is refused and the worktree kept; a tag is peeled to the commit it names (here
+        // base: nothing to import). Either way the project's branch never holds a non-commit.
+        let branch = report["worktree"]["branch"].as_str().unwrap();
+        let full = format!("refs/heads/{branch}");
+        let tip = env.git(&repo, ["for-each-ref", "--format=%(objectname)", &full]);
+        assert!(tip.is_empty() || tip == base, "{what}: {tip} {report}");
+        if what == "a blob" {
+            assert_eq!(report["worktree"]["removed"], false, "{what}: {report}");
+        }
+    }
+}
+
+// ---- isolate's own state, the home directory, and what isolate copies in ----
+
+#[test]
+fn edit_the_jobs_record_or_plant_another_job() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (out, report) = attempt_with(
+        &env,
+        &repo,
+        &[],
+        "test -z \"$ISOLATE_HOME\" && echo no-isolate-home; R=\"$TMPDIR/../job.json\"; i=0; \
+         while [ ! -f \"$R\" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; \
+         test -f \"$R\" && echo record-readable; echo '{}' > \"$R\"; sed -i s/running/exited/ \"$R\"; \
+         mv \"$R\" \"$TMPDIR/stolen\"; rm -f \"$R\"; ln -s /etc/passwd \"$R.tmp\"; \
+         mkdir \"$TMPDIR/../../evil-1234\"; mkdir -p \"$TMPDIR/../../../worktrees/evil\"; \
+         echo x > \"$TMPDIR/../../../ports/evil\"",
+        || {},
+    );
+    assert_said(&out, "no-isolate-home");
+    assert_said(&out, "record-readable");
+    assert_said(&out, "Permission denied");
+    // The record is the one isolate wrote at the end, the same as the report; nothing else appeared.
+    let records = env.records();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0], report);
+    assert_eq!(report["state"], "exited");
+    let jobs: Vec<_> = fs::read_dir(env.state.join("jobs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(jobs, [report["id"].as_str().unwrap()], "{jobs:?}");
+    assert!(!env.state.join("worktrees/evil").exists());
+    assert!(!env.state.join("ports/evil").exists());
+}
+
+#[test]
+fn persist_in_the_home_directory_or_the_users_git_configuration() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(env.home.join(".bashrc"), "# mine\n").unwrap();
+    let home_before = Snapshot::take(&env.home);
+    let gitconfig = env.path().join("gitconfig");
+    let gitconfig_before = fs::read(&gitconfig).unwrap();
+    let script = format!(
+        "echo evil >> ~/.bashrc; echo evil > ~/.profile; mkdir -p ~/.ssh; echo key >> ~/.ssh/authorized_keys; \
+         mkdir -p ~/.config/isolate/policy; echo 'extends = \"default\"' > ~/.config/isolate/policy/evil.toml; \
+         echo 'setup = \"touch /tmp/pwned\"' > ~/.config/isolate/config.toml; \
+         mkdir -p ~/.config/systemd/user; echo evil > ~/.config/systemd/user/evil.service; \
+         git config --file '{0}' core.fsmonitor 'touch /tmp/pwned'; echo evil >> '{0}'",
+        gitconfig.display()
+    );
+    let out = attempt_in(&env, &repo, &script);
+    assert_said(&out, "Permission denied");
+    home_before.assert_unchanged(&Snapshot::take(&env.home), "the home directory");
+    assert_eq!(fs::read(&gitconfig).unwrap(), gitconfig_before);
+}
+
+#[test]
+fn worktreeinclude_patterns_reaching_outside_the_project() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(env.path().join("secret"), "OUTSIDE-SECRET\n").unwrap();
+    fs::create_dir(env.path().join("outside-dir")).unwrap();
+    fs::write(env.path().join("outside-dir/leak"), "OUTSIDE-SECRET\n").unwrap();
+    std::os::unix::fs::symlink(env.path().join("outside-dir"), repo.join("linkdir")).unwrap();
+    std::os::unix::fs::symlink("../secret", repo.join("linkfile")).unwrap();
+    fs::write(
+        repo.join(".gitignore"),
+        "target/\n.env\nlinkdir\nlinkfile\n",
+    )
+    .unwrap();
+    fs::write(
+        repo.join(".worktreeinclude"),
+        "../secret\n../outside-dir/\n/../secret\n/etc/passwd\n../*\n/*\nlinkdir/\nlinkdir/*\n\
+         linkdir/**\nlinkfile\n.env\n**\n",
+    )
+    .unwrap();
+    env.git(&repo, ["add", ".gitignore", ".worktreeinclude"]);
+    env.git(&repo, ["commit", "-q", "-m", "include"]);
+    fs::write(repo.join(".env"), "TOKEN=1\n").unwrap();
+    let out = attempt_in(
+        &env,
+        &repo,
+        "cat .env; test -e secret || echo no-secret; test -e passwd || test -e etc/passwd || echo no-passwd; \
+         test ! -e linkdir -o -L linkdir && echo linkdir-not-a-copy; \
+         test ! -e linkfile -o -L linkfile && echo linkfile-not-a-copy; \
+         if grep -rqs OUTSIDE-SECRET .; then echo COPIED; else echo nothing-copied; fi",
+    );
+    let text = stdout(&out);
+    for said in [
+        "TOKEN=1",
+        "no-secret",
+        "no-passwd",
+        "linkdir-not-a-copy",
+        "linkfile-not-a-copy",
+        "nothing-copied",
+    ] {
+        assert!(text.contains(said), "{said}: {text}");
+    }
+}
+
+#[test]
+fn mount_unshare_and_chroot() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let prog = program(
+        &env,
+        "ns.py",
+        "import ctypes, errno, os, sys\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         repo, tmp = sys.argv[1].encode(), os.environ['TMPDIR'].encode()\n\
+         def say(what, call):\n\
+         \x20   ctypes.set_errno(0)\n\
+         \x20   rc = call()\n\
+         \x20   print(what, 'succeeded' if rc == 0 else errno.errorcode.get(ctypes.get_errno(), '?'))\n\
+         def write(what):\n\
+         \x20   try:\n\
+         \x20       open(sys.argv[1] + '/README', 'a').write('evil')\n\
+         \x20       print(what, 'WROTE')\n\
+         \x20   except OSError as e:\n\
+         \x20       print(what, errno.errorcode[e.errno])\n\
+         say('mount-tmpfs', lambda: libc.mount(b'none', repo, b'tmpfs', 0, None))\n\
+         say('mount-bind', lambda: libc.mount(tmp, repo, None, 4096, None))\n\
+         say('chroot', lambda: libc.chroot(b'/'))\n\
+         write('write')\n\
+         say('unshare', lambda: libc.unshare(0x10000000 | 0x00020000))\n\
+         say('userns-mount-tmpfs', lambda: libc.mount(b'none', repo, b'tmpfs', 0, None))\n\
+         say('userns-mount-bind', lambda: libc.mount(tmp, repo + b'/src', None, 4096, None))\n\
+         say('userns-umount', lambda: libc.umount2(b'/proc', 2))\n\
+         write('userns-write')\n",
+    );
+    let script = format!(
+        "mount -t tmpfs none \"$ISOLATE_REPO\"; unshare -Urm sh -c 'echo evil > \"$ISOLATE_REPO/README\"'; \
+         chroot / true; python3 {prog} \"$ISOLATE_REPO\""
+    );
+    let out = attempt_in(&env, &repo, &script);
+    let text = stdout(&out);
+    for said in [
+        "mount-tmpfs EPERM",
+        "mount-bind EPERM",
+        "chroot EPERM",
+        "write EACCES",
+        "userns-mount-tmpfs EPERM",
+        "userns-mount-bind EPERM",
+    ] {
+        assert!(text.contains(said), "{said}: {text}");
+    }
+    assert!(
+        !text.contains("mount-tmpfs succeeded")
+            && !text.contains("mount-bind succeeded")
+            && !text.contains("WROTE"),
+        "{text}"
     );
 }
