@@ -347,6 +347,33 @@ fn chmod_of_a_project_file_is_a_known_gap_but_its_content_stays() {
 }
 
 #[test]
+fn chmod_reaches_files_the_policy_cannot_read_a_known_gap() {
+    // GAP: the metadata gap is not limited to the project. Under `strict` the job cannot read a
+    // private file in the home directory, yet it can make it world-readable for other local users
+    // (no Landlock right is needed to resolve a path, none covers chmod).
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let key = env.home.join("key");
+    fs::write(&key, "private\n").unwrap();
+    fs::set_permissions(&key, fs::Permissions::from_mode(0o600)).unwrap();
+    let (out, _) = attempt_with(
+        &env,
+        &repo,
+        &["--policy", "strict"],
+        "cat ~/key && echo READ-IT; chmod 0644 ~/key && echo chmod-done",
+        || {},
+    );
+    assert!(!stdout(&out).contains("READ-IT"), "{}", stdout(&out));
+    assert_said(&out, "Permission denied");
+    assert_said(&out, "chmod-done");
+    assert_eq!(
+        fs::metadata(&key).unwrap().permissions().mode() & 0o777,
+        0o644,
+        "chmod no longer goes through: update SECURITY.md"
+    );
+}
+
+#[test]
 fn chown_of_a_project_file_is_a_known_gap_limited_to_what_its_owner_may_do() {
     // GAP: no Landlock right covers chown. Without capabilities the job can only "give" a file it
     // owns to its own uid and group: the ids cannot change, but the call goes through, and the
