@@ -4,12 +4,17 @@
 //! project's store; the tip is validated (a full id, a commit, present) before
 //! `update-ref refs/heads/isolate/<id> <tip> <old>` moves the branch only if nobody else did.
 
-use std::path::Path;
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use crate::error::{Error, Result};
 use crate::git;
+use crate::sandbox::{plan, probe};
+use crate::supervise::spawn;
 use crate::worktree::project::Project;
+use crate::worktree::sandboxed;
 
 /// What an import did.
 pub struct Imported {
@@ -86,51 +91,141 @@ pub fn count(project: &Project, base: &str, tip: &str) -> Result<usize> {
 }
 
 /// `pack-objects | index-pack` in the project, with the job's objects as an extra alternate for the
-/// reading side only.
+/// reading side only. The reading side runs in a Landlock sandbox that may read the system, the
+/// project and the job's object directory and nothing else: the job writes that directory
+/// (`info/alternates`, symlinks in place of object directories), and without the sandbox git would
+/// follow what it planted there and copy objects the job itself could not read (found by the
+/// escape suite: `escapes::the_import_never_copies_objects_the_policy_hides_from_the_job`).
 fn copy_objects(project: &Project, job_objects: &Path, tip: &str, old: &str) -> Result<()> {
-    let mut pack = git::command(&project.top);
-    pack.args(["pack-objects", "--revs", "--thin", "--stdout", "--quiet"])
-        .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", job_objects)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let spawn_failed = |cmd: &std::process::Command, e: std::io::Error| Error::Git {
-        args: git::describe(cmd),
-        code: None,
-        stderr: format!("cannot start git: {e}"),
+    let pipe = || {
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+            .map_err(|e| Error::Other(format!("cannot create a pipe: {e}")))
     };
-    let mut packer = pack.spawn().map_err(|e| spawn_failed(&pack, e))?;
+    let (revs_read, revs_write) = pipe()?;
+    let (pack_read, pack_write) = pipe()?;
+    let (err_read, err_write) = pipe()?;
+    let tmp = tempfile::Builder::new()
+        .prefix("isolate-import-")
+        .tempdir()
+        .map_err(|e| Error::Other(format!("cannot create a temporary directory: {e}")))?;
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(k, _)| {
+            !git::LOCATION_VARS
+                .iter()
+                .chain(git::REDIRECTING_VARS)
+                .any(|r| k == r)
+        })
+        .collect();
+    env.push((
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES".into(),
+        job_objects.into(),
+    ));
+    env.push(("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()));
+    env.push(("GIT_TERMINAL_PROMPT".into(), "0".into()));
+    env.push(("LC_ALL".into(), "C".into()));
+    env.push(("TMPDIR".into(), tmp.path().into()));
+    let top = project.top.display().to_string();
+    let argv = [
+        "git",
+        "-C",
+        &top,
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "core.fsmonitor=false",
+        "--no-pager",
+        "pack-objects",
+        "--revs",
+        "--thin",
+        "--stdout",
+        "--quiet",
+    ];
+    let packer = spawn::spawn(spawn::Spawn {
+        argv: argv.iter().map(|a| a.to_string()).collect(),
+        cwd: project.top.clone(),
+        env,
+        rules: reader_rules(project, job_objects, tmp.path()),
+        stdin: Stdio::from(revs_read),
+        stdout: Stdio::from(pack_write),
+        stderr: Stdio::from(err_write),
+        cgroup_procs: None,
+        terminal: None,
+    })?;
     let revs = if old.bytes().all(|b| b == b'0') {
         format!("{tip}\n")
     } else {
         format!("{tip}\n^{old}\n")
     };
-    if let Some(mut stdin) = packer.stdin.take() {
-        use std::io::Write;
+    {
         // A short list of revisions: pack-objects reads it all before it writes anything.
-        let _ = stdin.write_all(revs.as_bytes());
+        let mut w = std::fs::File::from(revs_write);
+        let _ = w.write_all(revs.as_bytes());
     }
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::fs::File::from(err_read).read_to_string(&mut text);
+        text
+    });
     let mut index = git::command(&project.top);
-    index.args(["index-pack", "--stdin", "--fix-thin"]);
-    if let Some(stdout) = packer.stdout.take() {
-        index.stdin(Stdio::from(stdout));
-    }
-    let indexed = index
+    index
+        .args(["index-pack", "--stdin", "--fix-thin"])
+        .stdin(Stdio::from(pack_read))
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::piped());
+    let indexed = index
         .spawn()
-        .map_err(|e| spawn_failed(&index, e));
-    let mut indexer = match indexed {
-        Ok(child) => child,
-        Err(e) => {
-            let _ = packer.kill();
-            let _ = packer.wait();
-            return Err(e);
-        }
-    };
-    let packed = git::collect(&mut packer, &pack, git::TIMEOUT)?;
-    let indexed = git::collect(&mut indexer, &index, git::TIMEOUT)?;
-    git::checked(&pack, packed)?;
+        .map(|mut child| git::collect(&mut child, &index, git::TIMEOUT));
+    let packed = sandboxed::wait(packer, git::TIMEOUT);
+    let pack_errors = errors.join().unwrap_or_default();
+    if packed != 0 {
+        return Err(Error::Git {
+            args: "pack-objects (sandboxed, reading the job's objects)".into(),
+            code: Some(packed),
+            stderr: pack_errors.trim().to_string(),
+        });
+    }
+    let indexed = indexed.map_err(|e| Error::Git {
+        args: git::describe(&index),
+        code: None,
+        stderr: format!("cannot start git: {e}"),
+    })??;
     git::checked(&index, indexed)?;
     Ok(())
+}
+
+/// What the reading side of the import may read: the system (git and its libraries), the project
+/// and the job's object directory. `None` without Landlock (then the job ran with --no-sandbox and
+/// could read everything itself).
+fn reader_rules(project: &Project, job_objects: &Path, tmp: &Path) -> Option<plan::Rules> {
+    let abi = probe::landlock_abi().filter(|&abi| abi >= probe::MIN_ABI)?;
+    let mut read: Vec<PathBuf> = [
+        "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect();
+    read.extend([
+        project.top.clone(),
+        project.git_dir.clone(),
+        project.objects.clone(),
+        job_objects.to_path_buf(),
+    ]);
+    read.retain(|p| p.exists());
+    let read = read
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    let no_tcp = (abi >= probe::NETWORK_ABI).then(Vec::new);
+    Some(plan::Rules {
+        abi,
+        read,
+        write: vec![tmp.to_path_buf()],
+        write_files: vec![PathBuf::from("/dev/null")],
+        terminal: Vec::new(),
+        connect_tcp: no_tcp.clone(),
+        bind_tcp: no_tcp,
+        scope_signals: abi >= probe::SCOPES_ABI,
+        scope_abstract_unix: abi >= probe::SCOPES_ABI,
+        limits: Vec::new(),
+    })
 }

@@ -107,8 +107,9 @@ fn reader(fd: OwnedFd) -> thread::JoinHandle<String> {
     })
 }
 
-/// Waits for `pid`, killing its whole tree after `limit`; the status as a shell reports it.
-fn wait(pid: Pid, limit: Duration) -> i32 {
+/// Waits for `pid` (a child of this process), killing it after `limit`; the status as a shell
+/// reports it.
+pub fn wait(pid: Pid, limit: Duration) -> i32 {
     let deadline = Instant::now() + limit;
     // SAFETY: pidfd_open on our own unreaped child.
     let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid.as_raw(), 0) };
