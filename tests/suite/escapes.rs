@@ -1057,14 +1057,9 @@ fn alternates_pointed_at_another_repository_keep_the_worktree() {
     env.assert_fsck(&other);
 }
 
+// Found by this suite: the import used to follow the job's planted alternates. The reading side
+// of the import now runs in a sandbox that reads only the system, the project and the job's objects.
 #[test]
-#[ignore = "ESCAPE: the end-of-job import runs `git pack-objects` in the project with the job's \
-            object directory as an alternate, and git follows that directory's own \
-            objects/info/alternates, which the job writes. A job whose policy cannot read a \
-            repository (strict) lists it there, commits a tree naming an object id of it, and the \
-            import copies that object into the project's isolate/<id> branch, readable to the next \
-            job. Fix in src/worktree: validate the job's alternates before the import (validate() \
-            runs after it) or import from a copy of the object directory without info/alternates."]
 fn the_import_never_copies_objects_the_policy_hides_from_the_job() {
     let env = TestEnv::new();
     let repo = env.repo("app");
@@ -1099,6 +1094,39 @@ fn the_import_never_copies_objects_the_policy_hides_from_the_job() {
     assert!(
         !found.status.success(),
         "the project received {blob}, which the job could not read"
+    );
+}
+
+#[test]
+fn the_import_never_follows_object_directories_linked_elsewhere() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let private = env.path().join("private.git");
+    env.git(
+        env.path(),
+        ["init", "-q", "--bare", private.to_str().unwrap()],
+    );
+    let secret = env.path().join("secret.txt");
+    fs::write(&secret, "TOP SECRET\n").unwrap();
+    let blob = env.git(
+        &private,
+        ["hash-object", "-w", "--", secret.to_str().unwrap()],
+    );
+    fs::remove_file(&secret).unwrap();
+    // The job links one of its loose-object directories to the private repository's.
+    let script = format!(
+        "rm -rf .git/objects/{a} && ln -s '{p}/objects/{a}' .git/objects/{a} && \
+         T=$(printf '100644 blob {blob}\\tstolen\\n' | git mktree --missing) && \
+         C=$(git commit-tree -p HEAD -m steal \"$T\") && git update-ref HEAD \"$C\" && echo planted",
+        p = private.display(),
+        a = &blob[..2],
+    );
+    let (out, _) = attempt_with(&env, &repo, &["--policy", "strict"], &script, || {});
+    assert_said(&out, "planted");
+    let found = env.git_output(&repo, ["cat-file", "-e", &blob]);
+    assert!(
+        !found.status.success(),
+        "the project received {blob} through a planted symlink"
     );
 }
 
