@@ -371,7 +371,7 @@ fn job_worktree(dir: &Path, state: &Path) -> Option<PathBuf> {
         }
     }
     let top = dir.ancestors().find(|d| d.join(".git").exists())?;
-    let config = fs::read_to_string(top.join(".git/config")).ok()?;
+    let config = crate::textfile::read(&top.join(".git/config")).ok()?;
     config
         .lines()
         .any(|l| l.trim() == "[isolate]")
@@ -495,14 +495,17 @@ fn execute(
         announce_start(&prepared, &record, &notes);
     }
     let clock = Instant::now();
+    // On record before anything of the job runs: a supervisor killed before it could write the
+    // job's pid leaves a lost job whose record names the cgroup that holds what was started.
+    let mut starting = record.clone();
+    if let Some(wt) = starting.worktree.as_mut() {
+        wt.reason = match prepared.setup {
+            Some(_) => "running the project's setup".into(),
+            None => "starting".into(),
+        };
+    }
+    let _ = store::write_record(&prepared.job_dir, &starting);
     if let (Some(setup), Some((_, created, _))) = (&prepared.setup, &prepared.worktree) {
-        // On record before the setup runs: a supervisor killed meanwhile leaves a lost job whose
-        // record names the cgroup that holds what the setup started.
-        let mut during = record.clone();
-        if let Some(wt) = during.worktree.as_mut() {
-            wt.reason = "running the project's setup".into();
-        }
-        let _ = store::write_record(&prepared.job_dir, &during);
         let output = match &log {
             Some((log, _)) => log.writer.try_clone(),
             // CMD's stdout stays CMD's: the setup's output goes to isolate's stderr.
