@@ -68,7 +68,7 @@ pub fn load(project: Option<&Project>) -> Result<Loaded> {
 }
 
 fn read(path: &Path) -> Result<Option<Config>> {
-    let text = match fs::read_to_string(path) {
+    let text = match crate::textfile::read(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io("cannot read the configuration", path, e)),

@@ -17,4 +17,5 @@ pub mod git;
 pub mod job;
 pub mod sandbox;
 pub mod supervise;
+pub mod textfile;
 pub mod worktree;

@@ -481,7 +481,7 @@ struct Found {
 
 fn find(reference: &str, from_dir: &Path) -> Result<Found> {
     let read = |path: &Path| {
-        std::fs::read_to_string(path).map_err(|e| Error::Policy {
+        crate::textfile::read(path).map_err(|e| Error::Policy {
             source_name: path.display().to_string(),
             message: format!("cannot read: {e}"),
         })

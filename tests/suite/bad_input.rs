@@ -221,3 +221,33 @@ fn a_typo_in_a_policy_file_is_125_naming_the_key() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_policy_that_names_a_device_or_a_fifo_is_refused_at_once() {
+    let env = TestEnv::new();
+    let policy = env.path().join("zero.toml");
+    fs::write(&policy, "extends = \"/dev/zero\"\n").unwrap();
+    let out = env.isolate(
+        env.path(),
+        ["run", "--policy", policy.to_str().unwrap(), "--", "true"],
+    );
+    assert_status(&out, 125);
+    assert!(
+        stderr(&out).contains("not a regular file"),
+        "{}",
+        stderr(&out)
+    );
+    let fifo = env.path().join("fifo.toml");
+    nix_mkfifo(&fifo);
+    let out = env.isolate(
+        env.path(),
+        ["run", "--policy", fifo.to_str().unwrap(), "--", "true"],
+    );
+    assert_status(&out, 125);
+}
+
+fn nix_mkfifo(path: &std::path::Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
