@@ -213,8 +213,10 @@ pub fn settle(job: &Job) -> Result<WorktreeReport> {
             job.project_branch.unwrap_or_default()
         );
     }
+    // A kept worktree is the job's: git there runs whatever the job planted (hooks, fsmonitor), so
+    // the way back in is another sandboxed session, not a plain `cd`.
     let handoff = if !removed && facts.exists {
-        Some(format!("cd {}", shell_quote(job.path)))
+        Some(format!("isolate run --resume {} -- \"$SHELL\"", job.id))
     } else if branch_kept && commits > 0 && !contained {
         Some(format!(
             "git -C {} merge --no-ff {branch}",
