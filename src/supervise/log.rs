@@ -1,10 +1,10 @@
 //! A background job's output: its stdout and stderr share one pipe, which a thread of the supervisor
-//! moves into `jobs/<id>/output.log` with splice(2) (no copy through user space), rotating to
+//! copies into `jobs/<id>/output.log`, rotating to
 //! `output.log.1` when the log reaches its cap, so a job that writes without end fills at most
 //! twice the cap. The cap is `ISOLATE_LOG_MAX` (bytes, or with a K, M or G suffix; default 64M).
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::thread::{self, JoinHandle};
@@ -13,8 +13,7 @@ use crate::error::{Error, Result};
 
 pub const MAX_VAR: &str = "ISOLATE_LOG_MAX";
 const DEFAULT_MAX: u64 = 64 << 20;
-/// Bytes moved per splice call, and the pipe's size (measured on tmpfs: 1 MiB was no faster, and
-/// holds four times the kernel memory per job).
+/// Bytes moved per read, and the pipe's size.
 const CHUNK: usize = 256 << 10;
 
 /// The cap from `ISOLATE_LOG_MAX`.
@@ -72,8 +71,7 @@ impl Log {
     }
 }
 
-/// Opens the log for writing at its end. Not O_APPEND: splice(2) refuses files opened with it, and
-/// only this thread writes the log.
+/// Opens the log for writing at its end (only this thread writes it).
 fn open_log(path: &Path) -> io::Result<File> {
     let mut file = OpenOptions::new()
         .create(true)
@@ -90,9 +88,13 @@ fn rotated(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Moves everything from `read` into the log until EOF, rotating at `max` bytes.
+/// Moves everything from `read` into the log until EOF, rotating at `max` bytes. A plain read and
+/// write through one buffer: measured on ext4, splice(2) from the pipe was half as fast as this
+/// (and as `cat`), and on tmpfs no faster.
 fn pump(read: OwnedFd, mut file: File, path: &Path, max: u64) -> io::Result<()> {
     let mut size = file.metadata()?.len();
+    let mut pipe = File::from(read);
+    let mut buf = vec![0u8; CHUNK];
     loop {
         if size >= max {
             fs::rename(path, rotated(path))?;
@@ -100,26 +102,14 @@ fn pump(read: OwnedFd, mut file: File, path: &Path, max: u64) -> io::Result<()> 
             size = 0;
         }
         let want = CHUNK.min((max - size) as usize).max(1);
-        // SAFETY: splice between a pipe and a file we own; null offsets use the file position.
-        let n = unsafe {
-            libc::splice(
-                read.as_raw_fd(),
-                std::ptr::null_mut(),
-                file.as_raw_fd(),
-                std::ptr::null_mut(),
-                want,
-                libc::SPLICE_F_MOVE,
-            )
-        };
-        match n {
-            0 => return Ok(()),
-            n if n > 0 => size += n as u64,
-            _ => {
-                let err = io::Error::last_os_error();
-                if err.kind() != io::ErrorKind::Interrupted {
-                    return Err(err);
-                }
+        match pipe.read(&mut buf[..want]) {
+            Ok(0) => return Ok(()),
+            Ok(n) => {
+                file.write_all(&buf[..n])?;
+                size += n as u64;
             }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
 }
