@@ -403,3 +403,58 @@ fn twenty_jobs_with_a_concurrent_prune_and_ps_loop() {
     env.assert_fsck(&repo);
     let _ = Path::new("");
 }
+
+#[test]
+fn a_supervisor_killed_while_it_removes_a_clean_worktree_leaves_an_explained_lost_job() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    // Ignored build output only: the worktree is clean and isolate removes it, which takes a while.
+    let script = "python3 -c \"import os\nfor d in range(40):\n os.makedirs(f'target/d{d}')\n for f in range(1000): open(f'target/d{d}/f{f}', 'w').close()\"";
+    let child = quiet(env.isolate_cmd(&repo, ["run", "--worktree", "--", "sh", "-c", script]))
+        .spawn()
+        .unwrap();
+    let supervisor = child.id() as i32;
+    let count = |dir: &Path| fs::read_dir(dir).map(|d| d.count()).unwrap_or(0);
+    // Wait until the job has made its files, then until the removal has begun.
+    let mut target = PathBuf::new();
+    assert!(wait_until(Duration::from_secs(60), || {
+        env.worktree_dirs().first().is_some_and(|wt| {
+            target = wt.join("target");
+            count(&target) == 40
+                && fs::read_dir(target.join("d39"))
+                    .map(|d| d.count())
+                    .unwrap_or(0)
+                    == 1000
+        })
+    }));
+    let began = wait_until(Duration::from_secs(60), || {
+        count(&target) < 40 || !target.exists()
+    });
+    kill9(supervisor);
+    let _ = finish(child, LIMIT);
+    assert!(began);
+    let record = only_record(&env);
+    let id = record["id"].as_str().unwrap().to_string();
+    if record["state"] != "running" {
+        // The removal finished before the kill landed: then it must have ended cleanly.
+        eprintln!("note: the removal finished before the kill");
+        assert_eq!(record["worktree"]["removed"], true, "{record}");
+        return;
+    }
+    assert_eq!(state_of(&env, &id), "lost");
+    let outcomes = prune_json(&env);
+    assert!(
+        outcomes
+            .iter()
+            .any(|o| o["id"] == id.as_str() && o["action"] == "kept"),
+        "{outcomes:?}"
+    );
+    assert!(only_record(&env)["worktree"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("lost"));
+    env.assert_fsck(&repo);
+    // The branch (no commits) is still the project's until the user forgets the job.
+    assert_eq!(env.isolate_branches(&repo).len(), 1);
+    assert_status(&env.isolate(env.path(), ["rm", "--force", &id]), 0);
+}
