@@ -1,0 +1,119 @@
+//! What `run` says: the start line, the end block, and the `--report` file.
+
+use std::fs;
+use std::path::Path;
+
+use crate::cli::RunArgs;
+use crate::error::{Error, Result};
+use crate::job::record::{Record, State};
+use crate::job::store;
+use crate::worktree::cleanup::shell_quote;
+
+use super::prepare::Prepared;
+
+/// `--report FILE`: atomically for a file path; straight into `/dev/fd/N` or another non-file.
+pub(super) fn write_report(path: &Path, record: &Record) -> Result<()> {
+    let mut json = serde_json::to_vec_pretty(record).map_err(|e| Error::Other(e.to_string()))?;
+    json.push(b'\n');
+    let regular_or_new = fs::metadata(path).map(|m| m.is_file()).unwrap_or(true);
+    if regular_or_new && !path.starts_with("/dev") && !path.starts_with("/proc") {
+        store::write_atomic(path, &json)
+    } else {
+        fs::write(path, &json).map_err(|e| Error::io("cannot write the report", path, e))
+    }
+}
+
+pub(super) fn announce_start(prepared: &Prepared, record: &Record, notes: &[String]) {
+    let sandbox = match (record.sandbox.enforced, record.sandbox.landlock_abi) {
+        (true, Some(abi)) => format!("landlock ABI {abi}, policy {}", record.sandbox.policy),
+        _ => "UNSANDBOXED (--no-sandbox)".to_string(),
+    };
+    let place = match &prepared.worktree {
+        Some((_, created, _)) => format!(
+            "in {} (branch {} at {})",
+            created.path.display(),
+            created.branch,
+            &created.base[..12.min(created.base.len())]
+        ),
+        None => format!("in {}", prepared.cwd.display()),
+    };
+    say!("isolate: job {} {place}; {sandbox}", record.id);
+    for note in notes {
+        say!("isolate: note: {note}");
+    }
+    if let Some((project, created, _)) = &prepared.worktree {
+        if created.included > 0 {
+            say!(
+                "isolate: copied {} file{} named by .worktreeinclude",
+                created.included,
+                if created.included == 1 { "" } else { "s" }
+            );
+        }
+        if created.dispatch_dirty {
+            say!(
+                "isolate: warning: uncommitted changes in {} are not in the worktree",
+                project.caller_top.display()
+            );
+        }
+    }
+}
+
+pub(super) fn announce_end(args: &RunArgs, record: &Record, took: std::time::Duration) {
+    if args.json {
+        if let Ok(line) = serde_json::to_string(record) {
+            say!("{line}");
+        }
+        return;
+    }
+    if args.quiet {
+        return;
+    }
+    let how = match (record.state, record.exit) {
+        (State::TimedOut, _) => format!(
+            "timed out after {}",
+            humantime::format_duration(args.timeout.unwrap_or_default())
+        ),
+        (_, Some(exit)) => match exit.signal {
+            Some(sig) => format!("was killed by signal {sig} (status {})", exit.status()),
+            None => format!("exited with status {}", exit.status()),
+        },
+        _ => "ended".to_string(),
+    };
+    let took = std::time::Duration::from_secs(took.as_secs());
+    say!(
+        "isolate: job {} {how} after {}",
+        record.id,
+        humantime::format_duration(took)
+    );
+    let Some(wt) = &record.worktree else {
+        return;
+    };
+    let place = if wt.removed {
+        let ignored = match wt.ignored {
+            0 => String::new(),
+            n => format!(
+                " ({n} ignored entr{} went with it)",
+                if n == 1 { "y" } else { "ies" }
+            ),
+        };
+        format!("removed{ignored}")
+    } else {
+        format!("kept at {}", shell_quote(Path::new(&wt.path)))
+    };
+    say!("  worktree: {place}");
+    say!("  outcome:  {}", wt.reason);
+    let branch = if wt.branch_kept {
+        format!(
+            "{} ({} commit{} beyond base)",
+            wt.branch,
+            wt.commits,
+            if wt.commits == 1 { "" } else { "s" }
+        )
+    } else {
+        format!("{} deleted", wt.branch)
+    };
+    say!("  branch:   {branch}");
+    if let Some(next) = &wt.handoff {
+        say!("  next:     {next}");
+    }
+}

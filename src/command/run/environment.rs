@@ -1,0 +1,60 @@
+//! CMD's environment (spec/cli.md, "What CMD gets").
+
+use std::ffi::OsString;
+
+use crate::cli::RunArgs;
+use crate::git;
+
+use super::prepare::Prepared;
+
+/// CMD's environment (spec/cli.md, "What CMD gets").
+pub(super) fn environment(
+    args: &RunArgs,
+    prepared: &Prepared,
+    port: u16,
+) -> Vec<(OsString, OsString)> {
+    let policy = &prepared.policy.policy.environment;
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(k, _)| !policy.remove.iter().any(|r| k == r.as_str()))
+        .filter(|(k, _)| !k.to_string_lossy().starts_with("ISOLATE_"))
+        .collect();
+    let mut set = |key: &str, value: OsString| {
+        env.retain(|(k, _)| k != key);
+        env.push((key.into(), value));
+    };
+    for (k, v) in &policy.set {
+        set(k, v.into());
+    }
+    set("ISOLATE_JOB", prepared.id.as_str().into());
+    set("ISOLATE_PORT", port.to_string().into());
+    set("TMPDIR", prepared.tmpdir.clone().into());
+    if let Some((project, created, _)) = &prepared.worktree {
+        set("ISOLATE_WORKTREE", created.path.clone().into());
+        set("ISOLATE_BRANCH", created.branch.clone().into());
+        set("ISOLATE_BASE", created.base.clone().into());
+        set("ISOLATE_REPO", project.top.clone().into());
+    }
+    // git's automatic gc and maintenance off for the whole tree: `gc --auto` detaches a process that
+    // would outlive the main process and be killed mid-way by the end-of-job stop.
+    let count: usize = std::env::var("GIT_CONFIG_COUNT")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    set(&format!("GIT_CONFIG_KEY_{count}"), "gc.auto".into());
+    set(&format!("GIT_CONFIG_VALUE_{count}"), "0".into());
+    set(
+        &format!("GIT_CONFIG_KEY_{}", count + 1),
+        "maintenance.auto".into(),
+    );
+    set(&format!("GIT_CONFIG_VALUE_{}", count + 1), "false".into());
+    set("GIT_CONFIG_COUNT", (count + 2).to_string().into());
+    if prepared.worktree.is_some() {
+        // The job's git must find the job's repository, not one the caller pointed at.
+        env.retain(|(k, _)| !git::LOCATION_VARS.iter().any(|r| k == r));
+    }
+    for (k, v) in &args.env {
+        env.retain(|(key, _)| key != k.as_str());
+        env.push((k.into(), v.into()));
+    }
+    env
+}
