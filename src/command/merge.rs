@@ -31,10 +31,7 @@ pub fn run(args: MergeArgs) -> i32 {
 fn merge(args: &MergeArgs) -> Result<()> {
     let state = store::state_dir()?;
     let (_, record) = store::resolve(&state, &args.job)?;
-    if record.effective_state() != State::Exited
-        && record.effective_state() != State::Killed
-        && record.effective_state() != State::TimedOut
-    {
+    if matches!(record.effective_state(), State::Running | State::Lost) {
         return Err(Error::Refused(format!(
             "job {} is {:?}: merge an ended job",
             record.id,
