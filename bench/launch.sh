@@ -13,6 +13,8 @@
 # the sandbox's own share (isolate - no-sandbox). A missed target is not an error: this is a
 # benchmark. See bench/README.md.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 usage() {
 	cat <<'EOF'
@@ -29,16 +31,6 @@ Usage: bench/launch.sh [options]
 EOF
 }
 
-die() {
-	printf 'launch.sh: error: %s\n' "$*" >&2
-	exit 1
-}
-
-warn() {
-	printf 'launch.sh: warning: %s\n' "$*" >&2
-}
-
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 isolate=""
 runs=50
 out=""
@@ -60,56 +52,26 @@ while (($# > 0)); do
 	esac
 done
 
-[[ $runs =~ ^[1-9][0-9]*$ ]] || die "--runs must be a positive integer, got '$runs'"
+need_positive --runs "$runs"
 true_bin=$(type -P true) || die "no true(1) executable in PATH"
 timeout_bin=$(type -P timeout) || die "no timeout(1) executable in PATH"
 
-if [[ -n $isolate ]]; then
-	[[ $isolate == /* ]] || isolate="$PWD/$isolate"
-	[[ -x $isolate && ! -d $isolate ]] || die "--isolate $isolate is not an executable file"
-else
-	isolate="$root/target/release/isolate"
-	if [[ ! -x $isolate ]]; then
-		printf 'building %s (cargo build --release)...\n' "$isolate" >&2
-		(cd "$root" && cargo build --release) || die "cargo build --release failed"
-		[[ -x $isolate ]] || die "cargo build --release did not produce $isolate"
-	fi
-fi
-if [[ -n $out ]]; then
-	[[ $out == /* ]] || out="$PWD/$out"
-	: >"$out" || die "cannot write $out"
-fi
+find_isolate
+open_out
 
-if ((use_hyperfine)) && ! command -v hyperfine >/dev/null; then
-	use_hyperfine=0
-fi
-if ((use_hyperfine)); then timer=hyperfine; else timer=loop; fi
+pick_timer
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/isolate-bench.XXXXXX")
-work=$(cd "$work" && pwd)
-cleanup() {
-	chmod -R u+w "$work" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-# findmnt names ext4 as such (stat -f says "ext2/ext3" for every ext filesystem); with mounts
-# stacked on one point it prints one line each, the last is the one in use.
-fstype=$({ findmnt -n -o FSTYPE -T "$work" 2>/dev/null || stat -f -c %T "$work" 2>/dev/null ||
-	echo unknown; } | tail -n 1)
+make_work
+normalize_work
+fstype=$(fs_type "$work")
 
 # The binary under test, copied so that a rebuild during the run does not change it.
-mkdir -p "$work/bin" "$work/cwd" "$work/state" "$work/home"
-cp "$isolate" "$work/bin/isolate" || die "cannot copy $isolate"
-src_isolate=$isolate
-isolate="$work/bin/isolate"
+copy_isolate
+mkdir -p "$work/cwd" "$work/state" "$work/home"
 
 # Never the user's state or configuration: a temp ISOLATE_HOME and HOME, no isolate variables
 # inherited from a job this script might run in.
-unset ISOLATE_LOG_MAX ISOLATE_PORT ISOLATE_PORT_RANGE ISOLATE_LANDLOCK_ABI_MAX ISOLATE_SANDBOX_PLAN \
-	ISOLATE_JOB ISOLATE_WORKTREE ISOLATE_BRANCH ISOLATE_BASE ISOLATE_REPO \
-	XDG_CONFIG_HOME XDG_STATE_HOME
+unset_isolate_env
 export ISOLATE_HOME="$work/state"
 export HOME="$work/home"
 export GIT_CONFIG_GLOBAL="$HOME/gitconfig" GIT_CONFIG_NOSYSTEM=1
@@ -153,76 +115,8 @@ printf -v c4 '%q 100 %q' "$timeout_bin" "$true_bin"
 printf -v c5 '%q' "$true_bin"
 cmds+=("$c4" "$c5")
 n_cmds=${#cmds[@]}
-
-# stamp: set NOW to the wall clock in ns (bash's EPOCHREALTIME, else date +%s%N).
-NOW=0
-stamp() {
-	if [[ -n ${EPOCHREALTIME:-} ]]; then
-		NOW=${EPOCHREALTIME//[.,]/}000
-	else
-		NOW=$(date +%s%N)
-	fi
-}
-
-ms_between() {
-	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e6 }'
-}
-
-# time_once CMD: LAST_MS is the wall time of one run of CMD, in ms.
-LAST_MS=""
-time_once() {
-	if ((use_hyperfine)); then
-		local csv="$work/hyperfine.csv"
-		hyperfine -N --runs 1 --style none --command-name x --export-csv "$csv" "$1" \
-			>/dev/null 2>"$work/hyperfine.err" ||
-			die "command failed under hyperfine: $1 ($(tr '\n' ' ' <"$work/hyperfine.err"))"
-		LAST_MS=$(awk -F, 'NR == 2 { printf "%.3f", $2 * 1000 }' "$csv")
-		[[ -n $LAST_MS ]] || die "could not read the time from $csv"
-	else
-		local t0
-		stamp
-		t0=$NOW
-		eval "$1" </dev/null >/dev/null 2>&1 || die "command failed: $1"
-		stamp
-		LAST_MS=$(ms_between "$t0" "$NOW")
-	fi
-}
-
-# shuffle: ORDER is 0 .. n_cmds-1 in a new random order (Fisher-Yates; $RANDOM is seeded, so
-# every run of the script uses the same sequence of orders). A fixed or rotating order would let
-# one command always run right after another, and a kernel cost that depends on what ran just
-# before (cgroup migration waits for an RCU grace period unless one just passed) would then hit
-# the commands unevenly.
-ORDER=()
-RANDOM=1
-shuffle() {
-	local j k t
-	ORDER=()
-	for ((k = 0; k < n_cmds; k++)); do
-		ORDER[k]=$k
-	done
-	for ((k = n_cmds - 1; k > 0; k--)); do
-		j=$((RANDOM % (k + 1)))
-		t=${ORDER[k]}
-		ORDER[k]=${ORDER[j]}
-		ORDER[j]=$t
-	done
-}
-
-# stats LIST...: "median min" of the numbers given.
-stats() {
-	printf '%s\n' "$@" | sort -g | awk '
-		{ v[NR] = $1 }
-		END {
-			m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-			printf "%.2f %.2f", m, v[1]
-		}'
-}
-
-json_array() {
-	local IFS=,
-	printf '[%s]' "$*"
-}
+# Medians and minimums with two decimals: the commands take a few ms.
+STATS_DECIMALS=2
 
 ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "null" }'
@@ -230,7 +124,7 @@ ratio() {
 
 printf 'isolate: %s (copied to %s)\n' "$src_isolate" "$isolate"
 printf 'kernel %s, Landlock ABI %s, %s CPUs, timer: %s, %d runs per command after 1 warm-up round\n' \
-	"$(uname -r)" "${abi:-?}" "$(nproc 2>/dev/null || echo '?')" "$timer" "$runs"
+	"$(uname -r)" "${abi:-?}" "$(cpus '?')" "$timer" "$runs"
 printf 'scratch, cwd and ISOLATE_HOME: %s (%s; set TMPDIR to move it)\n' "$work" "$fstype"
 [[ -z $bwrap_note ]] || printf 'bwrap: %s; its row and the isolate/bwrap ratio are skipped\n' "$bwrap_note"
 printf '\n'
@@ -240,7 +134,7 @@ for ((i = 0; i < n_cmds; i++)); do
 	times[i]=""
 done
 for ((r = 0; r <= runs; r++)); do
-	shuffle
+	shuffle "$n_cmds"
 	for i in "${ORDER[@]}"; do
 		time_once "${cmds[i]}"
 		# Round 0 is the warm-up.
@@ -266,7 +160,7 @@ for ((i = 0; i < n_cmds; i++)); do
 	if [[ -n $out ]]; then
 		printf '{"bench":"launch","metric":"%s_ms","command":"%s","median_ms":%s,"min_ms":%s,"slow_runs":%d,"runs":%d,"timer":"%s","fs":"%s","cpus":%s,"landlock_abi":%s,"times_ms":%s}\n' \
 			"${names[i]}" "${labels[i]}" "$med" "$min" "$slow" "$runs" "$timer" "$fstype" \
-			"$(nproc 2>/dev/null || echo null)" "${abi:-null}" "$(json_array "${list[@]}")" >>"$out"
+			"$(cpus null)" "${abi:-null}" "$(json_array "${list[@]}")" >>"$out"
 	fi
 done
 

@@ -25,6 +25,8 @@
 # The probe alone is estimated as worktrees - zero and worktrees - tiny. Target: <= 1.2x git
 # status. A missed target is not an error: this is a benchmark. See bench/README.md.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 usage() {
 	cat <<'EOF'
@@ -41,16 +43,6 @@ Usage: bench/probe.sh [options]
 EOF
 }
 
-die() {
-	printf 'probe.sh: error: %s\n' "$*" >&2
-	exit 1
-}
-
-warn() {
-	printf 'probe.sh: warning: %s\n' "$*" >&2
-}
-
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 isolate=""
 files=50000
 runs=10
@@ -73,130 +65,29 @@ while (($# > 0)); do
 	esac
 done
 
-[[ $runs =~ ^[1-9][0-9]*$ ]] || die "--runs must be a positive integer, got '$runs'"
-[[ $files =~ ^[1-9][0-9]*$ ]] || die "--files must be a positive integer, got '$files'"
+need_positive --runs "$runs"
+need_positive --files "$files"
 command -v git >/dev/null || die "git not found"
 command -v perl >/dev/null || die "perl not found (used to generate the test repository)"
 git_bin=$(type -P git)
 
-if [[ -n $isolate ]]; then
-	[[ $isolate == /* ]] || isolate="$PWD/$isolate"
-	[[ -x $isolate && ! -d $isolate ]] || die "--isolate $isolate is not an executable file"
-else
-	isolate="$root/target/release/isolate"
-	if [[ ! -x $isolate ]]; then
-		printf 'building %s (cargo build --release)...\n' "$isolate" >&2
-		(cd "$root" && cargo build --release) || die "cargo build --release failed"
-		[[ -x $isolate ]] || die "cargo build --release did not produce $isolate"
-	fi
-fi
-if [[ -n $out ]]; then
-	[[ $out == /* ]] || out="$PWD/$out"
-	: >"$out" || die "cannot write $out"
-fi
+find_isolate
+open_out
 
-if ((use_hyperfine)) && ! command -v hyperfine >/dev/null; then
-	use_hyperfine=0
-fi
-if ((use_hyperfine)); then timer=hyperfine; else timer=loop; fi
+pick_timer
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/isolate-bench.XXXXXX")
-work=$(cd "$work" && pwd)
-cleanup() {
-	chmod -R u+w "$work" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-# findmnt names ext4 as such (stat -f says "ext2/ext3" for every ext filesystem); with mounts
-# stacked on one point it prints one line each, the last is the one in use.
-fstype=$({ findmnt -n -o FSTYPE -T "$work" 2>/dev/null || stat -f -c %T "$work" 2>/dev/null ||
-	echo unknown; } | tail -n 1)
+make_work
+normalize_work
+fstype=$(fs_type "$work")
 
 # The binary under test, copied so that a rebuild during the run does not change it.
-mkdir -p "$work/bin"
-cp "$isolate" "$work/bin/isolate" || die "cannot copy $isolate"
-src_isolate=$isolate
-isolate="$work/bin/isolate"
+copy_isolate
 
 # Hermetic git and isolate: no user or system config, no stray repository or isolate variables,
 # a temp HOME; every ISOLATE_HOME is under $work.
-unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY \
-	GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_COMMON_DIR GIT_NAMESPACE GIT_CEILING_DIRECTORIES \
-	GIT_OPTIONAL_LOCKS GIT_TRACE2 GIT_TRACE2_PERF GIT_TRACE2_EVENT \
-	ISOLATE_HOME ISOLATE_LOG_MAX ISOLATE_PORT ISOLATE_PORT_RANGE ISOLATE_LANDLOCK_ABI_MAX \
-	ISOLATE_SANDBOX_PLAN ISOLATE_JOB ISOLATE_WORKTREE ISOLATE_BRANCH ISOLATE_BASE ISOLATE_REPO \
-	XDG_CONFIG_HOME XDG_STATE_HOME
-export HOME="$work/home"
-export GIT_CONFIG_GLOBAL="$HOME/gitconfig"
-export GIT_CONFIG_NOSYSTEM=1
-export GIT_AUTHOR_DATE="2024-01-01T00:00:00Z" GIT_COMMITTER_DATE="2024-01-01T00:00:00Z"
-mkdir -p "$HOME"
-cat >"$GIT_CONFIG_GLOBAL" <<'EOF'
-[user]
-	name = isolate bench
-	email = bench@isolate.invalid
-[init]
-	defaultBranch = main
-[core]
-	autocrlf = false
-[gc]
-	auto = 0
-[maintenance]
-	auto = false
-[advice]
-	detachedHead = false
-EOF
-
-# stamp: set NOW to the wall clock in ns (bash's EPOCHREALTIME, else date +%s%N).
-NOW=0
-stamp() {
-	if [[ -n ${EPOCHREALTIME:-} ]]; then
-		NOW=${EPOCHREALTIME//[.,]/}000
-	else
-		NOW=$(date +%s%N)
-	fi
-}
-
-ms_between() {
-	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e6 }'
-}
-
-# generate DIR N: a repository with N files, ~100 per directory, two levels of nesting
-# (mDDD/pDD/fDD.rs), 200-500 bytes each, deterministic and all distinct; one commit, packed.
-# The same repositories as bench/worktree.sh.
-generate() {
-	local dir=$1 n=$2
-	mkdir -p "$dir"
-	git -C "$dir" init -q
-	(cd "$dir" && perl -e '
-		use strict; use warnings; use File::Path qw(make_path);
-		my $n = shift; my %made;
-		for my $i (0 .. $n - 1) {
-			my $d = int($i / 100);
-			my $sub = sprintf("m%03d/p%02d", int($d / 16), $d % 16);
-			make_path($sub) unless $made{$sub}++;
-			my $want = 200 + ($i * 37) % 300;
-			my $x = $i + 1;
-			my $body = "// bench file $i ($sub)\n";
-			my $k = 0;
-			while (length($body) < $want) {
-				$x = ($x * 1103515245 + 12345) % 2147483648;
-				$body .= sprintf("pub const V%d_%d: u32 = %d;\n", $i, $k++, $x);
-			}
-			my $path = sprintf("%s/f%02d.rs", $sub, $i % 100);
-			open(my $fh, ">", $path) or die "$path: $!";
-			print $fh $body;
-			close($fh) or die "$path: $!";
-		}
-	' "$n")
-	printf 'bench repository, %d files\n' "$n" >"$dir/README"
-	git -C "$dir" add -A
-	git -C "$dir" commit -q -m "bench: $n files"
-	git -C "$dir" repack -a -d -q
-	git -C "$dir" prune-packed
-}
+unset GIT_OPTIONAL_LOCKS GIT_TRACE2 GIT_TRACE2_PERF GIT_TRACE2_EVENT
+unset_isolate_env
+hermetic_git
 
 # keep_worktree REPO STATE: one kept worktree of REPO under STATE; its path in KEPT.
 KEPT=""
@@ -226,62 +117,9 @@ index_sum() {
 	printf '%s %s' "$(cksum <"$1/.git/index")" "$(stat -c %y "$1/.git/index")"
 }
 
-# time_once STATE CMD: LAST_MS is the wall time of one run of CMD (one simple command, words
-# quoted as by printf %q, run without a shell in between), with ISOLATE_HOME=STATE.
-LAST_MS=""
-time_once() {
-	if ((use_hyperfine)); then
-		local csv="$work/hyperfine.csv"
-		ISOLATE_HOME=$1 hyperfine -N --runs 1 --style none --command-name x --export-csv "$csv" "$2" \
-			>/dev/null 2>"$work/hyperfine.err" ||
-			die "command failed under hyperfine: $2 ($(tr '\n' ' ' <"$work/hyperfine.err"))"
-		LAST_MS=$(awk -F, 'NR == 2 { printf "%.3f", $2 * 1000 }' "$csv")
-		[[ -n $LAST_MS ]] || die "could not read the time from $csv"
-	else
-		local t0
-		export ISOLATE_HOME=$1
-		stamp
-		t0=$NOW
-		eval "$2" </dev/null >/dev/null 2>&1 || die "command failed: $2"
-		stamp
-		LAST_MS=$(ms_between "$t0" "$NOW")
-	fi
-}
-
-# shuffle: ORDER is 0 .. n_cmds-1 in a new random order (Fisher-Yates; $RANDOM is seeded, so
-# every run of the script uses the same sequence of orders). A fixed or rotating order would let
-# one command always run right after another, and a kernel cost that depends on what ran just
-# before (cgroup migration waits for an RCU grace period unless one just passed) would then hit
-# the commands unevenly.
-ORDER=()
-RANDOM=1
-shuffle() {
-	local j k t
-	ORDER=()
-	for ((k = 0; k < n_cmds; k++)); do
-		ORDER[k]=$k
-	done
-	for ((k = n_cmds - 1; k > 0; k--)); do
-		j=$((RANDOM % (k + 1)))
-		t=${ORDER[k]}
-		ORDER[k]=${ORDER[j]}
-		ORDER[j]=$t
-	done
-}
-
-# stats LIST...: "median min" of the numbers given.
-stats() {
-	printf '%s\n' "$@" | sort -g | awk '
-		{ v[NR] = $1 }
-		END {
-			m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-			printf "%.1f %.1f", m, v[1]
-		}'
-}
-
-json_array() {
-	local IFS=,
-	printf '[%s]' "$*"
+# time_in STATE CMD: time_once CMD with ISOLATE_HOME=STATE.
+time_in() {
+	ISOLATE_HOME=$1 time_once "$2"
 }
 
 calc() {
@@ -290,7 +128,7 @@ calc() {
 
 printf 'isolate: %s (copied to %s)\n' "$src_isolate" "$isolate"
 printf 'git %s, %s CPUs, timer: %s, %d runs per command and phase after 1 warm-up round\n' \
-	"$(git --version | awk '{print $3}')" "$(nproc 2>/dev/null || echo '?')" "$timer" "$runs"
+	"$(git_version)" "$(cpus '?')" "$timer" "$runs"
 printf 'scratch, repositories, worktrees and ISOLATE_HOME: %s (%s; set TMPDIR to move it)\n' \
 	"$work" "$fstype"
 
@@ -330,9 +168,9 @@ phase() {
 	before=$(index_sum "$wt")
 	printf 'phase %s: %s of %d index entries racily clean ...\n' "$name" "$n_racy" "$tracked"
 	for ((r = 0; r <= runs; r++)); do
-		shuffle
+		shuffle "$n_cmds"
 		for i in "${ORDER[@]}"; do
-			time_once "${states[i]}" "${cmds[i]}"
+			time_in "${states[i]}" "${cmds[i]}"
 			((r == 0)) || times[i]+=" $LAST_MS"
 		done
 	done
@@ -357,7 +195,7 @@ phase() {
 	if [[ -n $out ]]; then
 		printf '{"bench":"probe","phase":"%s","files":%d,"tracked":%d,"racy":"%s","runs":%d,"timer":"%s","fs":"%s","cpus":%s,"git":"%s","ratio":%s,"min_ratio":%s,"probe_minus_zero_ms":%s,"probe_minus_zero_ratio":%s,"probe_minus_tiny_ms":%s,"probe_minus_tiny_ratio":%s,"target":"<= 1.2","target_met":%s%s}\n' \
 			"$name" "$files" "$tracked" "$n_racy" "$runs" "$timer" "$fstype" \
-			"$(nproc 2>/dev/null || echo null)" "$(git --version | awk '{print $3}')" \
+			"$(cpus null)" "$(git_version)" \
 			"$ratio" "$ratio_min" "$probe_zero" "$r_zero" "$probe_tiny" "$r_tiny" "$met" "$json_times" >>"$out"
 	fi
 }

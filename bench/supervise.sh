@@ -14,6 +14,8 @@
 # Everything runs in a scratch directory under $TMPDIR (ISOLATE_HOME included), removed on
 # exit. A missed target is not an error: this is a benchmark. See bench/README.md.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 usage() {
 	cat <<'EOF'
@@ -33,16 +35,6 @@ Usage: bench/supervise.sh [options]
 EOF
 }
 
-die() {
-	printf 'supervise.sh: error: %s\n' "$*" >&2
-	exit 1
-}
-
-warn() {
-	printf 'supervise.sh: warning: %s\n' "$*" >&2
-}
-
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 isolate=""
 runs=10
 log_runs=3
@@ -74,8 +66,8 @@ while (($# > 0)); do
 	esac
 done
 
-[[ $runs =~ ^[1-9][0-9]*$ ]] || die "--runs must be a positive integer, got '$runs'"
-[[ $log_runs =~ ^[1-9][0-9]*$ ]] || die "--log-runs must be a positive integer, got '$log_runs'"
+need_positive --runs "$runs"
+need_positive --log-runs "$log_runs"
 if ! [[ $records =~ ^[1-9][0-9]*$ ]] || ((records > 65536)); then
 	die "--records must be an integer from 1 to 65536, got '$records'"
 fi
@@ -83,36 +75,18 @@ fi
 command -v python3 >/dev/null || die "python3 not found (used to copy records and read JSON)"
 [[ -r /proc/self/status ]] || die "/proc is not mounted"
 
-if [[ -n $isolate ]]; then
-	[[ $isolate == /* ]] || isolate="$PWD/$isolate"
-	[[ -x $isolate && ! -d $isolate ]] || die "--isolate $isolate is not an executable file"
-else
-	isolate="$root/target/release/isolate"
-	if [[ ! -x $isolate ]]; then
-		printf 'building %s (cargo build --release)...\n' "$isolate" >&2
-		(cd "$root" && cargo build --release) || die "cargo build --release failed"
-		[[ -x $isolate ]] || die "cargo build --release did not produce $isolate"
-	fi
-fi
+find_isolate
 isolate_real=$(readlink -f "$isolate")
-if [[ -n $out ]]; then
-	[[ $out == /* ]] || out="$PWD/$out"
-	: >"$out" || die "cannot write $out"
-fi
+open_out
 
-if ((use_hyperfine)) && ! command -v hyperfine >/dev/null; then
-	use_hyperfine=0
-fi
-if ((use_hyperfine)); then timer=hyperfine; else timer=loop; fi
+pick_timer
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/isolate-bench.XXXXXX")
-work=$(cd "$work" && pwd)
-# findmnt names ext4 as such (stat -f says "ext2/ext3" for every ext filesystem); with mounts
-# stacked on one point it prints one line each, the last is the one in use.
-fstype=$({ findmnt -n -o FSTYPE -T "$work" 2>/dev/null || stat -f -c %T "$work" 2>/dev/null ||
-	echo unknown; } | tail -n 1)
+make_work
+normalize_work
+fstype=$(fs_type "$work")
 
-# Background jobs started here ("state-dir id"), and processes started here, for clean-up.
+# Background jobs started here ("state-dir id"), and processes started here, for clean-up: this
+# cleanup replaces the one in lib.sh (the EXIT trap make_work set).
 bg_jobs=()
 our_pids=()
 cleanup() {
@@ -123,45 +97,12 @@ cleanup() {
 	for entry in "${bg_jobs[@]}"; do
 		ISOLATE_HOME=${entry% *} "$isolate" stop --grace 1s "${entry#* }" >/dev/null 2>&1 || true
 	done
-	chmod -R u+w "$work" 2>/dev/null || true
-	rm -rf "$work"
+	remove_work
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
 
 # Never the user's state: every phase sets its own ISOLATE_HOME under $work.
 unset ISOLATE_HOME ISOLATE_LOG_MAX
 cd "$work"
-
-# stamp: set NOW to the wall clock in ns (bash's EPOCHREALTIME, else date +%s%N).
-NOW=0
-stamp() {
-	if [[ -n ${EPOCHREALTIME:-} ]]; then
-		NOW=${EPOCHREALTIME//[.,]/}000
-	else
-		NOW=$(date +%s%N)
-	fi
-}
-
-ms_between() {
-	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e6 }'
-}
-
-# stats LIST...: "median min" of the numbers given.
-stats() {
-	printf '%s\n' "$@" | sort -g | awk '
-		{ v[NR] = $1 }
-		END {
-			m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-			printf "%.1f %.1f", m, v[1]
-		}'
-}
-
-json_array() {
-	local IFS=,
-	printf '[%s]' "$*"
-}
 
 mib() {
 	awk -v k="$1" 'BEGIN { printf "%.2f", k / 1024 }'
@@ -175,7 +116,7 @@ rows=()
 emit() {
 	[[ -n $out ]] || return 0
 	printf '{"bench":"supervise","metric":"%s","value":%s,"unit":"%s","target":"%s","baseline":%s,"target_met":%s,"fs":"%s","timer":"%s","cpus":%s%s}\n' \
-		"$1" "$2" "$3" "$4" "$5" "$6" "$fstype" "$timer" "$(nproc 2>/dev/null || echo null)" "${7:-}" >>"$out"
+		"$1" "$2" "$3" "$4" "$5" "$6" "$fstype" "$timer" "$(cpus null)" "${7:-}" >>"$out"
 }
 
 verdict() {
@@ -241,7 +182,7 @@ ppid_of() {
 
 printf 'isolate: %s\n' "$isolate"
 printf '%s CPUs, ps timer: %s; scratch and ISOLATE_HOME: %s (%s; set TMPDIR to move it)\n\n' \
-	"$(nproc 2>/dev/null || echo '?')" "$timer" "$work" "$fstype"
+	"$(cpus '?')" "$timer" "$work" "$fstype"
 
 target_kib=$((8 * 1024))
 

@@ -11,6 +11,8 @@
 # (target: <= 0.5). A missed target is not an error: this is a benchmark.
 # See bench/README.md.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 usage() {
 	cat <<'EOF'
@@ -26,16 +28,6 @@ Usage: bench/worktree.sh [options]
 EOF
 }
 
-die() {
-	printf 'worktree.sh: error: %s\n' "$*" >&2
-	exit 1
-}
-
-warn() {
-	printf 'worktree.sh: warning: %s\n' "$*" >&2
-}
-
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 isolate=""
 sizes="2000 50000"
 runs=5
@@ -58,7 +50,7 @@ while (($# > 0)); do
 	esac
 done
 
-[[ $runs =~ ^[1-9][0-9]*$ ]] || die "--runs must be a positive integer, got '$runs'"
+need_positive --runs "$runs"
 read -r -a size_list <<<"$sizes"
 ((${#size_list[@]} > 0)) || die "--sizes is empty"
 for s in "${size_list[@]}"; do
@@ -70,110 +62,15 @@ command -v perl >/dev/null || die "perl not found (used to generate the test rep
 
 # Paths given on the command line are relative to the caller's directory;
 # everything below runs from inside the generated repositories.
-if [[ -n $isolate ]]; then
-	[[ $isolate == /* ]] || isolate="$PWD/$isolate"
-	[[ -x $isolate && ! -d $isolate ]] || die "--isolate $isolate is not an executable file"
-else
-	isolate="$root/target/release/isolate"
-	if [[ ! -x $isolate ]]; then
-		printf 'building %s (cargo build --release)...\n' "$isolate" >&2
-		(cd "$root" && cargo build --release) || die "cargo build --release failed"
-		[[ -x $isolate ]] || die "cargo build --release did not produce $isolate"
-	fi
-fi
-if [[ -n $out ]]; then
-	[[ $out == /* ]] || out="$PWD/$out"
-	: >"$out" || die "cannot write $out"
-fi
+find_isolate
+open_out
 
-if ((use_hyperfine)) && ! command -v hyperfine >/dev/null; then
-	use_hyperfine=0
-fi
-if ((use_hyperfine)); then timer=hyperfine; else timer=loop; fi
+pick_timer
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/isolate-bench.XXXXXX")
-cleanup() {
-	chmod -R u+w "$work" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+make_work
 
 # Hermetic git: no user or system config, no stray repository variables.
-unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY \
-	GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_COMMON_DIR GIT_NAMESPACE GIT_CEILING_DIRECTORIES
-export HOME="$work/home"
-export GIT_CONFIG_GLOBAL="$HOME/gitconfig"
-export GIT_CONFIG_NOSYSTEM=1
-export GIT_AUTHOR_DATE="2024-01-01T00:00:00Z" GIT_COMMITTER_DATE="2024-01-01T00:00:00Z"
-mkdir -p "$HOME"
-cat >"$GIT_CONFIG_GLOBAL" <<'EOF'
-[user]
-	name = isolate bench
-	email = bench@isolate.invalid
-[init]
-	defaultBranch = main
-[core]
-	autocrlf = false
-[gc]
-	auto = 0
-[maintenance]
-	auto = false
-[advice]
-	detachedHead = false
-EOF
-
-# stamp: set NOW to the wall clock in ns. Without a fork where bash has
-# EPOCHREALTIME (bash >= 5, microseconds), else with date +%s%N.
-NOW=0
-stamp() {
-	if [[ -n ${EPOCHREALTIME:-} ]]; then
-		NOW=${EPOCHREALTIME//[.,]/}000
-	else
-		NOW=$(date +%s%N)
-	fi
-}
-
-# ms_between START_NS END_NS: elapsed milliseconds, three decimals.
-ms_between() {
-	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e6 }'
-}
-
-# generate DIR N: a repository with N files, ~100 per directory, two levels of
-# nesting (mDDD/pDD/fDD.rs), 200-500 bytes each, deterministic and all distinct.
-# One commit, then packed, as a real clone would be.
-generate() {
-	local dir=$1 n=$2
-	mkdir -p "$dir"
-	git -C "$dir" init -q
-	(cd "$dir" && perl -e '
-		use strict; use warnings; use File::Path qw(make_path);
-		my $n = shift; my %made;
-		for my $i (0 .. $n - 1) {
-			my $d = int($i / 100);
-			my $sub = sprintf("m%03d/p%02d", int($d / 16), $d % 16);
-			make_path($sub) unless $made{$sub}++;
-			my $want = 200 + ($i * 37) % 300;
-			my $x = $i + 1;
-			my $body = "// bench file $i ($sub)\n";
-			my $k = 0;
-			while (length($body) < $want) {
-				$x = ($x * 1103515245 + 12345) % 2147483648;
-				$body .= sprintf("pub const V%d_%d: u32 = %d;\n", $i, $k++, $x);
-			}
-			my $path = sprintf("%s/f%02d.rs", $sub, $i % 100);
-			open(my $fh, ">", $path) or die "$path: $!";
-			print $fh $body;
-			close($fh) or die "$path: $!";
-		}
-	' "$n")
-	printf 'bench repository, %d files\n' "$n" >"$dir/README"
-	git -C "$dir" add -A
-	git -C "$dir" commit -q -m "bench: $n files"
-	git -C "$dir" repack -a -d -q
-	git -C "$dir" prune-packed
-}
+hermetic_git
 
 # Each run_* sets LAST_MS to the wall time of one round trip, in ms.
 LAST_MS=""
@@ -225,24 +122,9 @@ run_isolate() {
 	fi
 }
 
-# stats LIST...: "median min" of the numbers given.
-stats() {
-	printf '%s\n' "$@" | sort -g | awk '
-		{ v[NR] = $1 }
-		END {
-			m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-			printf "%.1f %.1f", m, v[1]
-		}'
-}
-
-json_array() {
-	local IFS=,
-	printf '[%s]' "$*"
-}
-
 printf 'git %s, %s CPUs, timer: %s, %d runs per flow after 1 warm-up\n' \
-	"$(git --version | awk '{print $3}')" "$(nproc 2>/dev/null || echo '?')" "$timer" "$runs"
-fstype=$(stat -f -c %T "$work" 2>/dev/null || echo unknown)
+	"$(git_version)" "$(cpus '?')" "$timer" "$runs"
+fstype=$(statfs_type "$work")
 printf 'isolate: %s\n' "$isolate"
 printf 'scratch: %s (%s; set TMPDIR to move it)\n\n' "$work" "$fstype"
 
@@ -304,7 +186,7 @@ for size in "${size_list[@]}"; do
 
 	if [[ -n $out ]]; then
 		printf '{"size":%d,"runs":%d,"timer":"%s","fs":"%s","git":"%s","generate_s":%s,"baseline_median_ms":%s,"baseline_min_ms":%s,"isolate_median_ms":%s,"isolate_min_ms":%s,"ratio":%s,"target_ratio":0.5,"target_met":%s,"leftover_branches":%d,"leftover_worktrees":%d,"leftover_dirs":%d,"baseline_ms":%s,"isolate_ms":%s}\n' \
-			"$size" "$runs" "$timer" "$fstype" "$(git --version | awk '{print $3}')" "$gen_s" \
+			"$size" "$runs" "$timer" "$fstype" "$(git_version)" "$gen_s" \
 			"$b_med" "$b_min" "$i_med" "$i_min" "$ratio" "$met" \
 			"$branches" "$worktrees" "$leftover_dirs" \
 			"$(json_array "${base[@]}")" "$(json_array "${iso[@]}")" >>"$out"
