@@ -1057,24 +1057,27 @@ fn alternates_pointed_at_another_repository_keep_the_worktree() {
     env.assert_fsck(&other);
 }
 
-// Found by this suite: the import used to follow the job's planted alternates. The reading side
-// of the import now runs in a sandbox that reads only the system, the project and the job's objects.
-#[test]
-fn the_import_never_copies_objects_the_policy_hides_from_the_job() {
-    let env = TestEnv::new();
-    let repo = env.repo("app");
-    let private = env.path().join("private.git");
-    env.git(
-        env.path(),
-        ["init", "-q", "--bare", private.to_str().unwrap()],
-    );
-    let secret = env.path().join("secret.txt");
+/// A bare repository outside the project holding one secret blob (a strict job may not read it).
+fn private_object(dir: &Path, env: &TestEnv) -> (PathBuf, String) {
+    let private = dir.join("private.git");
+    env.git(dir, ["init", "-q", "--bare", private.to_str().unwrap()]);
+    let secret = dir.join("secret.txt");
     fs::write(&secret, "TOP SECRET\n").unwrap();
     let blob = env.git(
         &private,
         ["hash-object", "-w", "--", secret.to_str().unwrap()],
     );
     fs::remove_file(&secret).unwrap();
+    (private, blob)
+}
+
+// Found by this suite: the import used to follow the job's planted alternates. The reading side
+// of the import now runs in a sandbox that reads only the system, the project and the job's objects.
+#[test]
+fn the_import_never_copies_objects_the_policy_hides_from_the_job() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (private, blob) = private_object(env.path(), &env);
     let script = format!(
         "P='{p}'; cat \"$P/objects/{a}/{b}\" > /dev/null && echo READ-DIRECTLY; \
          printf '%s\\n%s\\n' \"$P/objects\" \"$(cat .git/objects/info/alternates)\" > alt && mv alt .git/objects/info/alternates; \
@@ -1101,18 +1104,7 @@ fn the_import_never_copies_objects_the_policy_hides_from_the_job() {
 fn the_import_never_follows_object_directories_linked_elsewhere() {
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let private = env.path().join("private.git");
-    env.git(
-        env.path(),
-        ["init", "-q", "--bare", private.to_str().unwrap()],
-    );
-    let secret = env.path().join("secret.txt");
-    fs::write(&secret, "TOP SECRET\n").unwrap();
-    let blob = env.git(
-        &private,
-        ["hash-object", "-w", "--", secret.to_str().unwrap()],
-    );
-    fs::remove_file(&secret).unwrap();
+    let (private, blob) = private_object(env.path(), &env);
     // The job links one of its loose-object directories to the private repository's.
     let script = format!(
         "rm -rf .git/objects/{a} && ln -s '{p}/objects/{a}' .git/objects/{a} && \

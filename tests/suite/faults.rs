@@ -317,21 +317,8 @@ fn a_stale_packed_refs_lock_in_the_project_loses_nothing() {
     let repo = env.repo("app");
     fs::write(repo.join(".git/packed-refs.lock"), "").unwrap();
     let report = env.path().join("r.json");
-    let out = env.isolate(
-        &repo,
-        [
-            "run",
-            "--worktree",
-            "--report",
-            report.to_str().unwrap(),
-            "--",
-            "sh",
-            "-c",
-            "git commit -q --allow-empty -m work",
-        ],
-    );
+    let (out, value) = env.worktree_job(&repo, &[], "git commit -q --allow-empty -m work");
     assert_status(&out, 0);
-    let value = env.report(&report);
     let branch = value["worktree"]["branch"].as_str().unwrap();
     assert_eq!(env.git(&repo, ["log", "-1", "--format=%s", branch]), "work");
     assert!(

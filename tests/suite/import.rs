@@ -105,26 +105,12 @@ fn a_crafted_branch_tip_is_refused_and_nothing_is_deleted() {
         let env = TestEnv::new();
         let repo = env.repo("app");
         let base = env.git(&repo, ["rev-parse", "HEAD"]);
-        let report = env.path().join("r.json");
         // Written straight into the ref file, as a hostile job would.
         let script = format!(
             "git pack-refs --all; mkdir -p .git/refs/heads/isolate; echo {tip} > \".git/refs/heads/$ISOLATE_BRANCH\""
         );
-        let out = env.isolate(
-            &repo,
-            [
-                "run",
-                "--worktree",
-                "--report",
-                report.to_str().unwrap(),
-                "--",
-                "sh",
-                "-c",
-                &script,
-            ],
-        );
+        let (out, value) = env.worktree_job(&repo, &[], &script);
         assert_status(&out, 0);
-        let value = env.report(&report);
         assert_eq!(value["worktree"]["removed"], false, "{what}: {value}");
         let branch = value["worktree"]["branch"].as_str().unwrap();
         assert_eq!(

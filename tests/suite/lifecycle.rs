@@ -13,27 +13,7 @@ fn job(
     extra: &[&str],
     script: &str,
 ) -> (std::process::Output, serde_json::Value) {
-    let report = env.path().join(format!("report-{}.json", rand_suffix()));
-    let mut args: Vec<String> = vec!["run".into(), "--worktree".into(), "--report".into()];
-    args.push(report.display().to_string());
-    args.extend(extra.iter().map(|s| s.to_string()));
-    args.extend(["--".into(), "sh".into(), "-c".into(), script.into()]);
-    let out = env.isolate(dir, &args);
-    let value = fs::read_to_string(&report)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(serde_json::Value::Null);
-    (out, value)
-}
-
-fn rand_suffix() -> String {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static N: AtomicUsize = AtomicUsize::new(0);
-    format!(
-        "{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    )
+    env.worktree_job(dir, extra, script)
 }
 
 fn wt_path(report: &serde_json::Value) -> PathBuf {

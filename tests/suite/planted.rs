@@ -46,22 +46,8 @@ fn planted_filters_fsmonitor_and_hooks_do_not_run_when_the_worktree_is_kept() {
         "{} printf 'HELLO\\n' > README; touch -d '2001-01-01' README",
         plant(&markers)
     );
-    let report = env.path().join("r.json");
-    let out = env.isolate(
-        &repo,
-        [
-            "run",
-            "--worktree",
-            "--report",
-            report.to_str().unwrap(),
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ],
-    );
+    let (out, value) = env.worktree_job(&repo, &[], &script);
     assert_status(&out, 0);
-    let value = env.report(&report);
     assert_eq!(value["worktree"]["removed"], false);
     assert_eq!(value["worktree"]["dirty"]["modified"], 1, "{value}");
     assert_no_marker(&markers);
@@ -79,22 +65,8 @@ fn planted_filters_fsmonitor_and_hooks_do_not_run_when_the_worktree_is_removed()
         "echo work > work.txt && git add work.txt && git commit -q -m work --no-verify; {} true",
         plant(&markers)
     );
-    let report = env.path().join("r.json");
-    let out = env.isolate(
-        &repo,
-        [
-            "run",
-            "--worktree",
-            "--report",
-            report.to_str().unwrap(),
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ],
-    );
+    let (out, value) = env.worktree_job(&repo, &[], &script);
     assert_status(&out, 0);
-    let value = env.report(&report);
     assert_no_marker(&markers);
     // .gitattributes is new and untracked: the worktree holds work, so it is kept, and the
     // commit was imported all the same.

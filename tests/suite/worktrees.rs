@@ -10,13 +10,9 @@ use crate::support::*;
 
 /// Runs `script` as a job in `repo` with `extra` options; returns the job's report.
 fn job(env: &TestEnv, repo: &Path, extra: &[&str], script: &str) -> serde_json::Value {
-    let report = env.path().join(format!("r-{}.json", env.records().len()));
-    let mut args = vec!["run", "--worktree", "--report", report.to_str().unwrap()];
-    args.extend_from_slice(extra);
-    args.extend(["--", "sh", "-c", script]);
-    let out = env.isolate(repo, &args);
+    let (out, report) = env.worktree_job(repo, extra, script);
     assert_status(&out, 0);
-    env.report(&report)
+    report
 }
 
 fn id(report: &serde_json::Value) -> String {

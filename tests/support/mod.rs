@@ -190,6 +190,30 @@ impl TestEnv {
         );
     }
 
+    /// `isolate run --worktree --report FILE EXTRA -- sh -c SCRIPT` in `dir`: its output, and its
+    /// report (`Null` when none was written).
+    pub fn worktree_job(
+        &self,
+        dir: &Path,
+        extra: &[&str],
+        script: &str,
+    ) -> (Output, serde_json::Value) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let report = self
+            .path()
+            .join(format!("report-{}.json", N.fetch_add(1, Ordering::Relaxed)));
+        let mut args: Vec<&str> = vec!["run", "--worktree", "--report", report.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        args.extend(["--", "sh", "-c", script]);
+        let out = self.isolate(dir, &args);
+        let value = fs::read_to_string(&report)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(serde_json::Value::Null);
+        (out, value)
+    }
+
     /// A report written with --report, parsed.
     pub fn report(&self, path: &Path) -> serde_json::Value {
         serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
