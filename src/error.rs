@@ -50,6 +50,12 @@ pub enum Error {
         key: &'static str,
     },
 
+    #[error(
+        "policy {policy} requires the seccomp layer (unix sockets, udp, tcp bypasses), which isolate cannot \
+         build here: {why} (the policy says [compatibility] seccomp = \"required\")"
+    )]
+    SeccompUnavailable { policy: String, why: &'static str },
+
     #[error("sandbox setup failed: {0}")]
     Sandbox(String),
 
@@ -101,6 +107,10 @@ impl Error {
                 "Hint: use a newer kernel; or mark the feature best effort in the policy's [compatibility] table \
                  (network = \"best_effort\" or scopes = \"best_effort\"), and it is listed as a gap instead; \
                  or use --no-sandbox to run unsandboxed on purpose",
+            ),
+            Error::SeccompUnavailable { .. } => Some(
+                "Hint: use Linux 5.6 or newer; or mark the layer best effort in the policy's [compatibility] table \
+                 (seccomp = \"best_effort\"), and what it covers is listed as a gap instead",
             ),
             Error::NotARepository(_) => Some("Hint: run isolate inside a git repository, or drop --worktree"),
             Error::NoCommit(_) => Some("Hint: make a first commit (git commit --allow-empty -m init)"),

@@ -20,9 +20,11 @@ use crate::sandbox::probe::{self, CgroupProbe};
 
 #[derive(Serialize)]
 struct Doctor {
-    /// True when `isolate run` can sandbox a job here (Landlock ABI 3 or newer).
+    /// True when `isolate run` can sandbox a job here under the default profile (Landlock ABI 3 or
+    /// newer, and the seccomp layer).
     sandbox: bool,
     landlock: Landlock,
+    seccomp: Seccomp,
     features: Vec<FeatureState>,
     cgroup: CgroupProbe,
     git: Option<String>,
@@ -45,6 +47,16 @@ struct Landlock {
     unavailable: Option<&'static str>,
 }
 
+#[derive(Serialize)]
+struct Seccomp {
+    /// The seccomp layer can be built here (user notification, pidfd_getfd).
+    available: bool,
+    /// Why not.
+    unavailable: Option<&'static str>,
+    /// ISOLATE_NO_SECCOMP is set.
+    disabled: bool,
+}
+
 pub fn run(args: DoctorArgs) -> i32 {
     let report = doctor();
     let mut text = String::new();
@@ -63,6 +75,15 @@ pub fn run(args: DoctorArgs) -> i32 {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     if report.sandbox {
         return 0;
+    }
+    if let (Some(abi), Some(why)) = (report.landlock.abi, report.seccomp.unavailable) {
+        if abi >= probe::MIN_ABI {
+            report_error(&Error::SeccompUnavailable {
+                policy: "default".into(),
+                why,
+            });
+            return 1;
+        }
     }
     let why = match (report.landlock.abi, report.landlock.unavailable) {
         (Some(abi), _) => format!(
@@ -107,8 +128,14 @@ fn doctor() -> Doctor {
             None
         }
     };
+    let seccomp = probe::seccomp();
     Doctor {
-        sandbox: abi.is_some_and(|abi| abi >= probe::MIN_ABI),
+        sandbox: abi.is_some_and(|abi| abi >= probe::MIN_ABI) && seccomp.is_ok(),
+        seccomp: Seccomp {
+            available: seccomp.is_ok(),
+            unavailable: seccomp.err(),
+            disabled: probe::seccomp_disabled(),
+        },
         landlock: Landlock {
             abi,
             kernel_abi: kernel.ok(),
@@ -152,18 +179,24 @@ fn human(d: &Doctor, out: &mut String) -> std::fmt::Result {
         _ => "none".to_string(),
     };
     writeln!(out, "landlock      {landlock}")?;
+    let seccomp = match d.seccomp.unavailable {
+        None => "user notification and pidfd_getfd: the seccomp layer is built for every job"
+            .to_string(),
+        Some(why) => format!("NOT available: {why}"),
+    };
     for f in &d.features {
-        let state = if f.available {
-            "enforced".to_string()
-        } else {
-            format!(
-                "NOT enforced (needs Landlock ABI {}, Linux {}+)",
-                f.needs_abi,
+        let state = match (f.available, probe::seccomp()) {
+            (true, _) => "enforced".to_string(),
+            (false, Err(why)) if f.needs_abi.is_none() => format!("NOT enforced: {why}"),
+            (false, _) => format!(
+                "NOT enforced (needs {}, Linux {}+)",
+                f.needs,
                 f.feature.linux()
-            )
+            ),
         };
-        writeln!(out, "  {:<40} {state}", f.description)?;
+        writeln!(out, "  {:<48} {state}", f.description)?;
     }
+    writeln!(out, "seccomp       {seccomp}")?;
     let cgroup = match (&d.cgroup.path, d.cgroup.writable) {
         (Some(path), true) => format!(
             "{} (writable: each job tree gets its own cgroup)",

@@ -13,7 +13,7 @@ use crate::command::report_error;
 use crate::error::Error;
 use crate::sandbox::landlock::right_names;
 use crate::sandbox::plan::{self, Access, FeatureState, Outcome, Preview};
-use crate::sandbox::policy::{self, Compatibility, Environment, Loaded, Ports, Scopes};
+use crate::sandbox::policy::{self, Compatibility, Environment, Loaded, Ports, Reach, Scopes};
 
 pub fn run(command: PolicyCommand) -> i32 {
     match command {
@@ -55,6 +55,10 @@ struct PathShown<'a> {
 struct NetworkShown<'a> {
     tcp_connect: &'a Ports,
     tcp_bind: &'a Ports,
+    udp: Reach,
+    /// Outside unix sockets the job may connect to (also listed under `paths`, access `connect`).
+    unix_sockets: Vec<&'a str>,
+    unix_datagram: Reach,
 }
 
 #[derive(Serialize)]
@@ -125,8 +129,9 @@ fn shown<'a>(loaded: &'a Loaded, preview: &'a Preview) -> Shown<'a> {
             written: &r.written,
             path: r.path.as_ref().map(|p| p.display().to_string()),
             access: r.access,
-            rights: match r.outcome {
-                Outcome::Skipped | Outcome::Failed => Vec::new(),
+            rights: match (r.outcome, r.access) {
+                (Outcome::Skipped | Outcome::Failed, _) => Vec::new(),
+                (_, Access::Connect) => vec!["connect_unix".to_string()],
                 _ => right_names(r.access, abi),
             },
             outcome: r.outcome,
@@ -142,6 +147,14 @@ fn shown<'a>(loaded: &'a Loaded, preview: &'a Preview) -> Shown<'a> {
         network: NetworkShown {
             tcp_connect: &policy.network.connect,
             tcp_bind: &policy.network.bind,
+            udp: policy.network.udp,
+            unix_sockets: policy
+                .network
+                .unix_sockets
+                .iter()
+                .map(|r| r.path.as_str())
+                .collect(),
+            unix_datagram: policy.network.unix_datagram,
         },
         scopes: &policy.scopes,
         environment: &policy.environment,
@@ -183,6 +196,7 @@ fn human(s: &Shown, out: &mut String) -> std::fmt::Result {
             Access::Write => "write",
             Access::WriteFile => "write-file",
             Access::Terminal => "terminal",
+            Access::Connect => "connect",
         };
         let state = match p.outcome {
             Outcome::Granted => "",
@@ -219,8 +233,17 @@ fn human(s: &Shown, out: &mut String) -> std::fmt::Result {
     writeln!(out)?;
     writeln!(
         out,
-        "network       tcp connect: {}; tcp bind: {}",
-        s.network.tcp_connect, s.network.tcp_bind
+        "network       tcp connect: {}; tcp bind: {}; udp: {}",
+        s.network.tcp_connect, s.network.tcp_bind, s.network.udp
+    )?;
+    let outside = match s.network.unix_sockets.as_slice() {
+        [] => "none".to_string(),
+        paths => paths.join(", "),
+    };
+    writeln!(
+        out,
+        "unix sockets  the job's own; outside: {outside}; datagram: {}",
+        s.network.unix_datagram
     )?;
     writeln!(
         out,
@@ -271,9 +294,10 @@ fn human(s: &Shown, out: &mut String) -> std::fmt::Result {
     };
     writeln!(
         out,
-        "compatibility network: {}; scopes: {}",
+        "compatibility network: {}; scopes: {}; seccomp: {}",
         level(s.compatibility.network),
-        level(s.compatibility.scopes)
+        level(s.compatibility.scopes),
+        level(s.compatibility.seccomp)
     )?;
     writeln!(out, "\nfeatures")?;
     for f in s.features {
@@ -283,7 +307,7 @@ fn human(s: &Shown, out: &mut String) -> std::fmt::Result {
             (true, false, true) => "MISSING: a run fails",
             (true, false, false) => "missing: a gap",
         };
-        writeln!(out, "  {:<40} ABI {}  {state}", f.description, f.needs_abi)?;
+        writeln!(out, "  {:<48} {:<42} {state}", f.description, f.needs)?;
     }
     for (title, list) in [
         ("gaps", s.gaps),

@@ -43,6 +43,21 @@ pub struct SandboxReport {
     pub policy: String,
     /// Every place the sandbox does not reach, as data (spec/sandbox.md, "Gaps").
     pub gaps: Vec<String>,
+    /// What the seccomp layer's broker refused the job (set when the job ends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<Refused>,
+}
+
+/// Calls of the job the seccomp layer's broker refused, by kind. (What the filter refuses by a call's
+/// arguments alone, such as a raw socket, the kernel answers without isolate seeing it.)
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refused {
+    /// Connects to unix sockets served from outside the job (path-named or abstract).
+    pub unix_connect: u64,
+    /// TCP connects to a port the policy does not allow.
+    pub tcp_connect: u64,
+    /// listen() on a TCP socket that was never bound, where TCP bind is restricted.
+    pub listen: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

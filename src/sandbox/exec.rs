@@ -1,23 +1,27 @@
 //! The pre-exec helper: `isolate __sandbox-exec -- CMD...`, started by the supervisor in the job's
 //! new session with the job's environment. It is a fresh single-threaded process, so it can allocate
 //! freely while it restricts itself, in the order of spec/sandbox.md: the policy's rlimits, drop
-//! every capability, `no_new_privs`, Landlock, close-on-exec for every descriptor above 2, then exec CMD (becoming the
-//! job's main process, same pid). A failure is reported on the status descriptor, which exec closes:
-//! an empty read there means CMD is running.
+//! every capability, `no_new_privs`, Landlock, close-on-exec for every descriptor above 2, the
+//! seccomp filter (its notification descriptor sent to the supervisor, then closed here), then exec
+//! CMD (becoming the job's main process, same pid). A failure is reported on the status socket,
+//! which exec closes: the end of the stream with no report there means CMD is running.
 
 use std::io::Write;
 use std::os::fd::FromRawFd;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
-use crate::sandbox::landlock;
 use crate::sandbox::plan::{Limit, Plan, Resource};
+use crate::sandbox::{landlock, seccomp};
 use crate::supervise::monitor;
 
 /// The argument that selects the helper; not a subcommand users see.
 pub const ARG: &str = "__sandbox-exec";
 /// The variable carrying the plan as JSON; removed before exec.
 pub const PLAN_VAR: &str = "ISOLATE_SANDBOX_PLAN";
+
+/// The byte that carries the seccomp listener on the status socket (SCM_RIGHTS).
+pub const LISTENER: u8 = b'L';
 
 /// Status codes the helper reports before it exits with the same number.
 pub const SETUP_FAILED: u8 = 125;
@@ -66,6 +70,15 @@ pub fn main(args: &[String]) -> ! {
             format!("cannot mark descriptors close-on-exec: {e}"),
         );
     }
+    // Last before exec: from here on every connect waits for the supervisor's answer.
+    if let Some(sockets) = plan.rules.as_ref().and_then(|r| r.sockets.as_ref()) {
+        let sent = seccomp::program(sockets)
+            .and_then(|bpf| seccomp::install(&bpf))
+            .and_then(|listener| send_listener(plan.status_fd, listener));
+        if let Err(e) = sent {
+            fail(SETUP_FAILED, e);
+        }
+    }
     if plan.job_control {
         if let Err(e) = monitor::split(plan.status_fd) {
             fail(SETUP_FAILED, e);
@@ -80,6 +93,26 @@ pub fn main(args: &[String]) -> ! {
         _ => NOT_EXECUTABLE,
     };
     fail(code, err.to_string())
+}
+
+/// Hands the filter's notification descriptor to the supervisor and closes it here: no process of the
+/// job may hold it (one that could answer its own calls would let them all through).
+fn send_listener(status_fd: i32, listener: std::os::fd::OwnedFd) -> Result<(), String> {
+    use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags, UnixAddr};
+    use std::os::fd::AsRawFd;
+    let fds = [listener.as_raw_fd()];
+    let byte = [LISTENER];
+    let iov = [std::io::IoSlice::new(&byte)];
+    sendmsg::<UnixAddr>(
+        status_fd,
+        &iov,
+        &[ControlMessage::ScmRights(&fds)],
+        MsgFlags::empty(),
+        None,
+    )
+    .map_err(|e| format!("cannot hand the seccomp listener to the supervisor: {e}"))?;
+    drop(listener);
+    Ok(())
 }
 
 /// Lowers a resource limit, soft and hard, so that the job cannot raise it again. Never raises the

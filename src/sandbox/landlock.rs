@@ -39,6 +39,8 @@ fn rights(access: plan::Access, abi: u32) -> BitFlags<AccessFs> {
                 | AccessFs::WriteFile
                 | (AccessFs::from_file(abi) & AccessFs::IoctlDev)
         }
+        // A rule of the seccomp layer: no Landlock right.
+        plan::Access::Connect => BitFlags::empty(),
     }
 }
 

@@ -5,6 +5,8 @@
 
 pub mod exec;
 pub mod landlock;
+pub mod notify;
 pub mod plan;
 pub mod policy;
 pub mod probe;
+pub mod seccomp;

@@ -41,6 +41,49 @@ pub struct Rules {
     /// Set with setrlimit (soft and hard) before anything else.
     #[serde(default)]
     pub limits: Vec<Limit>,
+    /// The seccomp layer; `None` where the kernel lacks it and the policy made it best effort.
+    #[serde(default)]
+    pub sockets: Option<Sockets>,
+}
+
+/// What the seccomp layer holds the job's sockets to (sandbox/seccomp.rs for the filter, the
+/// supervisor's broker for the calls it hands over).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sockets {
+    /// Listeners outside the job it may connect to: canonical socket files, or directories (every
+    /// socket beneath).
+    pub unix_allowed: Vec<PathBuf>,
+    /// Datagram unix sockets may be created (they can address any path).
+    pub unix_datagram: bool,
+    /// Abstract unix sockets outside the job are refused (the policy's scope; the broker enforces it
+    /// on the connects it makes, which Landlock does not see).
+    pub abstract_scoped: bool,
+    /// UDP sockets may be created.
+    pub udp: bool,
+    /// TCP ports the job may connect to; `None` when TCP connect is not restricted.
+    pub tcp_connect: Option<Vec<u16>>,
+    /// TCP ports the job may bind; `None` when TCP bind is not restricted.
+    pub tcp_bind: Option<Vec<u16>>,
+}
+
+impl Sockets {
+    /// Nothing outside the job is reachable: for isolate's own sandboxed helpers (the import's
+    /// reading side), which need no network.
+    pub fn closed() -> Sockets {
+        Sockets {
+            unix_allowed: Vec::new(),
+            unix_datagram: false,
+            abstract_scoped: true,
+            udp: false,
+            tcp_connect: Some(Vec::new()),
+            tcp_bind: Some(Vec::new()),
+        }
+    }
+
+    /// TCP is fully open: the protocols that bypass Landlock's TCP hooks need no refusal.
+    pub fn tcp_open(&self) -> bool {
+        self.tcp_connect.is_none() && self.tcp_bind.is_none()
+    }
 }
 
 /// What the pre-exec helper does before it execs CMD.
@@ -82,7 +125,7 @@ pub struct Job<'a> {
     pub allow_write: &'a [PathBuf],
 }
 
-/// A Landlock feature a policy may ask for, with the ABI that brought it.
+/// A kernel feature a policy may ask for: a Landlock ABI, or the seccomp layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Feature {
@@ -90,33 +133,38 @@ pub enum Feature {
     Network,
     DeviceIoctls,
     Scopes,
+    /// Unix socket connects, UDP, MPTCP, TCP fast open, raw sockets (sandbox/seccomp.rs).
+    Seccomp,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 4] = [
+    pub const ALL: [Feature; 5] = [
         Feature::WriteContainment,
         Feature::Network,
         Feature::DeviceIoctls,
         Feature::Scopes,
+        Feature::Seccomp,
     ];
 
-    /// The Landlock ABI that brought it.
-    pub fn abi(self) -> u32 {
+    /// The Landlock ABI that brought it (`None` for the seccomp layer).
+    pub fn abi(self) -> Option<u32> {
         match self {
-            Feature::WriteContainment => probe::MIN_ABI,
-            Feature::Network => probe::NETWORK_ABI,
-            Feature::DeviceIoctls => probe::IOCTL_ABI,
-            Feature::Scopes => probe::SCOPES_ABI,
+            Feature::WriteContainment => Some(probe::MIN_ABI),
+            Feature::Network => Some(probe::NETWORK_ABI),
+            Feature::DeviceIoctls => Some(probe::IOCTL_ABI),
+            Feature::Scopes => Some(probe::SCOPES_ABI),
+            Feature::Seccomp => None,
         }
     }
 
-    /// The first Linux release with that ABI.
+    /// The first Linux release with it.
     pub fn linux(self) -> &'static str {
         match self {
             Feature::WriteContainment => "6.2",
             Feature::Network => "6.7",
             Feature::DeviceIoctls => "6.10",
             Feature::Scopes => "6.12",
+            Feature::Seccomp => "5.6",
         }
     }
 
@@ -126,6 +174,39 @@ impl Feature {
             Feature::Network => "tcp connect and bind rules",
             Feature::DeviceIoctls => "ioctl restriction on device files",
             Feature::Scopes => "signal and abstract unix socket scopes",
+            Feature::Seccomp => "seccomp layer (unix sockets, udp, tcp bypasses)",
+        }
+    }
+
+    /// What the kernel must have, in words.
+    pub fn needs(self) -> String {
+        match self.abi() {
+            Some(abi) => format!("Landlock ABI {abi}"),
+            None => "seccomp user notification and pidfd_getfd".to_string(),
+        }
+    }
+}
+
+/// What the kernel offers, as isolate sees it (capped by `ISOLATE_LANDLOCK_ABI_MAX` and
+/// `ISOLATE_NO_SECCOMP`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kernel {
+    pub landlock_abi: Option<u32>,
+    pub seccomp: bool,
+}
+
+impl Kernel {
+    pub fn probe() -> Kernel {
+        Kernel {
+            landlock_abi: probe::landlock_abi(),
+            seccomp: probe::seccomp().is_ok(),
+        }
+    }
+
+    fn has(self, feature: Feature) -> bool {
+        match feature.abi() {
+            Some(needs) => self.landlock_abi.is_some_and(|abi| abi >= needs),
+            None => self.landlock_abi.is_some() && self.seccomp,
         }
     }
 }
@@ -135,8 +216,11 @@ impl Feature {
 pub struct FeatureState {
     pub feature: Feature,
     pub description: &'static str,
-    pub needs_abi: u32,
-    /// The kernel (as capped by `ISOLATE_LANDLOCK_ABI_MAX`) has it.
+    /// The Landlock ABI it needs (`null` for the seccomp layer).
+    pub needs_abi: Option<u32>,
+    /// What the kernel must have, in words.
+    pub needs: String,
+    /// The kernel (as capped by `ISOLATE_LANDLOCK_ABI_MAX`, `ISOLATE_NO_SECCOMP`) has it.
     pub available: bool,
     /// The policy asks for it.
     pub asked: bool,
@@ -146,8 +230,8 @@ pub struct FeatureState {
     pub enforced: bool,
 }
 
-/// Every feature, as it stands for `policy` on a kernel with `abi`.
-pub fn features(policy: &Policy, abi: Option<u32>) -> Vec<FeatureState> {
+/// Every feature, as it stands for `policy` on `kernel`.
+pub fn features(policy: &Policy, kernel: Kernel) -> Vec<FeatureState> {
     let net = &policy.network;
     let scopes = &policy.scopes;
     Feature::ALL
@@ -165,12 +249,15 @@ pub fn features(policy: &Policy, abi: Option<u32>) -> Vec<FeatureState> {
                     scopes.signals || scopes.abstract_unix_sockets,
                     policy.compatibility.scopes == Level::Required,
                 ),
+                // Path-named unix sockets are always held to the rule, whatever else is open.
+                Feature::Seccomp => (true, policy.compatibility.seccomp == Level::Required),
             };
-            let available = abi.is_some_and(|abi| abi >= feature.abi());
+            let available = kernel.has(feature);
             FeatureState {
                 feature,
                 description: feature.describe(),
                 needs_abi: feature.abi(),
+                needs: feature.needs(),
                 available,
                 asked,
                 required,
@@ -181,21 +268,30 @@ pub fn features(policy: &Policy, abi: Option<u32>) -> Vec<FeatureState> {
 }
 
 /// Fails closed: the kernel's ABI when it can enforce everything `loaded` requires, else the
-/// missing feature, the kernel's ABI and what to do.
+/// missing feature, what the kernel has and what to do.
 pub fn check_kernel(loaded: &Loaded) -> Result<u32> {
-    check(loaded, probe::landlock_abi())
+    check(loaded, Kernel::probe())
 }
 
-fn check(loaded: &Loaded, abi: Option<u32>) -> Result<u32> {
-    let Some(abi) = abi else {
+fn check(loaded: &Loaded, kernel: Kernel) -> Result<u32> {
+    let Some(abi) = kernel.landlock_abi else {
         return Err(Error::SandboxUnavailable(
             "Landlock is not enabled on this kernel".to_string(),
         ));
     };
-    for state in features(&loaded.policy, Some(abi)) {
+    for state in features(&loaded.policy, kernel) {
         if !state.asked || !state.required || state.available {
             continue;
         }
+        let needs = match state.needs_abi {
+            Some(needs) => needs,
+            None => {
+                return Err(Error::SeccompUnavailable {
+                    policy: loaded.name.clone(),
+                    why: probe::seccomp().err().unwrap_or("Landlock is missing"),
+                })
+            }
+        };
         if state.feature == Feature::WriteContainment {
             return Err(Error::SandboxUnavailable(format!(
                 "write containment needs Landlock ABI {} or newer; this kernel has ABI {abi}",
@@ -205,7 +301,7 @@ fn check(loaded: &Loaded, abi: Option<u32>) -> Result<u32> {
         return Err(Error::FeatureUnavailable {
             policy: loaded.name.clone(),
             feature: state.description,
-            needs: state.needs_abi,
+            needs,
             linux: state.feature.linux(),
             abi,
             key: match state.feature {
@@ -229,6 +325,9 @@ pub enum Access {
     WriteFile,
     /// The job's own terminal: read, write and device ioctls (it is the job's alone).
     Terminal,
+    /// Connect to the unix socket at this path, or to every socket beneath this directory (a rule
+    /// of the seccomp layer, not of Landlock).
+    Connect,
 }
 
 /// What became of a path rule on this machine.
@@ -270,6 +369,7 @@ fn resolve_policy_paths(policy: &Policy, create: bool) -> Vec<Resolved> {
         (&fs.read, Access::Read),
         (&fs.write, Access::Write),
         (&fs.write_files, Access::WriteFile),
+        (&policy.network.unix_sockets, Access::Connect),
     ];
     lists
         .into_iter()
@@ -327,6 +427,14 @@ fn granted(mut out: Resolved, path: PathBuf) -> Resolved {
         }
         // Landlock grants a single file only the rights that make sense for a file.
         Access::Write if !is_dir => out.access = Access::WriteFile,
+        Access::Connect if !is_dir && !is_socket(&path) => {
+            out.outcome = Outcome::Failed;
+            out.detail = Some(format!(
+                "{} is neither a unix socket nor a directory",
+                path.display()
+            ));
+            return out;
+        }
         _ => {}
     }
     out.path = Some(path);
@@ -354,6 +462,10 @@ fn missing(
             out.noted = missing != Missing::Ignore;
             out.outcome = Outcome::Skipped;
             out.detail = Some(why);
+        }
+        // isolate cannot make a socket someone else serves.
+        (Missing::Create, Some(_)) if out.access == Access::Connect => {
+            out.detail = Some(format!("{why} (missing = \"create\" cannot make a socket)"));
         }
         (Missing::Create, Some(path)) if !create => {
             out.outcome = Outcome::WillCreate;
@@ -398,6 +510,7 @@ pub fn build(
             landlock_abi: probe::landlock_abi(),
             policy: loaded.name.clone(),
             gaps: vec![NO_SANDBOX.to_string()],
+            refused: None,
         };
         return Ok((None, report, Vec::new()));
     }
@@ -441,6 +554,7 @@ pub fn build(
                     Access::Write => "write path",
                     Access::WriteFile => "writable file",
                     Access::Terminal => "terminal",
+                    Access::Connect => "unix socket",
                 };
                 let detail = r.detail.clone().unwrap_or_default();
                 return Err(fail(format!("{what} {}: {detail}", r.written)));
@@ -454,13 +568,15 @@ pub fn build(
             _ => {}
         }
     }
-    let states = features(policy, Some(abi));
+    let kernel = Kernel::probe();
+    let states = features(policy, kernel);
     let rules = rules(policy, abi, &resolved, &states);
     let report = SandboxReport {
         enforced: true,
         landlock_abi: Some(abi),
         policy: loaded.name.clone(),
-        gaps: gaps(policy, Some(abi), &states, reads_unrestricted(&rules.read)),
+        gaps: gaps(policy, kernel, &states, reads_unrestricted(&rules.read)),
+        refused: None,
     };
     Ok((Some(rules), report, notes))
 }
@@ -482,6 +598,7 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
     let mut read = Vec::new();
     let mut write = Vec::new();
     let mut write_files = vec![PathBuf::from("/dev/null")];
+    let mut unix_allowed = Vec::new();
     for r in resolved {
         let Some(path) = &r.path else { continue };
         if !matches!(r.outcome, Outcome::Granted | Outcome::Created) {
@@ -491,6 +608,7 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
             Access::Read => &mut read,
             Access::Write => &mut write,
             Access::WriteFile => &mut write_files,
+            Access::Connect => &mut unix_allowed,
             // Policies name no terminals: the job's own is added by the supervisor.
             Access::Terminal => continue,
         };
@@ -500,6 +618,15 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
     }
     let network = enforced(Feature::Network);
     let scopes = enforced(Feature::Scopes);
+    let net = &policy.network;
+    let sockets = enforced(Feature::Seccomp).then(|| Sockets {
+        unix_allowed,
+        unix_datagram: net.unix_datagram.allowed(),
+        abstract_scoped: policy.scopes.abstract_unix_sockets,
+        udp: net.udp.allowed(),
+        tcp_connect: net.connect.allowed().map(<[u16]>::to_vec),
+        tcp_bind: net.bind.allowed().map(<[u16]>::to_vec),
+    });
     let limits = &policy.limits;
     let limits = [
         (Resource::OpenFiles, limits.open_files),
@@ -525,11 +652,17 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
         scope_signals: scopes && policy.scopes.signals,
         scope_abstract_unix: scopes && policy.scopes.abstract_unix_sockets,
         limits,
+        sockets,
     }
 }
 
 fn reads_unrestricted(read: &[PathBuf]) -> bool {
     read.iter().any(|p| p == Path::new("/"))
+}
+
+fn is_socket(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    fs::metadata(path).is_ok_and(|m| m.file_type().is_socket())
 }
 
 /// The gap of `--no-sandbox`.
@@ -539,20 +672,20 @@ pub const NO_SANDBOX: &str =
 /// Every place the sandbox does not reach (spec/sandbox.md, "Gaps are reported, never hidden").
 fn gaps(
     policy: &Policy,
-    abi: Option<u32>,
+    kernel: Kernel,
     states: &[FeatureState],
     reads_unrestricted: bool,
 ) -> Vec<String> {
-    let Some(abi) = abi else {
+    let Some(abi) = kernel.landlock_abi else {
         return vec!["no Landlock on this kernel: isolate cannot sandbox a job here".to_string()];
     };
     let mut gaps = vec![
-        "udp and path-named unix sockets are not restricted (Landlock does not cover them)"
-            .to_string(),
         "file metadata changes (chmod, chown, timestamps, xattrs) are not restricted by Landlock"
             .to_string(),
     ];
     let state = |f: Feature| states.iter().find(|s| s.feature == f);
+    let missing = |f: Feature| state(f).is_some_and(|s| s.asked && !s.available);
+    let seccomp = !missing(Feature::Seccomp);
     let net = &policy.network;
     match (net.connect.allowed(), net.bind.allowed()) {
         (None, None) => gaps.push("tcp connect and bind are not restricted by this policy".into()),
@@ -560,11 +693,29 @@ fn gaps(
         (Some(_), None) => gaps.push("tcp bind is not restricted by this policy".into()),
         (Some(_), Some(_)) => {}
     }
-    if state(Feature::Network).is_some_and(|s| s.asked && !s.available) {
+    if missing(Feature::Network) {
         gaps.push(format!(
-            "tcp connect and bind rules of the policy are not enforced (needs Landlock ABI {}, kernel has {abi})",
-            probe::NETWORK_ABI
+            "tcp connect and bind rules of the policy are not enforced by Landlock (needs Landlock ABI {}, kernel has {abi}){}",
+            probe::NETWORK_ABI,
+            if seccomp { "; the seccomp layer still checks every connect's port" } else { "" }
         ));
+    }
+    if !seccomp {
+        let why = probe::seccomp().err().unwrap_or("the kernel lacks it");
+        gaps.push(format!(
+            "no seccomp layer ({why}): path-named unix sockets outside the job, udp, mptcp, tcp fast open, \
+             listen() on an unbound socket, raw and packet sockets, io_uring and user namespaces are not restricted"
+        ));
+    } else {
+        if net.udp.allowed() {
+            gaps.push("udp (dns included) is not restricted by this policy".into());
+        }
+        if net.unix_datagram.allowed() {
+            gaps.push(
+                "datagram unix sockets may send to any path-named datagram socket on the machine (unix_datagram = \"all\")"
+                    .into(),
+            );
+        }
     }
     if reads_unrestricted {
         gaps.push("reads are not restricted: the policy may read every file".to_string());
@@ -575,14 +726,15 @@ fn gaps(
             probe::IOCTL_ABI
         ));
     }
-    if state(Feature::Scopes).is_some_and(|s| s.asked && !s.available) {
+    if missing(Feature::Scopes) {
         if policy.scopes.signals {
             gaps.push(format!(
                 "signals to processes outside the sandbox are not scoped (needs Landlock ABI {}, kernel has {abi})",
                 probe::SCOPES_ABI
             ));
         }
-        if policy.scopes.abstract_unix_sockets {
+        // The seccomp layer checks every connect itself, abstract ones included.
+        if policy.scopes.abstract_unix_sockets && !seccomp {
             gaps.push(format!(
                 "abstract unix sockets outside the sandbox are reachable (needs Landlock ABI {}, kernel has {abi})",
                 probe::SCOPES_ABI
@@ -615,7 +767,8 @@ pub struct Preview {
 /// `loaded` resolved as a run would resolve it, creating nothing; the job's own paths are shown as
 /// `<worktree>`, `<tmpdir>` and `<project>`.
 pub fn preview(loaded: &Loaded) -> Preview {
-    let abi = probe::landlock_abi();
+    let kernel = Kernel::probe();
+    let abi = kernel.landlock_abi;
     let policy = &loaded.policy;
     let mut paths = resolve_policy_paths(policy, false);
     let placeholder = |written: &str, access, detail: &str| Resolved {
@@ -654,16 +807,16 @@ pub fn preview(loaded: &Loaded) -> Preview {
             _ => {}
         }
     }
-    if let Err(e) = check(loaded, abi) {
+    if let Err(e) = check(loaded, kernel) {
         problems.push(e.to_string());
     }
-    let states = features(policy, abi);
+    let states = features(policy, kernel);
     let read: Vec<PathBuf> = paths
         .iter()
         .filter(|r| r.access == Access::Read && r.outcome == Outcome::Granted)
         .filter_map(|r| r.path.clone())
         .collect();
-    let gaps = gaps(policy, abi, &states, reads_unrestricted(&read));
+    let gaps = gaps(policy, kernel, &states, reads_unrestricted(&read));
     Preview {
         landlock_abi: abi,
         paths,
@@ -727,17 +880,28 @@ mod tests {
 
     #[test]
     fn a_required_feature_fails_closed_and_a_best_effort_one_is_a_gap() {
+        let kernel = |abi: Option<u32>, seccomp: bool| Kernel {
+            landlock_abi: abi,
+            seccomp,
+        };
         let offline = policy::load("offline").unwrap();
-        let err = check(&offline, Some(3)).unwrap_err().to_string();
+        let err = check(&offline, kernel(Some(3), true))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("ABI 4") && err.contains("ABI 3"), "{err}");
-        assert_eq!(check(&offline, Some(4)).unwrap(), 4);
+        assert_eq!(check(&offline, kernel(Some(4), true)).unwrap(), 4);
         let default = policy::load("default").unwrap();
-        assert_eq!(check(&default, Some(3)).unwrap(), 3);
-        let states = features(&default.policy, Some(3));
-        let gaps = gaps(&default.policy, Some(3), &states, true);
+        assert_eq!(check(&default, kernel(Some(3), true)).unwrap(), 3);
+        let states = features(&default.policy, kernel(Some(3), true));
+        let gaps = gaps(&default.policy, kernel(Some(3), true), &states, true);
         assert!(gaps.iter().any(|g| g.contains("signals")), "{gaps:?}");
-        assert!(check(&default, Some(2)).is_err());
-        assert!(check(&default, None).is_err());
+        // The broker scopes abstract sockets itself where Landlock cannot.
+        assert!(!gaps.iter().any(|g| g.contains("abstract")), "{gaps:?}");
+        assert!(check(&default, kernel(Some(2), true)).is_err());
+        assert!(check(&default, kernel(None, true)).is_err());
+        // The seccomp layer is required unless the policy says otherwise.
+        let err = check(&default, kernel(Some(7), false)).unwrap_err();
+        assert!(matches!(err, Error::SeccompUnavailable { .. }), "{err}");
     }
 
     #[test]

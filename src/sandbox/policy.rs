@@ -65,11 +65,58 @@ pub enum Missing {
     Create,
 }
 
-/// TCP, restricted by Landlock from ABI 4 (UDP is not: a gap).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What the job's sockets may reach. TCP ports are Landlock rules (ABI 4) and checked again by the
+/// seccomp layer on every connect it makes for the job; UDP, unix sockets and the protocols that
+/// slip past Landlock's TCP hooks are the seccomp layer's (sandbox/seccomp.rs).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Network {
     pub connect: Ports,
     pub bind: Ports,
+    /// UDP (DNS included): `all` or `none`.
+    pub udp: Reach,
+    /// Path-named unix sockets served from outside the job that it may connect to: a socket file,
+    /// or a directory (every socket beneath it). The job's own sockets need no rule.
+    pub unix_sockets: Vec<PathRule>,
+    /// Datagram unix sockets. A datagram socket names its destination on every send, which the
+    /// kernel (before Landlock ABI 9) lets no filter check, so `all` opens every datagram listener
+    /// on the machine (a gap); `none` refuses creating them.
+    pub unix_datagram: Reach,
+}
+
+impl Default for Network {
+    fn default() -> Self {
+        Network {
+            connect: Ports::All,
+            bind: Ports::All,
+            udp: Reach::All,
+            unix_sockets: Vec::new(),
+            unix_datagram: Reach::None,
+        }
+    }
+}
+
+/// `"all"` or `"none"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reach {
+    #[default]
+    All,
+    None,
+}
+
+impl Reach {
+    pub fn allowed(self) -> bool {
+        self == Reach::All
+    }
+}
+
+impl fmt::Display for Reach {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Reach::All => "all",
+            Reach::None => "none",
+        })
+    }
 }
 
 /// `"all"`, `"none"`, or a list of ports.
@@ -174,6 +221,8 @@ pub struct Compatibility {
     pub network: Level,
     /// Signal and abstract unix socket scopes (Landlock ABI 6).
     pub scopes: Level,
+    /// The seccomp layer (unix sockets, UDP, the TCP bypasses; seccomp user notification).
+    pub seccomp: Level,
 }
 
 /// A loaded policy and the name it is reported under.
@@ -223,6 +272,10 @@ struct FilesystemFile {
 struct NetworkFile {
     connect: Option<Ports>,
     bind: Option<Ports>,
+    udp: Option<Reach>,
+    #[serde(default)]
+    unix_sockets: Vec<PathEntry>,
+    unix_datagram: Option<Reach>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -248,6 +301,7 @@ struct LimitsFile {
 struct CompatibilityFile {
     network: Option<Level>,
     scopes: Option<Level>,
+    seccomp: Option<Level>,
 }
 
 /// A path: a string, or a table `{ path = "...", missing = "..." }`.
@@ -554,6 +608,7 @@ fn merge(base: Policy, file: File) -> Policy {
         base
     };
     let fs = file.filesystem;
+    let net = file.network;
     let mut environment = base.environment;
     for var in file.environment.remove {
         if !environment.remove.contains(&var) {
@@ -572,8 +627,12 @@ fn merge(base: Policy, file: File) -> Policy {
             write_files: paths(base.filesystem.write_files, fs.write_files, Missing::Error),
         },
         network: Network {
-            connect: file.network.connect.unwrap_or(base.network.connect),
-            bind: file.network.bind.unwrap_or(base.network.bind),
+            connect: net.connect.unwrap_or(base.network.connect),
+            bind: net.bind.unwrap_or(base.network.bind),
+            udp: net.udp.unwrap_or(base.network.udp),
+            // A socket rule is a read-like grant: a socket that is not there is noted.
+            unix_sockets: paths(base.network.unix_sockets, net.unix_sockets, Missing::Note),
+            unix_datagram: net.unix_datagram.unwrap_or(base.network.unix_datagram),
         },
         scopes: Scopes {
             signals: file.scopes.signals.unwrap_or(base.scopes.signals),
@@ -602,6 +661,10 @@ fn merge(base: Policy, file: File) -> Policy {
                 .compatibility
                 .scopes
                 .unwrap_or(base.compatibility.scopes),
+            seccomp: file
+                .compatibility
+                .seccomp
+                .unwrap_or(base.compatibility.seccomp),
         },
     }
 }

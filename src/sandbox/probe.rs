@@ -55,6 +55,49 @@ pub fn landlock_abi() -> Option<u32> {
     (abi > 0).then_some(abi)
 }
 
+/// `ISOLATE_NO_SECCOMP=1` makes isolate act as on a kernel without the seccomp layer's parts (it
+/// can only take protection away): a policy that requires the layer then fails closed, one that
+/// makes it best effort runs with the gap listed.
+pub const NO_SECCOMP_VAR: &str = "ISOLATE_NO_SECCOMP";
+
+/// `ISOLATE_NO_SECCOMP` is set (to anything but `0`).
+pub fn seccomp_disabled() -> bool {
+    std::env::var_os(NO_SECCOMP_VAR).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Whether the seccomp layer can be built here: a seccomp filter may hand calls to a supervisor
+/// (`SECCOMP_RET_USER_NOTIF`, Linux 5.0) and the supervisor may take the job's socket to connect it
+/// itself (`pidfd_getfd`, Linux 5.6), and isolate is not itself confined in a way that forbids them.
+pub fn seccomp() -> Result<(), &'static str> {
+    if seccomp_disabled() {
+        return Err("ISOLATE_NO_SECCOMP is set");
+    }
+    let action: u32 = libc::SECCOMP_RET_USER_NOTIF;
+    // SAFETY: SECCOMP_GET_ACTION_AVAIL only reads the u32 it is given.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_GET_ACTION_AVAIL,
+            0,
+            &action as *const u32,
+        )
+    };
+    if rc != 0 {
+        return Err(
+            "this kernel has no seccomp user notification (Linux 5.0+, CONFIG_SECCOMP_FILTER)",
+        );
+    }
+    // SAFETY: pidfd_getfd on an invalid pidfd only reports an error.
+    let rc = unsafe { libc::syscall(libc::SYS_pidfd_getfd, -1, 0, 0) };
+    let errno = std::io::Error::last_os_error().raw_os_error();
+    if rc >= 0 || errno != Some(libc::EBADF) {
+        return Err(
+            "this kernel has no pidfd_getfd (Linux 5.6+), or isolate is confined without it",
+        );
+    }
+    Ok(())
+}
+
 /// Whether a job tree can get a cgroup v2 of its own (so that the whole tree is stopped at once).
 #[derive(Debug, Clone, Serialize)]
 pub struct CgroupProbe {

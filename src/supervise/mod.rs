@@ -3,6 +3,7 @@
 //! (tree.rs), so that nothing of the tree outlives its record.
 
 pub mod background;
+pub mod broker;
 pub mod cgroup;
 pub mod interactive;
 pub mod log;

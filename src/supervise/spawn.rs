@@ -1,22 +1,27 @@
 //! Starting the job: fork (from the main thread, which lives as long as the supervisor, because the
 //! parent-death signal follows the forking *thread*), a new session, the parent-death signal, then
 //! exec of the pre-exec helper (sandbox/exec.rs), which restricts itself and execs CMD. The call
-//! returns only once CMD itself has been exec'd, or with the reason it could not be.
+//! returns only once CMD itself has been exec'd, or with the reason it could not be; with the
+//! seccomp layer, the helper's notification descriptor arrives on the same socket and the broker
+//! (broker.rs) answers on it from then on.
 
 use std::ffi::OsString;
-use std::io::Read;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::io::IoSliceMut;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use nix::fcntl::OFlag;
+use nix::sys::socket::{
+    recvmsg, socketpair, AddressFamily, ControlMessageOwned, MsgFlags, SockFlag, SockType,
+};
 use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::Pid;
 
 use crate::error::{Error, Result};
-use crate::sandbox::exec::{self, NOT_EXECUTABLE, NOT_FOUND, PLAN_VAR};
+use crate::sandbox::exec::{self, LISTENER, NOT_EXECUTABLE, NOT_FOUND, PLAN_VAR};
 use crate::sandbox::plan::{Plan, Rules};
+use crate::supervise::broker::Broker;
 use crate::supervise::pty;
 
 /// What to start.
@@ -36,10 +41,24 @@ pub struct Spawn {
     pub terminal: Option<RawFd>,
 }
 
+/// A started job.
+pub struct Spawned {
+    /// Its main process.
+    pub pid: Pid,
+    /// The seccomp layer's broker, answering the job's connects (`None` without the layer).
+    pub broker: Option<Broker>,
+}
+
 /// Starts the job and returns the pid of its main process once CMD runs.
-pub fn spawn(job: Spawn) -> Result<Pid> {
-    let (status_read, status_write): (OwnedFd, OwnedFd) = nix::unistd::pipe2(OFlag::O_CLOEXEC)
-        .map_err(|e| Error::Other(format!("cannot create a pipe: {e}")))?;
+pub fn spawn(job: Spawn) -> Result<Spawned> {
+    let (status_read, status_write) = socketpair(
+        AddressFamily::Unix,
+        SockType::Stream,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    )
+    .map_err(|e| Error::Other(format!("cannot create a socket pair: {e}")))?;
+    let sockets = job.rules.as_ref().and_then(|r| r.sockets.clone());
     let plan = Plan {
         rules: job.rules,
         status_fd: status_write.as_raw_fd(),
@@ -100,10 +119,21 @@ pub fn spawn(job: Spawn) -> Result<Pid> {
     drop(child);
     drop(status_write);
 
-    let mut report = Vec::new();
-    let _ = std::fs::File::from(status_read).read_to_end(&mut report);
+    let (listener, report) = read_status(&status_read);
     let Some((&code, message)) = report.split_first() else {
-        return Ok(pid);
+        let broker = match (listener, sockets) {
+            (Some(listener), Some(sockets)) => Some(
+                Broker::start(listener, sockets, Pid::this())
+                    .map_err(|e| Error::Sandbox(format!("cannot start the seccomp broker: {e}")))?,
+            ),
+            (None, Some(_)) => {
+                return Err(Error::Sandbox(
+                    "the sandbox helper did not hand over its seccomp listener".into(),
+                ))
+            }
+            _ => None,
+        };
+        return Ok(Spawned { pid, broker });
     };
     // CMD never ran: collect the helper so that no zombie is left, then say why.
     let _ = waitpid(pid, None).map(|s| matches!(s, WaitStatus::Exited(..)));
@@ -117,4 +147,51 @@ pub fn spawn(job: Spawn) -> Result<Pid> {
         },
         _ => Error::Sandbox(message),
     })
+}
+
+/// Reads the helper's status socket to its end: the seccomp listener, if it sent one, and the
+/// failure report (empty when CMD was exec'd).
+fn read_status(socket: &OwnedFd) -> (Option<OwnedFd>, Vec<u8>) {
+    let mut listener = None;
+    let mut report = Vec::new();
+    loop {
+        let mut buf = [0u8; 4096];
+        let mut space = nix::cmsg_space!([RawFd; 1]);
+        let mut iov = [IoSliceMut::new(&mut buf)];
+        let (bytes, fds) = match recvmsg::<()>(
+            socket.as_raw_fd(),
+            &mut iov,
+            Some(&mut space),
+            MsgFlags::MSG_CMSG_CLOEXEC,
+        ) {
+            Ok(msg) => {
+                let fds: Vec<RawFd> = msg
+                    .cmsgs()
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|c| match c {
+                        ControlMessageOwned::ScmRights(fds) => fds,
+                        _ => Vec::new(),
+                    })
+                    .collect();
+                (msg.bytes, fds)
+            }
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => break,
+        };
+        let mut data = &buf[..bytes];
+        for fd in fds {
+            // SAFETY: a descriptor the kernel just installed for us; nothing else owns it.
+            let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+            if listener.is_none() && data.first() == Some(&LISTENER) {
+                data = &data[1..];
+                listener = Some(fd);
+            }
+        }
+        if bytes == 0 {
+            break;
+        }
+        report.extend_from_slice(data);
+    }
+    (listener, report)
 }

@@ -150,7 +150,8 @@ fn copy_objects(project: &Project, job_objects: &Path, tip: &str, old: &str) -> 
         stderr: Stdio::from(err_write),
         cgroup_procs: None,
         terminal: None,
-    })?;
+    })?
+    .pid;
     let revs = if old.bytes().all(|b| b == b'0') {
         format!("{tip}\n")
     } else {
@@ -227,5 +228,6 @@ fn reader_rules(project: &Project, job_objects: &Path, tmp: &Path) -> Option<pla
         scope_signals: abi >= probe::SCOPES_ABI,
         scope_abstract_unix: abi >= probe::SCOPES_ABI,
         limits: Vec::new(),
+        sockets: probe::seccomp().is_ok().then(plan::Sockets::closed),
     })
 }

@@ -83,7 +83,8 @@ pub fn git(project: &Project, worktree: &Path, args: &[&str]) -> Result<Output> 
         stderr: Stdio::from(err_write),
         cgroup_procs: None,
         terminal: None,
-    })?;
+    })?
+    .pid;
     let stdout = reader(out_read);
     let stderr = reader(err_read);
     let status = wait(pid, LIMIT);

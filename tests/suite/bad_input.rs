@@ -195,8 +195,40 @@ fn on_an_older_abi_the_missing_scopes_are_listed_as_gaps() {
     let value = env.report(&report);
     assert_eq!(value["sandbox"]["landlock_abi"], 5);
     let gaps = value["sandbox"]["gaps"].to_string();
+    // Signals need Landlock's scope; abstract sockets the seccomp layer checks on every connect.
     assert!(
-        gaps.contains("signals") && gaps.contains("abstract unix"),
+        gaps.contains("signals") && !gaps.contains("abstract unix"),
+        "{gaps}"
+    );
+    // Without the seccomp layer too, both are gaps (default makes the layer required: a run with
+    // a policy that makes it best effort).
+    let policy = env.path().join("weak.toml");
+    std::fs::write(
+        &policy,
+        "extends = \"default\"\n[compatibility]\nseccomp = \"best_effort\"\n",
+    )
+    .unwrap();
+    let mut cmd = env.isolate_cmd(
+        env.path(),
+        [
+            "run",
+            "--policy",
+            policy.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            "true",
+        ],
+    );
+    cmd.env("ISOLATE_LANDLOCK_ABI_MAX", "5")
+        .env("ISOLATE_NO_SECCOMP", "1");
+    let out = finish(cmd.spawn().unwrap(), LIMIT);
+    assert_status(&out, 0);
+    let gaps = env.report(&report)["sandbox"]["gaps"].to_string();
+    assert!(
+        gaps.contains("signals")
+            && gaps.contains("abstract unix")
+            && gaps.contains("no seccomp layer"),
         "{gaps}"
     );
 }

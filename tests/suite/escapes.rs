@@ -4,9 +4,9 @@
 //! (the supervisor, the record, the home directory). Every job runs under the real Landlock sandbox:
 //! on a machine without it isolate fails closed (status 125) and every test here fails.
 //!
-//! A few tests document a *gap* rather than a refusal (metadata changes, UDP, path-named unix
-//! sockets): they assert what the gap lets through, so that SECURITY.md's list of gaps is checked
-//! as much as its guarantees. A real escape would be a test marked `#[ignore = "ESCAPE: ..."]`.
+//! A few tests document a *gap* rather than a refusal (metadata changes): they assert what the gap
+//! lets through, so that SECURITY.md's list of gaps is checked as much as its guarantees. A real
+//! escape would be a test marked `#[ignore = "ESCAPE: ..."]`.
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -625,73 +625,469 @@ fn write_through_proc_pid_fd_of_a_process_outside_holding_a_project_file() {
     outside.wait().unwrap();
 }
 
-#[test]
-fn connect_to_a_path_named_unix_socket_outside_is_a_known_gap() {
-    // GAP: Landlock (ABI <= 7) does not restrict connecting to a path-named unix socket, whatever
-    // the policy reads. A listener outside (an agent's socket, docker.sock, a user bus) is reachable:
-    // the reason the default policy removes DOCKER_HOST, DBUS_SESSION_BUS_ADDRESS and SSH_AUTH_SOCK,
-    // and why SECURITY.md lists it.
-    use std::io::Read;
-    use std::os::unix::net::UnixListener;
-    let env = TestEnv::new();
-    let repo = env.repo("app");
-    let path = env.path().join("outside.sock");
-    let listener = UnixListener::bind(&path).unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let prog = program(
-        &env,
-        "unix.py",
-        "import socket, sys\n\
-         s = socket.socket(socket.AF_UNIX)\n\
-         s.connect(sys.argv[1])\n\
-         s.sendall(b'from-the-job')\n\
-         print('connected')\n",
-    );
-    let out = attempt_in(&env, &repo, &format!("python3 {prog} {}", path.display()));
-    assert_said(&out, "connected");
-    let (mut conn, _) = listener
-        .accept()
-        .expect("the gap closed: update SECURITY.md");
-    conn.set_nonblocking(false).unwrap();
-    let mut got = String::new();
-    conn.read_to_string(&mut got).unwrap();
-    assert_eq!(got, "from-the-job");
+// ---- IPC doors and the network: the seccomp layer (its broker decides every connect) ----
+
+/// A unix listener outside the job; `assert_untouched` proves no connection ever reached it.
+struct Outside {
+    listener: std::os::unix::net::UnixListener,
+    path: PathBuf,
+}
+
+impl Outside {
+    fn listen(path: PathBuf) -> Outside {
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        Outside { listener, path }
+    }
+
+    fn path(&self) -> &str {
+        self.path.to_str().unwrap()
+    }
+
+    #[track_caller]
+    fn assert_untouched(&self) {
+        match self.listener.accept() {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            other => panic!("a connection reached the outside socket: {other:?}"),
+        }
+    }
+}
+
+/// Python helpers for attempts: `attempt(name, fn)` prints `name: ok` or `name: ERRNO`.
+const PROBE: &str = "import ctypes, errno, os, socket, sys, threading, time\n\
+def attempt(name, f):\n\
+\x20   try:\n\
+\x20       f()\n\
+\x20       print(name + ': ok', flush=True)\n\
+\x20   except OSError as e:\n\
+\x20       print(name + ': ' + errno.errorcode.get(e.errno, str(e.errno)), flush=True)\n\
+def unix(path):\n\
+\x20   s = socket.socket(socket.AF_UNIX)\n\
+\x20   s.connect(path)\n\
+\x20   s.sendall(b'from-the-job')\n";
+
+fn probe(env: &TestEnv, name: &str, body: &str) -> String {
+    program(env, name, &format!("{PROBE}{body}"))
 }
 
 #[test]
-fn udp_is_a_known_gap_even_when_tcp_is_refused() {
-    // GAP: Landlock restricts TCP bind and connect only; under `offline` a UDP datagram still leaves.
+fn connect_to_a_path_named_unix_socket_outside_by_every_path() {
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    udp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let prog = program(
+    let dir = env.path().join("outside dir");
+    fs::create_dir(&dir).unwrap();
+    let outside = Outside::listen(dir.join("agent.sock"));
+    let prog = probe(
         &env,
-        "net.py",
-        "import errno, socket, sys\n\
-         u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
-         u.sendto(b'from-the-job', ('127.0.0.1', int(sys.argv[1])))\n\
-         print('udp sent')\n\
-         try:\n\
-         \x20   socket.create_connection(('127.0.0.1', int(sys.argv[2])), timeout=5)\n\
-         \x20   print('tcp connected')\n\
-         except OSError as e:\n\
-         \x20   print('tcp', errno.errorcode[e.errno])\n",
+        "paths.py",
+        "target = sys.argv[1]\n\
+         attempt('direct', lambda: unix(target))\n\
+         os.symlink(target, 'link.sock')\n\
+         attempt('symlink', lambda: unix('link.sock'))\n\
+         os.symlink(os.path.dirname(target), 'linkdir')\n\
+         attempt('symlinked dir', lambda: unix('linkdir/agent.sock'))\n\
+         attempt('proc cwd', lambda: unix('/proc/self/cwd/link.sock'))\n\
+         attempt('proc root', lambda: unix('/proc/self/root' + target))\n\
+         fd = os.open(target, os.O_PATH)\n\
+         attempt('proc fd', lambda: unix('/proc/self/fd/%d' % fd))\n\
+         attempt('dev fd', lambda: unix('/dev/fd/%d' % fd))\n\
+         attempt('proc pid fd', lambda: unix('/proc/%d/fd/%d' % (os.getpid(), fd)))\n\
+         here = os.getcwd()\n\
+         os.chdir(os.path.dirname(target))\n\
+         attempt('relative', lambda: unix('agent.sock'))\n\
+         attempt('dot dot', lambda: unix('../' + os.path.basename(os.path.dirname(target)) + '/agent.sock'))\n\
+         os.chdir(here)\n\
+         def from_thread():\n\
+         \x20   os.chdir(os.path.dirname(target))\n\
+         \x20   attempt('thread cwd', lambda: unix('agent.sock'))\n\
+         t = threading.Thread(target=from_thread); t.start(); t.join()\n\
+         os.chdir(here)\n\
+         attempt('datagram', lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM))\n\
+         attempt('seqpacket', lambda: socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).connect(target))\n",
     );
-    let script = format!(
-        "python3 {prog} {} {}",
-        udp.local_addr().unwrap().port(),
-        tcp.local_addr().unwrap().port()
+    let (out, report) = attempt_with(
+        &env,
+        &repo,
+        &[],
+        &format!("python3 {prog} '{}'", outside.path()),
+        || {},
     );
-    let (out, _) = attempt_with(&env, &repo, &["--policy", "offline"], &script, || {});
-    assert_said(&out, "udp sent");
-    assert_said(&out, "tcp EACCES");
+    for name in [
+        "direct",
+        "symlink",
+        "symlinked dir",
+        "proc cwd",
+        "proc root",
+        "proc fd",
+        "dev fd",
+        "proc pid fd",
+        "relative",
+        "dot dot",
+        "thread cwd",
+        "datagram",
+    ] {
+        assert_said(&out, &format!("{name}: EACCES"));
+    }
+    // A seqpacket socket never reaches a stream listener; the kernel says so, nothing arrives.
+    assert!(!stdout(&out).contains("seqpacket: ok"), "{}", stdout(&out));
+    outside.assert_untouched();
+    assert!(
+        report["sandbox"]["refused"]["unix_connect"]
+            .as_u64()
+            .unwrap()
+            >= 11,
+        "{report}"
+    );
+}
+
+#[test]
+fn an_outside_socket_in_a_directory_the_job_may_write_is_still_outside() {
+    // The job may write the directory (here --allow-write; with `--policy codex`, ~/.codex where
+    // the agent's own daemon listens), but the socket in it is served from outside.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let shared = env.path().join("shared");
+    fs::create_dir(&shared).unwrap();
+    let outside = Outside::listen(shared.join("daemon.sock"));
+    let codex = env.home.join(".codex/app-server-control");
+    fs::create_dir_all(&codex).unwrap();
+    let daemon = Outside::listen(codex.join("app-server-control.sock"));
+    let prog = probe(
+        &env,
+        "shared.py",
+        "attempt('shared', lambda: unix(sys.argv[1]))\n\
+         attempt('daemon', lambda: unix(sys.argv[2]))\n\
+         # Its own socket beside them works.\n\
+         own = os.path.join(os.path.dirname(sys.argv[1]), 'own.sock')\n\
+         srv = socket.socket(socket.AF_UNIX); srv.bind(own); srv.listen()\n\
+         attempt('own', lambda: unix(own))\n",
+    );
+    let allow = shared.to_str().unwrap();
+    let (out, _) = attempt_with(
+        &env,
+        &repo,
+        &["--policy", "codex", "--allow-write", allow],
+        &format!("python3 {prog} '{}' '{}'", outside.path(), daemon.path()),
+        || {},
+    );
+    assert_said(&out, "shared: EACCES");
+    assert_said(&out, "daemon: EACCES");
+    assert_said(&out, "own: ok");
+    outside.assert_untouched();
+    daemon.assert_untouched();
+}
+
+#[test]
+fn a_datagram_listener_outside_receives_nothing() {
+    use std::os::unix::net::UnixDatagram;
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let path = env.path().join("log.sock");
+    let outside = UnixDatagram::bind(&path).unwrap();
+    outside.set_nonblocking(true).unwrap();
+    let prog = probe(
+        &env,
+        "dgram.py",
+        "def send(kind):\n\
+         \x20   s = socket.socket(socket.AF_UNIX, kind)\n\
+         \x20   s.sendto(b'from-the-job', sys.argv[1])\n\
+         attempt('dgram', lambda: send(socket.SOCK_DGRAM))\n\
+         attempt('raw', lambda: send(socket.SOCK_RAW))\n\
+         def pair():\n\
+         \x20   a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\n\
+         \x20   a.sendto(b'from-the-job', sys.argv[1])\n\
+         attempt('pair', pair)\n\
+         attempt('logger', lambda: os.system('logger -u %s from-the-job 2>/dev/null' % sys.argv[1]))\n",
+    );
+    let out = attempt_in(&env, &repo, &format!("python3 {prog} {}", path.display()));
+    assert_said(&out, "dgram: EACCES");
+    assert_said(&out, "raw: EACCES");
+    assert_said(&out, "pair: EACCES");
     let mut buf = [0u8; 64];
-    let (n, _) = udp
-        .recv_from(&mut buf)
-        .expect("the gap closed: update SECURITY.md");
-    assert_eq!(&buf[..n], b"from-the-job");
+    assert!(
+        outside.recv(&mut buf).is_err(),
+        "a datagram reached the outside socket"
+    );
+}
+
+#[test]
+fn tmux_of_the_user_runs_nothing_outside_the_sandbox() {
+    // The user's tmux server (a real one, on a socket of its own) and a job started from inside it:
+    // by $TMUX, by -S, by the default socket path, nothing the job asks tmux runs outside.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let socket = env.path().join("tmux-sock");
+    let tmux = |args: &[&str]| {
+        let mut cmd = std::process::Command::new("tmux");
+        env.apply(&mut cmd);
+        cmd.arg("-S").arg(&socket).args(args);
+        finish(
+            cmd.stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+            LIMIT,
+        )
+    };
+    assert_status(&tmux(&["new-session", "-d", "-s", "user", "sleep 600"]), 0);
+    let pwned = env.path().join("pwned");
+    let secret = env.home.join("secret");
+    fs::write(&secret, "the user's secret\n").unwrap();
+    let sock = socket.display();
+    let script = format!(
+        "echo \"TMUX=${{TMUX:-unset}}\"; \
+         tmux new-window 'touch {p}.1'; \
+         tmux -S {sock} new-window 'touch {p}.2'; \
+         tmux -S {sock} run-shell 'touch {p}.3'; \
+         tmux -S {sock} send-keys -t user 'touch {p}.4' Enter; \
+         python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{sock}')\" 2>&1 | tail -1",
+        p = pwned.display(),
+    );
+    let mut cmd = env.isolate_cmd(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--policy",
+            "strict",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    );
+    cmd.env("TMUX", format!("{sock},1234,0"))
+        .env("TMUX_PANE", "%0");
+    let out = finish(cmd.stdin(Stdio::null()).spawn().unwrap(), LIMIT);
+    // Give a window tmux might have opened the time to run its command.
+    std::thread::sleep(Duration::from_millis(500));
+    let _ = tmux(&["kill-server"]);
+    assert_status(&out, 0);
+    assert_said(&out, "TMUX=unset");
+    assert_said(&out, "PermissionError");
+    for n in 1..=4 {
+        assert!(
+            !env.path().join(format!("pwned.{n}")).exists(),
+            "tmux ran the job's command {n} outside the sandbox"
+        );
+    }
+}
+
+#[test]
+fn a_symlink_or_an_address_swapped_during_the_connect_never_reaches_outside() {
+    // Race the broker: one thread flips a symlink between the job's own socket and the outside one,
+    // another rewrites the address buffer in place and swaps the descriptor under the connect,
+    // while connects run in a loop. Every connect that succeeds reached the job's own server.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let outside = Outside::listen(env.path().join("outside.sock"));
+    let prog = probe(
+        &env,
+        "race.py",
+        "target = sys.argv[1].encode()\n\
+         srv = socket.socket(socket.AF_UNIX); srv.bind('own.sock'); srv.listen(4096)\n\
+         own = os.path.abspath('own.sock').encode()\n\
+         os.symlink('own.sock', 'flip')\n\
+         stop = False\n\
+         def flipper():\n\
+         \x20   while not stop:\n\
+         \x20       for dest in (target, b'own.sock'):\n\
+         \x20           try: os.symlink(dest, 'flip.new'); os.replace('flip.new', 'flip')\n\
+         \x20           except OSError: pass\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         buf = ctypes.create_string_buffer(110)\n\
+         def put(path):\n\
+         \x20   ctypes.memmove(buf, b'\\x01\\x00' + path + b'\\x00', len(path) + 3)\n\
+         put(own)\n\
+         def rewriter():\n\
+         \x20   while not stop:\n\
+         \x20       put(target); put(own)\n\
+         for f in (flipper, rewriter): threading.Thread(target=f, daemon=True).start()\n\
+         ok = refused = 0\n\
+         deadline = time.time() + 2\n\
+         while time.time() < deadline:\n\
+         \x20   s = socket.socket(socket.AF_UNIX)\n\
+         \x20   try: s.connect('flip'); ok += 1\n\
+         \x20   except OSError: refused += 1\n\
+         \x20   s.close()\n\
+         \x20   s = socket.socket(socket.AF_UNIX)\n\
+         \x20   if libc.connect(s.fileno(), buf, 110) == 0: ok += 1\n\
+         \x20   else: refused += 1\n\
+         \x20   s.close()\n\
+         # The descriptor swapped under the connect: a TCP socket one moment, a unix one the next.\n\
+         put(target)\n\
+         tcp = socket.socket()\n\
+         n = socket.socket(socket.AF_UNIX).detach()\n\
+         def swapper():\n\
+         \x20   while not stop:\n\
+         \x20       spare = socket.socket(socket.AF_UNIX)\n\
+         \x20       os.dup2(spare.fileno(), n); spare.close(); os.dup2(tcp.fileno(), n)\n\
+         threading.Thread(target=swapper, daemon=True).start()\n\
+         deadline = time.time() + 1\n\
+         while time.time() < deadline:\n\
+         \x20   if libc.connect(n, buf, 110) == 0: ok += 1000000\n\
+         while True:\n\
+         \x20   srv.setblocking(False)\n\
+         \x20   try: srv.accept()[0].close()\n\
+         \x20   except BlockingIOError: break\n\
+         stop = True\n\
+         print('ok %d refused %d' % (ok, refused))\n",
+    );
+    let out = attempt_in(&env, &repo, &format!("python3 {prog} {}", outside.path()));
+    let text = stdout(&out);
+    let counts: Vec<u64> = text
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert!(
+        counts.len() == 2 && counts[0] > 0 && counts[1] > 0,
+        "the race did not run both ways: {text}"
+    );
+    outside.assert_untouched();
+}
+
+#[test]
+fn network_bypasses_under_offline_deliver_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let prog = probe(
+        &env,
+        "bypass.py",
+        "port, uport = int(sys.argv[1]), int(sys.argv[2])\n\
+         addr = ('127.0.0.1', port)\n\
+         def plain():\n\
+         \x20   socket.create_connection(addr, timeout=5).sendall(b'x')\n\
+         attempt('tcp', plain)\n\
+         def mptcp():\n\
+         \x20   s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262); s.connect(addr); s.sendall(b'x')\n\
+         attempt('mptcp', mptcp)\n\
+         def mptcp6():\n\
+         \x20   s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM, 262); s.connect(('::ffff:127.0.0.1', port))\n\
+         attempt('mptcp6', mptcp6)\n\
+         def sctp():\n\
+         \x20   socket.socket(socket.AF_INET, socket.SOCK_STREAM, 132).connect(addr)\n\
+         attempt('sctp', sctp)\n\
+         def fastopen():\n\
+         \x20   socket.socket().sendto(b'x', socket.MSG_FASTOPEN, addr)\n\
+         attempt('fastopen', fastopen)\n\
+         def fastopen_msg():\n\
+         \x20   socket.socket().sendmsg([b'x'], [], socket.MSG_FASTOPEN, addr)\n\
+         attempt('fastopen sendmsg', fastopen_msg)\n\
+         def fastopen_connect():\n\
+         \x20   s = socket.socket(); s.setsockopt(socket.IPPROTO_TCP, 30, 1); s.connect(addr); s.sendall(b'x')\n\
+         attempt('fastopen connect', fastopen_connect)\n\
+         def listen_unbound():\n\
+         \x20   s = socket.socket(); s.listen(); print('listening on', s.getsockname())\n\
+         attempt('listen', listen_unbound)\n\
+         def udp():\n\
+         \x20   socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', uport))\n\
+         attempt('udp', udp)\n\
+         def dns():\n\
+         \x20   socket.getaddrinfo('example.com', 80)\n\
+         try: dns(); print('dns: ok')\n\
+         except OSError as e: print('dns: failed')\n\
+         def ping():\n\
+         \x20   socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP).sendto(b'x', ('127.0.0.1', 0))\n\
+         attempt('ping', ping)\n",
+    );
+    let (out, report) = attempt_with(
+        &env,
+        &repo,
+        &["--policy", "offline"],
+        &format!(
+            "python3 {prog} {} {}",
+            tcp.local_addr().unwrap().port(),
+            udp.local_addr().unwrap().port()
+        ),
+        || {},
+    );
+    for name in [
+        "tcp",
+        "mptcp",
+        "mptcp6",
+        "sctp",
+        "fastopen",
+        "fastopen sendmsg",
+        "fastopen connect",
+        "listen",
+        "udp",
+        "ping",
+    ] {
+        assert_said(&out, &format!("{name}: EACCES"));
+    }
+    assert_said(&out, "dns: failed");
+    assert!(!stdout(&out).contains("listening on"), "{}", stdout(&out));
+    assert!(
+        matches!(tcp.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "a TCP connection reached the listener"
+    );
+    udp.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut buf = [0u8; 16];
+    assert!(udp.recv(&mut buf).is_err(), "a datagram left the job");
+    let refused = &report["sandbox"]["refused"];
+    assert!(refused["tcp_connect"].as_u64().unwrap() >= 1, "{report}");
+    assert!(refused["listen"].as_u64().unwrap() >= 1, "{report}");
+}
+
+#[test]
+fn raw_packet_and_exotic_sockets_io_uring_and_user_namespaces_are_refused() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let prog = probe(
+        &env,
+        "kernel.py",
+        "attempt('raw', lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP))\n\
+         attempt('raw6', lambda: socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6))\n\
+         attempt('packet', lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW))\n\
+         attempt('vsock', lambda: socket.socket(40, socket.SOCK_STREAM))\n\
+         attempt('bluetooth', lambda: socket.socket(31, socket.SOCK_STREAM))\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         libc.syscall.restype = ctypes.c_long\n\
+         def high_bits():\n\
+         \x20   # socket(AF_INET, SOCK_RAW) with bits above the int set: the kernel reads the int.\n\
+         \x20   if libc.syscall(ctypes.c_long(41), ctypes.c_long(2 | (1 << 32)), ctypes.c_long(3), ctypes.c_long(1)) < 0:\n\
+         \x20       raise OSError(ctypes.get_errno(), 'socket')\n\
+         attempt('high bits', high_bits)\n\
+         params = ctypes.create_string_buffer(120)\n\
+         def uring():\n\
+         \x20   if libc.syscall(425, 8, params) < 0: raise OSError(ctypes.get_errno(), 'io_uring')\n\
+         attempt('io_uring', uring)\n\
+         def userns():\n\
+         \x20   if libc.unshare(0x10000000) != 0: raise OSError(ctypes.get_errno(), 'unshare')\n\
+         attempt('unshare', userns)\n\
+         def clone3():\n\
+         \x20   if libc.syscall(435, params, 88) < 0: raise OSError(ctypes.get_errno(), 'clone3')\n\
+         attempt('clone3', clone3)\n\
+         def keyring():\n\
+         \x20   if libc.syscall(250, 0, -3) < 0: raise OSError(ctypes.get_errno(), 'keyctl')\n\
+         attempt('keyctl', keyring)\n",
+    );
+    let out = attempt_in(
+        &env,
+        &repo,
+        &format!("python3 {prog}; unshare -U true || echo unshare-failed; unshare -rn true || echo unshare-r-failed"),
+    );
+    for (name, errno) in [
+        ("raw", "EPERM"),
+        ("raw6", "EPERM"),
+        ("packet", "EAFNOSUPPORT"),
+        ("vsock", "EAFNOSUPPORT"),
+        ("bluetooth", "EAFNOSUPPORT"),
+        ("io_uring", "ENOSYS"),
+        ("unshare", "EPERM"),
+        ("clone3", "ENOSYS"),
+        ("keyctl", "EPERM"),
+    ] {
+        assert_said(&out, &format!("{name}: {errno}"));
+    }
+    assert!(!stdout(&out).contains("high bits: ok"), "{}", stdout(&out));
+    assert_said(&out, "unshare-failed");
+    assert_said(&out, "unshare-r-failed");
 }
 
 #[test]

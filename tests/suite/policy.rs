@@ -143,7 +143,7 @@ fn offline_refuses_a_tcp_connect_and_bind_that_default_allows() {
     );
     let gaps = gaps(&report);
     assert!(!gaps.contains("tcp connect"), "{gaps}");
-    assert!(gaps.contains("udp"), "{gaps}");
+    assert!(!gaps.contains("udp"), "{gaps}");
     drop(listener);
 }
 
@@ -445,12 +445,18 @@ fn policy_show_json_has_every_field() {
         assert!(value["limits"].get(key).is_some(), "no limits.{key}");
     }
     assert_eq!(value["compatibility"]["scopes"], "best_effort");
-    assert_eq!(value["features"].as_array().unwrap().len(), 4);
+    assert_eq!(value["features"].as_array().unwrap().len(), 5);
     assert!(value["gaps"].to_string().contains("udp"));
+    assert_eq!(value["network"]["udp"], "all");
+    assert_eq!(value["network"]["unix_datagram"], "none");
+    assert_eq!(value["network"]["unix_sockets"], serde_json::json!([]));
+    assert_eq!(value["compatibility"]["seccomp"], "required");
 
     let (_, offline) = show_json(&env, &[], "offline");
     assert_eq!(offline["network"]["tcp_connect"], "none");
     assert_eq!(offline["network"]["tcp_bind"], "none");
+    assert_eq!(offline["network"]["udp"], "none");
+    assert!(!offline["gaps"].to_string().contains("udp"));
     let (_, strict) = show_json(&env, &[], "strict");
     assert_eq!(strict["limits"]["core_size"], 0);
     assert!(!strict["gaps"]
@@ -484,7 +490,14 @@ fn doctor_reports_the_abi_features_cgroup_git_and_gaps() {
     assert!(abi >= 3, "{value}");
     assert_eq!(value["landlock"]["kernel_abi"], abi);
     assert_eq!(value["sandbox"], true);
-    assert_eq!(value["features"].as_array().unwrap().len(), 4);
+    assert_eq!(value["features"].as_array().unwrap().len(), 5);
+    let seccomp = value["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["feature"] == "seccomp")
+        .expect("the seccomp layer is a feature");
+    assert_eq!(seccomp["available"], true, "{seccomp}");
     assert!(value["git"].as_str().unwrap().starts_with("git version"));
     assert_eq!(
         value["state_dir"].as_str().unwrap(),

@@ -236,8 +236,8 @@ fn execute(
         cgroup_procs: cgroup.as_ref().and_then(Cgroup::procs_for_child),
         terminal: terminal.as_ref().map(Interactive::slave_fd),
     });
-    let pid = match spawned {
-        Ok(pid) => pid,
+    let (pid, broker) = match spawned {
+        Ok(spawned) => (spawned.pid, spawned.broker),
         Err(e) => {
             ports.release();
             if let Some(cg) = &cgroup {
@@ -296,6 +296,7 @@ fn execute(
 
     record.ended_at = Some(timestamp(SystemTime::now()));
     record.exit = Some(ending.exit);
+    record.sandbox.refused = broker.as_ref().map(|b| b.refused());
     record.state = if ending.timed_out {
         State::TimedOut
     } else if ending.exit.signal.is_some() {
@@ -363,7 +364,8 @@ fn run_setup(
         cgroup_procs,
         terminal: None,
     })
-    .map_err(|e| Error::Other(format!("the setup command {setup:?} could not start: {e}")))?;
+    .map_err(|e| Error::Other(format!("the setup command {setup:?} could not start: {e}")))?
+    .pid;
     let ending = reaper::supervise(pid, signals, None, grace, None, None);
     match ending.exit.status() {
         0 => Ok(()),
