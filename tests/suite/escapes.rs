@@ -887,8 +887,14 @@ fn a_symlink_or_an_address_swapped_during_the_connect_never_reaches_outside() {
         "race.py",
         "target = sys.argv[1].encode()\n\
          srv = socket.socket(socket.AF_UNIX); srv.bind('own.sock'); srv.listen(4096)\n\
+         srv.setblocking(False)\n\
+         def drain():\n\
+         \x20   while True:\n\
+         \x20       try: srv.accept()[0].close()\n\
+         \x20       except BlockingIOError: return\n\
          own = os.path.abspath('own.sock').encode()\n\
          os.symlink('own.sock', 'flip')\n\
+         flip = os.path.abspath('flip')\n\
          stop = False\n\
          def flipper():\n\
          \x20   while not stop:\n\
@@ -908,13 +914,14 @@ fn a_symlink_or_an_address_swapped_during_the_connect_never_reaches_outside() {
          deadline = time.time() + 2\n\
          while time.time() < deadline:\n\
          \x20   s = socket.socket(socket.AF_UNIX)\n\
-         \x20   try: s.connect('flip'); ok += 1\n\
+         \x20   try: s.connect(flip); ok += 1\n\
          \x20   except OSError: refused += 1\n\
          \x20   s.close()\n\
          \x20   s = socket.socket(socket.AF_UNIX)\n\
          \x20   if libc.connect(s.fileno(), buf, 110) == 0: ok += 1\n\
          \x20   else: refused += 1\n\
          \x20   s.close()\n\
+         \x20   drain()\n\
          # The descriptor swapped under the connect: a TCP socket one moment, a unix one the next.\n\
          put(target)\n\
          tcp = socket.socket()\n\
@@ -927,10 +934,6 @@ fn a_symlink_or_an_address_swapped_during_the_connect_never_reaches_outside() {
          deadline = time.time() + 1\n\
          while time.time() < deadline:\n\
          \x20   if libc.connect(n, buf, 110) == 0: ok += 1000000\n\
-         while True:\n\
-         \x20   srv.setblocking(False)\n\
-         \x20   try: srv.accept()[0].close()\n\
-         \x20   except BlockingIOError: break\n\
          stop = True\n\
          print('ok %d refused %d' % (ok, refused))\n",
     );
