@@ -317,9 +317,7 @@ fn connect_to_an_abstract_unix_socket_outside() {
 /// Writes a helper program for a job to run (the default policy reads everything) and returns its
 /// path, so that attempts in Python need no shell quoting.
 fn program(env: &TestEnv, name: &str, text: &str) -> String {
-    let path = env.path().join(name);
-    fs::write(&path, text).unwrap();
-    path.display().to_string()
+    env.file(name, text).display().to_string()
 }
 
 // ---- Metadata: known gaps (Landlock ABI <= 7 has no right for chmod, chown, utime or xattrs) ----
@@ -1091,6 +1089,22 @@ fn raw_packet_and_exotic_sockets_io_uring_and_user_namespaces_are_refused() {
     assert!(!stdout(&out).contains("high bits: ok"), "{}", stdout(&out));
     assert_said(&out, "unshare-failed");
     assert_said(&out, "unshare-r-failed");
+}
+
+#[test]
+fn a_nested_sandbox_cannot_start_so_it_cannot_write_the_project() {
+    // Agents that bring bubblewrap (Codex's sandbox, Claude Code's) need a user namespace and
+    // mounts; inside isolate neither is possible (the seccomp layer refuses the namespace, Landlock
+    // refuses mounts and the uid map), so they fail at once and write nothing.
+    let (_, out) = attempt(
+        "bwrap --ro-bind / / --dev /dev --bind \"$ISOLATE_REPO\" /mnt touch /mnt/pwned; echo \"bwrap: $?\"; \
+         bwrap --unshare-user --ro-bind / / --bind \"$ISOLATE_REPO\" /mnt true; echo \"bwrap userns: $?\"; \
+         unshare -U true; echo \"unshare: $?\"; unshare -r true; echo \"unshare -r: $?\"",
+    );
+    for name in ["bwrap", "bwrap userns", "unshare", "unshare -r"] {
+        assert_said(&out, &format!("{name}: 1"));
+    }
+    assert_said(&out, "Operation not permitted");
 }
 
 #[test]

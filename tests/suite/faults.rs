@@ -445,3 +445,78 @@ fn a_supervisor_killed_while_it_removes_a_clean_worktree_leaves_an_explained_los
     assert_eq!(env.isolate_branches(&repo).len(), 1);
     assert_status(&env.isolate(env.path(), ["rm", "--force", &id]), 0);
 }
+
+#[test]
+fn after_a_supervisor_is_killed_the_jobs_connects_fail_and_never_go_unchecked() {
+    // A daemon of the job connects in a loop, to its own socket and to one outside; its supervisor
+    // is killed with SIGKILL. The calls that needed the supervisor's answer then fail (the kernel
+    // says ENOSYS once the filter's listener is gone); none of them reaches the outside socket.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let outside = std::os::unix::net::UnixListener::bind(env.path().join("outside.sock")).unwrap();
+    outside.set_nonblocking(true).unwrap();
+    let daemon = env.file(
+        "daemon.py",
+        "import errno, os, socket, sys, time\n\
+         srv = socket.socket(socket.AF_UNIX); srv.bind('own.sock'); srv.listen(4096)\n\
+         srv.setblocking(False)\n\
+         log = os.open('connects.log', os.O_WRONLY | os.O_CREAT | os.O_APPEND)\n\
+         def attempt(name, path):\n\
+         \x20   try:\n\
+         \x20       socket.socket(socket.AF_UNIX).connect(path); result = 'ok'\n\
+         \x20   except OSError as e:\n\
+         \x20       result = errno.errorcode.get(e.errno, str(e.errno))\n\
+         \x20   os.write(log, ('%s: %s\\n' % (name, result)).encode())\n\
+         while True:\n\
+         \x20   attempt('own', 'own.sock'); attempt('outside', sys.argv[1])\n\
+         \x20   try: srv.accept()[0].close()\n\
+         \x20   except BlockingIOError: pass\n\
+         \x20   time.sleep(0.02)\n",
+    );
+    let script = format!(
+        "setsid python3 {} {} & sleep 300",
+        daemon.display(),
+        env.path().join("outside.sock").display()
+    );
+    let child = quiet(env.isolate_cmd(&repo, ["run", "--worktree", "--", "sh", "-c", &script]))
+        .spawn()
+        .unwrap();
+    let supervisor = child.id() as i32;
+    let log = || {
+        env.worktree_dirs()
+            .first()
+            .and_then(|wt| fs::read_to_string(wt.join("connects.log")).ok())
+            .unwrap_or_default()
+    };
+    assert!(
+        wait_until(Duration::from_secs(30), || log().contains("own: ok")),
+        "the daemon's own connects did not work: {}",
+        log()
+    );
+    assert!(log().contains("outside: EACCES"), "{}", log());
+    kill9(supervisor);
+    let _ = finish(child, LIMIT);
+    let before = log().len();
+    assert!(
+        wait_until(Duration::from_secs(30), || log()[before..]
+            .contains("own: ENOSYS")),
+        "connects did not fail once the supervisor was gone: {}",
+        &log()[before..]
+    );
+    let after = log()[before..].to_string();
+    assert!(!after.contains(": ok"), "a connect went unchecked: {after}");
+    assert!(
+        matches!(outside.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "a connection reached the outside socket"
+    );
+    // prune settles the lost job and stops what it left.
+    prune_json(&env);
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            let text = log();
+            thread::sleep(Duration::from_millis(100));
+            text == log()
+        }),
+        "the daemon outlived prune"
+    );
+}

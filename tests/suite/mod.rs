@@ -7,5 +7,6 @@ mod import;
 mod lifecycle;
 mod planted;
 mod policy;
+mod sockets;
 mod terminal;
 mod worktrees;

@@ -14,29 +14,18 @@ use crate::support::*;
 
 const BUILTINS: &[&str] = &["default", "offline", "strict", "claude-code", "codex"];
 
-/// `isolate ARGS` in `dir` with extra environment variables.
 fn isolate_with(env: &TestEnv, dir: &Path, vars: &[(&str, &str)], args: &[&str]) -> Output {
-    let mut cmd = env.isolate_cmd(dir, args);
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
-    finish(
-        cmd.stdin(std::process::Stdio::null()).spawn().unwrap(),
-        LIMIT,
-    )
+    env.isolate_with(dir, vars, args)
 }
 
-/// Writes a policy file in the test's directory and returns its path.
 fn policy_file(env: &TestEnv, name: &str, text: &str) -> PathBuf {
-    let path = env.path().join(name);
-    fs::write(&path, text).unwrap();
-    path
+    env.file(name, text)
 }
 
 /// A job in `dir` (no worktree) under `policy`, running `script` with sh; returns its output and
 /// its report.
 fn job(env: &TestEnv, dir: &Path, policy: &str, script: &str) -> (Output, Value) {
-    job_with(env, dir, &[], policy, script)
+    env.policy_job(dir, &[], policy, script)
 }
 
 fn job_with(
@@ -46,28 +35,7 @@ fn job_with(
     policy: &str,
     script: &str,
 ) -> (Output, Value) {
-    let report = env.path().join("report.json");
-    let _ = fs::remove_file(&report);
-    let out = isolate_with(
-        env,
-        dir,
-        vars,
-        &[
-            "run",
-            "--policy",
-            policy,
-            "--report",
-            report.to_str().unwrap(),
-            "--",
-            "sh",
-            "-c",
-            script,
-        ],
-    );
-    let value = fs::read_to_string(&report)
-        .map(|t| serde_json::from_str(&t).unwrap())
-        .unwrap_or(Value::Null);
-    (out, value)
+    env.policy_job(dir, vars, policy, script)
 }
 
 fn gaps(report: &Value) -> String {

@@ -78,6 +78,54 @@ impl TestEnv {
         finish(cmd.stdin(Stdio::null()).spawn().unwrap(), LIMIT)
     }
 
+    /// `isolate ARGS` in `dir` with extra environment variables, bounded.
+    pub fn isolate_with(&self, dir: &Path, vars: &[(&str, &str)], args: &[&str]) -> Output {
+        let mut cmd = self.isolate_cmd(dir, args);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        finish(cmd.stdin(Stdio::null()).spawn().unwrap(), LIMIT)
+    }
+
+    /// Writes a file (a policy, a helper program) in the test's directory; returns its path.
+    pub fn file(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.root.path().join(name);
+        fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// `isolate run --policy POLICY --report FILE -- sh -c SCRIPT` in `dir` (no worktree) with extra
+    /// environment variables: its output, and its report (`Null` when none was written).
+    pub fn policy_job(
+        &self,
+        dir: &Path,
+        vars: &[(&str, &str)],
+        policy: &str,
+        script: &str,
+    ) -> (Output, serde_json::Value) {
+        let report = self.root.path().join("report.json");
+        let _ = fs::remove_file(&report);
+        let out = self.isolate_with(
+            dir,
+            vars,
+            &[
+                "run",
+                "--policy",
+                policy,
+                "--report",
+                report.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                script,
+            ],
+        );
+        let value = fs::read_to_string(&report)
+            .map(|t| serde_json::from_str(&t).unwrap())
+            .unwrap_or(serde_json::Value::Null);
+        (out, value)
+    }
+
     pub fn isolate_cmd<I, S>(&self, dir: &Path, args: I) -> Command
     where
         I: IntoIterator<Item = S>,
