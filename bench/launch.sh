@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # bench/launch.sh: what a sandboxed launch costs, against other ways to start `true`.
 #
-#   isolate:     isolate run -q -- true                  (no worktree; Landlock sandbox)
-#   no-sandbox:  isolate run -q --no-sandbox -- true     (the same without Landlock)
+#   isolate:     isolate run -q -- true                  (no worktree; Landlock and seccomp)
+#   no-sandbox:  isolate run -q --no-sandbox -- true     (the same without the sandbox)
+#   env-seccomp: env isolate run -q --policy BE -- true  (BE: default, seccomp best effort)
+#   env-no-seccomp: env ISOLATE_NO_SECCOMP=1 isolate run -q --policy BE -- true
+#                (the same without the seccomp layer; both rows pay env(1)'s exec, so their
+#                difference is the layer's own cost: building and installing the filter, handing
+#                over its listener, starting the broker; target <= 0.3 ms)
 #   bwrap:       bwrap --ro-bind / / --dev /dev --bind DIR DIR --unshare-pid true
 #   timeout:     timeout 100 true
 #   true:        true
@@ -10,8 +15,8 @@
 # One warm-up round, then --runs rounds; each round runs every command once, in a new random
 # order, so that drift in machine load and what ran just before hit all of them alike. Prints the
 # median and minimum of each, the ratios isolate/bwrap (target: <= 1.0) and isolate/timeout, and
-# the sandbox's own share (isolate - no-sandbox). A missed target is not an error: this is a
-# benchmark. See bench/README.md.
+# the sandbox's own share (isolate - no-sandbox) and the seccomp layer's (env-seccomp -
+# env-no-seccomp). A missed target is not an error: this is a benchmark. See bench/README.md.
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -80,11 +85,16 @@ cd "$work/cwd"
 
 # The commands, each one simple command (words quoted as by printf %q) run without a shell in
 # between: by hyperfine -N, or directly from this shell in the built-in loop.
-names=(isolate no-sandbox)
-labels=("isolate run -q -- true" "isolate run -q --no-sandbox -- true")
+printf 'extends = "default"\n[compatibility]\nseccomp = "best_effort"\n' >"$work/best-effort.toml"
+names=(isolate no-sandbox env-seccomp env-no-seccomp)
+labels=("isolate run -q -- true" "isolate run -q --no-sandbox -- true"
+	"env isolate run -q --policy BE -- true" "env ISOLATE_NO_SECCOMP=1 isolate run -q --policy BE -- true")
+env_bin=$(type -P env) || die "no env(1) executable in PATH"
 printf -v c1 '%q run -q -- true' "$isolate"
 printf -v c2 '%q run -q --no-sandbox -- true' "$isolate"
-cmds=("$c1" "$c2")
+printf -v c6 '%q %q run -q --policy %q -- true' "$env_bin" "$isolate" "$work/best-effort.toml"
+printf -v c7 '%q ISOLATE_NO_SECCOMP=1 %q run -q --policy %q -- true' "$env_bin" "$isolate" "$work/best-effort.toml"
+cmds=("$c1" "$c2" "$c6" "$c7")
 
 # The sandbox has to be in force for the first row to mean anything.
 "$isolate" run -q --report "$work/report.json" -- true </dev/null ||
@@ -141,7 +151,7 @@ for ((r = 0; r <= runs; r++)); do
 		((r == 0)) || times[i]+=" $LAST_MS"
 		# Every isolate run leaves its job record behind; keep the state directory as small
 		# as it was for the first run.
-		if ((i < 2)); then
+		if ((i < 4)); then
 			rm -rf "${ISOLATE_HOME:?}/jobs/"*
 		fi
 	done
@@ -208,4 +218,15 @@ printf '\nsandbox share (isolate - no-sandbox): %s ms median, %s ms min\n' "$sha
 if [[ -n $out ]]; then
 	printf '{"bench":"launch","metric":"sandbox_share_ms","value":%s,"unit":"ms","min_diff_ms":%s,"timer":"%s","fs":"%s"}\n' \
 		"$share" "$share_min" "$timer" "$fstype" >>"$out"
+fi
+a=$(idx env-seccomp)
+b=$(idx env-no-seccomp)
+layer=$(awk -v a="${meds[a]}" -v b="${meds[b]}" 'BEGIN { printf "%.2f", a - b }')
+layer_min=$(awk -v a="${mins[a]}" -v b="${mins[b]}" 'BEGIN { printf "%.2f", a - b }')
+met=$(awk -v r="$layer" 'BEGIN { print (r <= 0.3) ? "met" : "missed" }')
+printf 'seccomp layer share (env-seccomp - env-no-seccomp): %s ms median, %s ms min (target <= 0.3 ms: %s)\n' \
+	"$layer" "$layer_min" "$met"
+if [[ -n $out ]]; then
+	printf '{"bench":"launch","metric":"seccomp_share_ms","value":%s,"unit":"ms","min_diff_ms":%s,"target":"<= 0.3","target_met":%s,"timer":"%s","fs":"%s"}\n' \
+		"$layer" "$layer_min" "$([[ $met == met ]] && echo true || echo false)" "$timer" "$fstype" >>"$out"
 fi

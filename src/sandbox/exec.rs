@@ -2,9 +2,9 @@
 //! new session with the job's environment. It is a fresh single-threaded process, so it can allocate
 //! freely while it restricts itself, in the order of spec/sandbox.md: the policy's rlimits, drop
 //! every capability, `no_new_privs`, Landlock, close-on-exec for every descriptor above 2, the
-//! seccomp filter (its notification descriptor sent to the supervisor, then closed here), then exec
-//! CMD (becoming the job's main process, same pid). A failure is reported on the status socket,
-//! which exec closes: the end of the stream with no report there means CMD is running.
+//! seccomp filter (built by the supervisor meanwhile; its notification descriptor sent back, then
+//! closed here), then exec CMD (becoming the job's main process, same pid). A failure is reported
+//! on the status socket (handover.rs), which exec closes.
 
 use std::io::Write;
 use std::os::fd::FromRawFd;
@@ -12,16 +12,13 @@ use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 use crate::sandbox::plan::{Limit, Plan, Resource};
-use crate::sandbox::{landlock, seccomp};
+use crate::sandbox::{handover, landlock, seccomp};
 use crate::supervise::monitor;
 
 /// The argument that selects the helper; not a subcommand users see.
 pub const ARG: &str = "__sandbox-exec";
 /// The variable carrying the plan as JSON; removed before exec.
 pub const PLAN_VAR: &str = "ISOLATE_SANDBOX_PLAN";
-
-/// The byte that carries the seccomp listener on the status socket (SCM_RIGHTS).
-pub const LISTENER: u8 = b'L';
 
 /// Status codes the helper reports before it exits with the same number.
 pub const SETUP_FAILED: u8 = 125;
@@ -71,10 +68,10 @@ pub fn main(args: &[String]) -> ! {
         );
     }
     // Last before exec: from here on every connect waits for the supervisor's answer.
-    if let Some(sockets) = plan.rules.as_ref().and_then(|r| r.sockets.as_ref()) {
-        let sent = seccomp::program(sockets)
+    if plan.rules.as_ref().is_some_and(|r| r.sockets.is_some()) {
+        let sent = handover::receive_filter(plan.status_fd)
             .and_then(|bpf| seccomp::install(&bpf))
-            .and_then(|listener| send_listener(plan.status_fd, listener));
+            .and_then(|listener| handover::send_listener(plan.status_fd, listener));
         if let Err(e) = sent {
             fail(SETUP_FAILED, e);
         }
@@ -93,26 +90,6 @@ pub fn main(args: &[String]) -> ! {
         _ => NOT_EXECUTABLE,
     };
     fail(code, err.to_string())
-}
-
-/// Hands the filter's notification descriptor to the supervisor and closes it here: no process of the
-/// job may hold it (one that could answer its own calls would let them all through).
-fn send_listener(status_fd: i32, listener: std::os::fd::OwnedFd) -> Result<(), String> {
-    use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags, UnixAddr};
-    use std::os::fd::AsRawFd;
-    let fds = [listener.as_raw_fd()];
-    let byte = [LISTENER];
-    let iov = [std::io::IoSlice::new(&byte)];
-    sendmsg::<UnixAddr>(
-        status_fd,
-        &iov,
-        &[ControlMessage::ScmRights(&fds)],
-        MsgFlags::empty(),
-        None,
-    )
-    .map_err(|e| format!("cannot hand the seccomp listener to the supervisor: {e}"))?;
-    drop(listener);
-    Ok(())
 }
 
 /// Lowers a resource limit, soft and hard, so that the job cannot raise it again. Never raises the

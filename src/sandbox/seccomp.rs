@@ -106,13 +106,17 @@ fn context(sockets: &Sockets) -> Result<ScmpFilterContext, libseccomp::error::Se
     ctx.set_act_badarch(ScmpAction::KillProcess)?;
     // isolate sets no_new_privs itself, before Landlock.
     ctx.set_ctl_nnp(false)?;
-    let sys = ScmpSyscall::from_name;
+    // Native syscall numbers (libc's, for the architecture isolate was built for): resolving names
+    // would cost libseccomp a table search each, on every job's way to its start.
+    let sys = |nr: libc::c_long| -> Result<ScmpSyscall, libseccomp::error::SeccompError> {
+        Ok(ScmpSyscall::from(nr as i32))
+    };
     let refuse = |errno: i32| ScmpAction::Errno(errno);
 
     // Families: unix, inet, inet6 and netlink; everything else (packet, vsock, bluetooth, can,
     // tipc, rds, xdp, kcm, smc, alg…) as if the kernel lacked it. A value with bits above the
     // 32-bit int set is above AF_NETLINK too.
-    let socket = sys("socket")?;
+    let socket = sys(libc::SYS_socket)?;
     ctx.add_rule_conditional(
         refuse(libc::EAFNOSUPPORT),
         socket,
@@ -168,7 +172,7 @@ fn context(sockets: &Sockets) -> Result<ScmpFilterContext, libseccomp::error::Se
             )?;
         }
     }
-    let socketpair = sys("socketpair")?;
+    let socketpair = sys(libc::SYS_socketpair)?;
     ctx.add_rule_conditional(
         refuse(libc::EAFNOSUPPORT),
         socketpair,
@@ -187,15 +191,19 @@ fn context(sockets: &Sockets) -> Result<ScmpFilterContext, libseccomp::error::Se
 
     // Every connect is the supervisor's to judge and to make: a filter sees a pointer, never the
     // address, nor which kind of socket the descriptor is.
-    ctx.add_rule(ScmpAction::Notify, sys("connect")?)?;
+    ctx.add_rule(ScmpAction::Notify, sys(libc::SYS_connect)?)?;
     if sockets.tcp_bind.is_some() {
         // listen() on an unbound TCP socket binds a port on every address by itself.
-        ctx.add_rule(ScmpAction::Notify, sys("listen")?)?;
+        ctx.add_rule(ScmpAction::Notify, sys(libc::SYS_listen)?)?;
     }
     if !sockets.tcp_open() {
         // TCP fast open connects (and sends) inside sendto/sendmsg, past connect's checks.
         let fastopen = libc::MSG_FASTOPEN as u64;
-        for (call, flags) in [("sendto", 3), ("sendmsg", 2), ("sendmmsg", 3)] {
+        for (call, flags) in [
+            (libc::SYS_sendto, 3),
+            (libc::SYS_sendmsg, 2),
+            (libc::SYS_sendmmsg, 3),
+        ] {
             ctx.add_rule_conditional(
                 refuse(libc::EACCES),
                 sys(call)?,
@@ -205,7 +213,7 @@ fn context(sockets: &Sockets) -> Result<ScmpFilterContext, libseccomp::error::Se
         for option in [TCP_FASTOPEN_CONNECT, TCP_ULP] {
             ctx.add_rule_conditional(
                 refuse(libc::EACCES),
-                sys("setsockopt")?,
+                sys(libc::SYS_setsockopt)?,
                 &[
                     arg(1, ScmpCompareOp::MaskedEqual(INT), libc::SOL_TCP as u64),
                     arg(2, ScmpCompareOp::MaskedEqual(INT), option),
@@ -215,13 +223,17 @@ fn context(sockets: &Sockets) -> Result<ScmpFilterContext, libseccomp::error::Se
     }
 
     // io_uring performs socket (and file) operations without system calls this filter sees.
-    for call in ["io_uring_setup", "io_uring_enter", "io_uring_register"] {
+    for call in [
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+    ] {
         ctx.add_rule(refuse(libc::ENOSYS), sys(call)?)?;
     }
     // A new user namespace brings capabilities inside it (netfilter, mounts in a new namespace:
     // kernel surface, and nothing a job can use under Landlock, which refuses mounts anyway).
     let newuser = libc::CLONE_NEWUSER as u64;
-    for call in ["unshare", "clone"] {
+    for call in [libc::SYS_unshare, libc::SYS_clone] {
         ctx.add_rule_conditional(
             refuse(libc::EPERM),
             sys(call)?,
@@ -230,9 +242,9 @@ fn context(sockets: &Sockets) -> Result<ScmpFilterContext, libseccomp::error::Se
     }
     // clone3 passes its flags in memory: as if the kernel lacked it, so that libc falls back to
     // clone, whose flags the rule above sees.
-    ctx.add_rule(refuse(libc::ENOSYS), sys("clone3")?)?;
+    ctx.add_rule(refuse(libc::ENOSYS), sys(libc::SYS_clone3)?)?;
     // The user's session and user keyrings (Kerberos tickets, cached passwords).
-    for call in ["keyctl", "add_key", "request_key"] {
+    for call in [libc::SYS_keyctl, libc::SYS_add_key, libc::SYS_request_key] {
         ctx.add_rule(refuse(libc::EPERM), sys(call)?)?;
     }
     Ok(ctx)

@@ -20,7 +20,7 @@ mod unix;
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::unistd::Pid;
@@ -28,6 +28,7 @@ use nix::unistd::Pid;
 use crate::job::record::Refused;
 use crate::sandbox::notify::{Answer, Call, Listener};
 use crate::sandbox::plan::Sockets;
+use crate::sandbox::{handover, seccomp};
 
 use caller::Callers;
 use connection::Workers;
@@ -59,18 +60,66 @@ struct Counts {
     listen: AtomicU64,
 }
 
-impl Broker {
-    /// Starts answering on `listener` for the job whose processes are the descendants of `root`.
-    pub fn start(listener: OwnedFd, sockets: Sockets, root: Pid) -> std::io::Result<Broker> {
+/// A broker's thread, started before the job's helper is: it builds the seccomp filter and sends it
+/// to the helper while the helper starts (so that neither the filter nor the thread is on the job's
+/// way to its first instruction), then waits for the helper's listener.
+pub struct Pending {
+    listener: std::sync::mpsc::SyncSender<OwnedFd>,
+    counts: Arc<Counts>,
+    /// Why the filter could not be built (the helper then fails, saying it got none).
+    failed: Arc<Mutex<Option<String>>>,
+}
+
+impl Pending {
+    /// The thread that will answer for the job whose processes are the descendants of `root`;
+    /// `status` is the supervisor's end of the helper's status socket.
+    pub fn prepare(sockets: Sockets, root: Pid, status: OwnedFd) -> std::io::Result<Pending> {
         let counts = Arc::new(Counts::default());
-        let serving = Arc::clone(&counts);
-        let listener = Arc::new(Listener::new(listener));
+        let failed = Arc::new(Mutex::new(None));
+        let (serving, why) = (Arc::clone(&counts), Arc::clone(&failed));
+        let (listener, arrives) = std::sync::mpsc::sync_channel::<OwnedFd>(1);
         std::thread::Builder::new()
             .name("isolate-broker".into())
-            .spawn(move || serve(listener, sockets, root, serving))?;
-        Ok(Broker { counts })
+            .spawn(move || {
+                quiet();
+                let bpf = seccomp::program(&sockets);
+                // An empty filter makes the helper fail, saying so; the reason is kept here.
+                let _ = handover::send_filter(&status, bpf.as_deref().unwrap_or_default());
+                drop(status);
+                if let Err(e) = bpf {
+                    *why.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                    return;
+                }
+                // Dropped without a listener (the job did not start): nothing to serve.
+                if let Ok(fd) = arrives.recv() {
+                    serve(Arc::new(Listener::new(fd)), sockets, root, serving);
+                }
+            })?;
+        Ok(Pending {
+            listener,
+            counts,
+            failed,
+        })
     }
 
+    /// Why the filter could not be built, once the helper has ended.
+    pub fn failure(&self) -> Option<String> {
+        self.failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Starts answering on `listener`.
+    pub fn start(self, listener: OwnedFd) -> Broker {
+        let _ = self.listener.send(listener);
+        Broker {
+            counts: self.counts,
+        }
+    }
+}
+
+impl Broker {
     /// What the broker refused so far.
     pub fn refused(&self) -> Refused {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
@@ -118,9 +167,9 @@ impl Decided {
     }
 }
 
-/// The broker thread: signals stay with the supervisor's main thread, capabilities are dropped.
+/// The broker thread's loop (signals stay with the supervisor's main thread, capabilities are
+/// dropped: `quiet`).
 fn serve(listener: Arc<Listener>, sockets: Sockets, root: Pid, counts: Arc<Counts>) {
-    quiet();
     let mut unix = unix::Unix::new(sockets.unix_allowed.clone(), sockets.abstract_scoped, root);
     let workers = Workers::default();
     let mut callers = Callers::default();

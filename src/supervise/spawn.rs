@@ -6,22 +6,20 @@
 //! (broker.rs) answers on it from then on.
 
 use std::ffi::OsString;
-use std::io::IoSliceMut;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use nix::sys::socket::{
-    recvmsg, socketpair, AddressFamily, ControlMessageOwned, MsgFlags, SockFlag, SockType,
-};
+use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
 use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::Pid;
 
 use crate::error::{Error, Result};
-use crate::sandbox::exec::{self, LISTENER, NOT_EXECUTABLE, NOT_FOUND, PLAN_VAR};
+use crate::sandbox::exec::{self, NOT_EXECUTABLE, NOT_FOUND, PLAN_VAR};
+use crate::sandbox::handover;
 use crate::sandbox::plan::{Plan, Rules};
-use crate::supervise::broker::Broker;
+use crate::supervise::broker::{Broker, Pending};
 use crate::supervise::pty;
 
 /// What to start.
@@ -79,6 +77,19 @@ pub fn spawn(job: Spawn) -> Result<Spawned> {
         .stdin(job.stdin)
         .stdout(job.stdout)
         .stderr(job.stderr);
+    // Before the fork: the broker's thread builds the seccomp filter while the helper starts.
+    let pending = match sockets {
+        Some(sockets) => {
+            let status = status_read
+                .try_clone()
+                .map_err(|e| Error::Other(format!("cannot share the status socket: {e}")))?;
+            Some(
+                Pending::prepare(sockets, Pid::this(), status)
+                    .map_err(|e| Error::Sandbox(format!("cannot start the seccomp broker: {e}")))?,
+            )
+        }
+        None => None,
+    };
     let cgroup_fd = job.cgroup_procs.as_ref().map(|f| f.as_raw_fd());
     let terminal = job.terminal;
     let parent = std::process::id() as libc::pid_t;
@@ -119,22 +130,26 @@ pub fn spawn(job: Spawn) -> Result<Spawned> {
     drop(child);
     drop(status_write);
 
-    let (listener, report) = read_status(&status_read);
+    let (listener, report) = handover::read_status(&status_read);
     let Some((&code, message)) = report.split_first() else {
-        let broker = match (listener, sockets) {
-            (Some(listener), Some(sockets)) => Some(
-                Broker::start(listener, sockets, Pid::this())
-                    .map_err(|e| Error::Sandbox(format!("cannot start the seccomp broker: {e}")))?,
-            ),
-            (None, Some(_)) => {
+        let broker = match (pending, listener) {
+            (None, _) => None,
+            (Some(pending), Some(listener)) => Some(pending.start(listener)),
+            // CMD runs under a filter nobody would answer: it must not run on.
+            (Some(_), None) => {
+                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+                let _ = waitpid(pid, None);
                 return Err(Error::Sandbox(
                     "the sandbox helper did not hand over its seccomp listener".into(),
-                ))
+                ));
             }
-            _ => None,
         };
         return Ok(Spawned { pid, broker });
     };
+    if let Some(why) = pending.and_then(|p| p.failure()) {
+        let _ = waitpid(pid, None);
+        return Err(Error::Sandbox(why));
+    }
     // CMD never ran: collect the helper so that no zombie is left, then say why.
     let _ = waitpid(pid, None).map(|s| matches!(s, WaitStatus::Exited(..)));
     let message = String::from_utf8_lossy(message).into_owned();
@@ -147,51 +162,4 @@ pub fn spawn(job: Spawn) -> Result<Spawned> {
         },
         _ => Error::Sandbox(message),
     })
-}
-
-/// Reads the helper's status socket to its end: the seccomp listener, if it sent one, and the
-/// failure report (empty when CMD was exec'd).
-fn read_status(socket: &OwnedFd) -> (Option<OwnedFd>, Vec<u8>) {
-    let mut listener = None;
-    let mut report = Vec::new();
-    loop {
-        let mut buf = [0u8; 4096];
-        let mut space = nix::cmsg_space!([RawFd; 1]);
-        let mut iov = [IoSliceMut::new(&mut buf)];
-        let (bytes, fds) = match recvmsg::<()>(
-            socket.as_raw_fd(),
-            &mut iov,
-            Some(&mut space),
-            MsgFlags::MSG_CMSG_CLOEXEC,
-        ) {
-            Ok(msg) => {
-                let fds: Vec<RawFd> = msg
-                    .cmsgs()
-                    .into_iter()
-                    .flatten()
-                    .flat_map(|c| match c {
-                        ControlMessageOwned::ScmRights(fds) => fds,
-                        _ => Vec::new(),
-                    })
-                    .collect();
-                (msg.bytes, fds)
-            }
-            Err(nix::errno::Errno::EINTR) => continue,
-            Err(_) => break,
-        };
-        let mut data = &buf[..bytes];
-        for fd in fds {
-            // SAFETY: a descriptor the kernel just installed for us; nothing else owns it.
-            let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-            if listener.is_none() && data.first() == Some(&LISTENER) {
-                data = &data[1..];
-                listener = Some(fd);
-            }
-        }
-        if bytes == 0 {
-            break;
-        }
-        report.extend_from_slice(data);
-    }
-    (listener, report)
 }
