@@ -163,11 +163,6 @@ impl Caller {
         // SAFETY: a new descriptor nothing else owns.
         Ok(unsafe { OwnedFd::from_raw_fd(got as RawFd) })
     }
-
-    /// The caller's thread group, for `/proc/self` in a path it gave.
-    pub fn tgid(&self) -> Result<i32, i32> {
-        tgid(self.tid).ok_or(libc::ENOENT)
-    }
 }
 
 /// `openat(dir, path, O_PATH)`, following symlinks as a connect does.

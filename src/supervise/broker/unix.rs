@@ -182,13 +182,13 @@ fn resolve(caller: &Caller, path: &[u8]) -> Result<OwnedFd, i32> {
         // The caller thread's working directory, and the path beneath it, in one lookup.
         return own(text, format!("/proc/{}/cwd", caller.tid()));
     }
+    // The caller's own /proc directory (a thread's: its working directory, the descriptor table
+    // it uses), for the names that mean "this process" in the caller's mouth.
+    let me = format!("/proc/{}", caller.tid());
     for (prefix, base) in [
-        ("/proc/self", format!("/proc/{}", caller.tgid()?)),
-        (
-            "/proc/thread-self",
-            format!("/proc/{}/task/{}", caller.tgid()?, caller.tid()),
-        ),
-        ("/dev/fd", format!("/proc/{}/fd", caller.tgid()?)),
+        ("/proc/self", me.clone()),
+        ("/proc/thread-self", format!("{me}/task/{}", caller.tid())),
+        ("/dev/fd", format!("{me}/fd")),
     ] {
         if let Ok(rest) = text.strip_prefix(prefix) {
             return own(rest, base);
@@ -199,10 +199,7 @@ fn resolve(caller: &Caller, path: &[u8]) -> Result<OwnedFd, i32> {
         .enumerate()
     {
         if text == Path::new(name) {
-            return own(
-                Path::new(&n.to_string()),
-                format!("/proc/{}/fd", caller.tgid()?),
-            );
+            return own(Path::new(&n.to_string()), format!("{me}/fd"));
         }
     }
     let path = CString::new(path).map_err(|_| libc::EINVAL)?;
