@@ -651,21 +651,18 @@ impl Outside {
     }
 }
 
-/// Python helpers for attempts: `attempt(name, fn)` prints `name: ok` or `name: ERRNO`.
-const PROBE: &str = "import ctypes, errno, os, socket, sys, threading, time\n\
-def attempt(name, f):\n\
-\x20   try:\n\
-\x20       f()\n\
-\x20       print(name + ': ok', flush=True)\n\
-\x20   except OSError as e:\n\
-\x20       print(name + ': ' + errno.errorcode.get(e.errno, str(e.errno)), flush=True)\n\
-def unix(path):\n\
-\x20   s = socket.socket(socket.AF_UNIX)\n\
-\x20   s.connect(path)\n\
-\x20   s.sendall(b'from-the-job')\n";
-
+/// A Python attempt (TestEnv::probe), with `unix(path)`: connect to a unix socket and send to it.
 fn probe(env: &TestEnv, name: &str, body: &str) -> String {
-    program(env, name, &format!("{PROBE}{body}"))
+    env.probe(
+        name,
+        &format!(
+            "def unix(path):\n\
+             \x20   s = socket.socket(socket.AF_UNIX)\n\
+             \x20   s.connect(path)\n\
+             \x20   s.sendall(b'from-the-job')\n\
+             {body}"
+        ),
+    )
 }
 
 #[test]

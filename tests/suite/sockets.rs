@@ -9,19 +9,8 @@ use std::time::{Duration, Instant};
 
 use crate::support::*;
 
-/// Python helpers: `attempt(name, fn)` prints `name: ok` or `name: ERRNO`.
-const PROBE: &str = "import errno, os, socket, sys, threading, time\n\
-def attempt(name, f):\n\
-\x20   try:\n\
-\x20       f()\n\
-\x20       print(name + ': ok', flush=True)\n\
-\x20   except OSError as e:\n\
-\x20       print(name + ': ' + errno.errorcode.get(e.errno, str(e.errno)), flush=True)\n";
-
 fn probe(env: &TestEnv, name: &str, body: &str) -> String {
-    env.file(name, &format!("{PROBE}{body}"))
-        .display()
-        .to_string()
+    env.probe(name, body)
 }
 
 #[track_caller]

@@ -87,6 +87,22 @@ impl TestEnv {
         finish(cmd.stdin(Stdio::null()).spawn().unwrap(), LIMIT)
     }
 
+    /// A Python program for a job to run: `body` after a prelude that imports what attempts use and
+    /// defines `attempt(name, f)`, which prints `name: ok`, or `name: ERRNO` when `f` raises an
+    /// OSError. Returns its path.
+    pub fn probe(&self, name: &str, body: &str) -> String {
+        const PRELUDE: &str = "import ctypes, errno, os, socket, sys, threading, time\n\
+            def attempt(name, f):\n\
+            \x20   try:\n\
+            \x20       f()\n\
+            \x20       print(name + ': ok', flush=True)\n\
+            \x20   except OSError as e:\n\
+            \x20       print(name + ': ' + errno.errorcode.get(e.errno, str(e.errno)), flush=True)\n";
+        self.file(name, &format!("{PRELUDE}{body}"))
+            .display()
+            .to_string()
+    }
+
     /// Writes a file (a policy, a helper program) in the test's directory; returns its path.
     pub fn file(&self, name: &str, text: &str) -> PathBuf {
         let path = self.root.path().join(name);
