@@ -172,6 +172,20 @@ fn context(sockets: &Sockets) -> Result<ScmpFilterContext, libseccomp::error::Se
             )?;
         }
     }
+    // NETLINK_USERSOCK lets any process send to another's netlink port or group: an IPC door
+    // between unrelated processes, unlike the kernel's own netlink families.
+    ctx.add_rule_conditional(
+        refuse(libc::EPROTONOSUPPORT),
+        socket,
+        &[
+            eq(0, libc::AF_NETLINK as u64),
+            arg(
+                2,
+                ScmpCompareOp::MaskedEqual(INT),
+                libc::NETLINK_USERSOCK as u64,
+            ),
+        ],
+    )?;
     let socketpair = sys(libc::SYS_socketpair)?;
     ctx.add_rule_conditional(
         refuse(libc::EAFNOSUPPORT),

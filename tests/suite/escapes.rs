@@ -1044,6 +1044,8 @@ fn raw_packet_and_exotic_sockets_io_uring_and_user_namespaces_are_refused() {
          attempt('packet', lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW))\n\
          attempt('vsock', lambda: socket.socket(40, socket.SOCK_STREAM))\n\
          attempt('bluetooth', lambda: socket.socket(31, socket.SOCK_STREAM))\n\
+         attempt('usersock', lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 2))\n\
+         attempt('netlink route', lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0))\n\
          libc = ctypes.CDLL(None, use_errno=True)\n\
          libc.syscall.restype = ctypes.c_long\n\
          def high_bits():\n\
@@ -1076,6 +1078,8 @@ fn raw_packet_and_exotic_sockets_io_uring_and_user_namespaces_are_refused() {
         ("packet", "EAFNOSUPPORT"),
         ("vsock", "EAFNOSUPPORT"),
         ("bluetooth", "EAFNOSUPPORT"),
+        ("usersock", "EPROTONOSUPPORT"),
+        ("netlink route", "ok"),
         ("io_uring", "ENOSYS"),
         ("unshare", "EPERM"),
         ("clone3", "ENOSYS"),
