@@ -43,6 +43,9 @@ pub struct SandboxReport {
     pub policy: String,
     /// Every place the sandbox does not reach, as data (spec/sandbox.md, "Gaps").
     pub gaps: Vec<String>,
+    /// The writable paths `--allow-write` added, canonical.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_write: Vec<String>,
     /// What the seccomp layer's broker refused the job (set when the job ends).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<Refused>,

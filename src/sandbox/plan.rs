@@ -510,6 +510,7 @@ pub fn build(
             landlock_abi: probe::landlock_abi(),
             policy: loaded.name.clone(),
             gaps: vec![NO_SANDBOX.to_string()],
+            allow_write: Vec::new(),
             refused: None,
         };
         return Ok((None, report, Vec::new()));
@@ -521,9 +522,11 @@ pub fn build(
     };
 
     let mut resolved = resolve_policy_paths(policy, true);
+    let mut allow_write = Vec::new();
     for path in job.allow_write {
         let canonical = fs::canonicalize(path)
             .map_err(|e| Error::Usage(format!("--allow-write {}: {e}", path.display())))?;
+        allow_write.push(canonical.display().to_string());
         resolved.push(granted(
             job_path(&path.display().to_string(), Access::Write),
             canonical,
@@ -576,6 +579,7 @@ pub fn build(
         landlock_abi: Some(abi),
         policy: loaded.name.clone(),
         gaps: gaps(policy, kernel, &states, reads_unrestricted(&rules.read)),
+        allow_write,
         refused: None,
     };
     Ok((Some(rules), report, notes))

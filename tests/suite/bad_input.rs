@@ -1,6 +1,7 @@
 //! Bad input: every failure names what failed, with the right status, and leaves nothing half-made.
 
 use std::fs;
+use std::path::Path;
 
 use crate::support::*;
 
@@ -282,4 +283,78 @@ fn nix_mkfifo(path: &std::path::Path) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: mkfifo with a valid C string.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+#[test]
+fn allow_write_refuses_what_the_sandbox_protects_and_names_what_it_grants() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::create_dir_all(repo.join("target")).unwrap();
+    fs::create_dir_all(env.state.join("worktrees")).unwrap();
+    let free = env.path().join("free");
+    fs::create_dir(&free).unwrap();
+    let git = repo.join(".git");
+    let hooks = repo.join(".git/hooks");
+    let target = repo.join("target");
+    let refused: Vec<(&Path, bool)> = vec![
+        (Path::new("/"), false),
+        (env.path(), false),
+        (&repo, false),
+        (&git, false),
+        (&hooks, false),
+        (&env.state, false),
+        (&env.state, true),
+        (&repo, true),
+        // With --worktree the project's checkout is never the job's, a directory of it neither.
+        (&target, true),
+    ];
+    for (path, worktree) in &refused {
+        let mut args = vec!["run"];
+        if *worktree {
+            args.push("--worktree");
+        }
+        let p = path.to_str().unwrap();
+        args.extend(["--allow-write", p, "--", "true"]);
+        let before = env.records().len();
+        let out = env.isolate(&repo, &args);
+        assert_status(&out, 125);
+        assert!(
+            stderr(&out).contains("--allow-write") && stderr(&out).contains("never opens it"),
+            "{p}: {}",
+            stderr(&out)
+        );
+        assert_eq!(env.records().len(), before, "{p}: a job was left behind");
+    }
+    assert!(env.worktree_dirs().is_empty());
+    // Without --worktree a directory of the checkout is what the option is for; it is named.
+    let report = env.path().join("r.json");
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--allow-write",
+            "target",
+            "--allow-write",
+            free.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "touch target/built \"$0/x\"",
+            free.to_str().unwrap(),
+        ],
+    );
+    assert_status(&out, 0);
+    assert!(repo.join("target/built").exists() && free.join("x").exists());
+    assert!(
+        stderr(&out).contains("writable as asked (--allow-write)"),
+        "{}",
+        stderr(&out)
+    );
+    let granted = env.report(&report)["sandbox"]["allow_write"].to_string();
+    assert!(
+        granted.contains("target") && granted.contains("free"),
+        "{granted}"
+    );
 }

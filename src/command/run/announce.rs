@@ -38,6 +38,12 @@ pub(super) fn announce_start(prepared: &Prepared, record: &Record, notes: &[Stri
         None => format!("in {}", prepared.cwd.display()),
     };
     say!("isolate: job {} {place}; {sandbox}", record.id);
+    if !record.sandbox.allow_write.is_empty() {
+        say!(
+            "isolate: writable as asked (--allow-write): {}",
+            record.sandbox.allow_write.join(", ")
+        );
+    }
     for note in notes {
         say!("isolate: note: {note}");
     }

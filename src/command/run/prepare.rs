@@ -92,6 +92,8 @@ pub(super) fn prepare_resume(query: &str, args: &RunArgs) -> Result<Prepared> {
         let project = Project::discover(Path::new(&wt.repo))?;
         let path = PathBuf::from(&wt.path);
         let key_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let root = key_dir.parent().unwrap_or(&key_dir);
+        check_allow_write(&args.allow_write, &state, Some(&project), root, true)?;
         let tmpdir = job_dir.join("tmp");
         let _ = fs::remove_dir_all(&tmpdir);
         fs::DirBuilder::new()
@@ -131,6 +133,21 @@ pub(super) fn prepare(args: &RunArgs) -> Result<Prepared> {
     } else {
         None
     };
+    if !args.allow_write.is_empty() {
+        match &target {
+            Some(t) => {
+                check_allow_write(&args.allow_write, &state, Some(&t.project), &t.root, true)?
+            }
+            None => {
+                let project = Project::discover(&cwd).ok();
+                let root = match &project {
+                    Some(p) => config::load(Some(p))?.worktree_root(&state, p)?,
+                    None => state.join("worktrees"),
+                };
+                check_allow_write(&args.allow_write, &state, project.as_ref(), &root, false)?
+            }
+        }
+    }
     let config = match &target {
         Some(t) => t.config.clone(),
         None => config::load(None)?,
@@ -222,6 +239,54 @@ pub(super) struct Target {
     pub(super) config: config::Loaded,
     pub(super) root: PathBuf,
     pub(super) key_dir: PathBuf,
+}
+
+/// `--allow-write` may not open what the sandbox is there to protect: `/`, the project or a directory
+/// above it, its git directory, isolate's state directory or the worktree root (and what holds
+/// them). With `--worktree` the project is the job's never, so a directory inside its checkout is
+/// refused too; without, a directory of the checkout (`target`) is what the option is for. Refused
+/// before anything is made (status 125).
+pub(super) fn check_allow_write(
+    paths: &[PathBuf],
+    state: &Path,
+    project: Option<&Project>,
+    worktree_root: &Path,
+    worktree: bool,
+) -> Result<()> {
+    let real = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    // Each protected place, and whether a writable path *inside* it is refused too.
+    let mut protected: Vec<(PathBuf, &str, bool)> = Vec::new();
+    if let Some(p) = project {
+        protected.push((real(&p.top), "the project", worktree));
+        protected.push((real(&p.caller_top), "the project's checkout", worktree));
+        protected.push((real(&p.git_dir), "the project's git directory", true));
+    }
+    protected.push((real(state), "isolate's state directory", true));
+    protected.push((real(worktree_root), "the worktree root", true));
+    for path in paths {
+        let canonical = fs::canonicalize(path)
+            .map_err(|e| Error::Usage(format!("--allow-write {}: {e}", path.display())))?;
+        let refuse = |what: &str| {
+            Error::Usage(format!(
+                "--allow-write {}: that is {what}; the sandbox never opens it to a job \
+                 (refused: /, the project or a directory above it, its git directory, isolate's state \
+                 directory, the worktree root)",
+                path.display()
+            ))
+        };
+        if canonical == Path::new("/") {
+            return Err(refuse("the whole filesystem"));
+        }
+        for (place, what, inside) in &protected {
+            if place.starts_with(&canonical) {
+                return Err(refuse(&format!("{what} or a directory holding it")));
+            }
+            if *inside && canonical.starts_with(place) {
+                return Err(refuse(&format!("inside {what}")));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// For `--worktree`: the project, the base commit and the directory its worktrees go in.

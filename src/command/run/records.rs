@@ -17,6 +17,7 @@ pub(super) fn creating(args: &RunArgs, prepared: &Prepared, t: &Target, path: &P
         landlock_abi: None,
         policy: prepared.policy.name.clone(),
         gaps: Vec::new(),
+        allow_write: Vec::new(),
         refused: None,
     };
     let mut worktree = pending_worktree(path, &prepared.id.branch(), &t.base, &t.project.top);
