@@ -75,6 +75,11 @@ pub struct LogsArgs {
     /// Only the last N lines.
     #[arg(long, value_name = "N")]
     pub tail: Option<usize>,
+    /// Print control characters as the job wrote them, even to a terminal (by default a terminal
+    /// gets them escaped, `^[` for ESC: the job's escape sequences could retitle windows, clear the
+    /// screen or write the clipboard).
+    #[arg(long)]
+    pub raw: bool,
 }
 
 #[derive(Debug, Args)]

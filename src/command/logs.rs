@@ -1,5 +1,7 @@
-//! `isolate logs JOB [-f] [--tail N]`: a background job's output. With `-f` it follows the log
-//! across rotation until the job ends. A closed reader (`isolate logs JOB | head`) is not an error.
+//! `isolate logs JOB [-f] [--tail N] [--raw]`: a background job's output. With `-f` it follows the
+//! log across rotation until the job ends. Written to a terminal, the job's control characters are
+//! escaped (`cat -v` style) unless `--raw`: what a job prints is not the user's terminal's to obey.
+//! A closed reader (`isolate logs JOB | head`) is not an error.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -42,7 +44,11 @@ fn show(args: &LogsArgs) -> Result<(), Error> {
     let path = dir.join("output.log");
     let rotated = dir.join("output.log.1");
     let out = io::stdout();
-    let mut out = out.lock();
+    let escape = !args.raw && std::io::IsTerminal::is_terminal(&out);
+    let mut out = Output {
+        out: out.lock(),
+        escape,
+    };
     let write_err = |e: io::Error| Error::io("cannot write", "stdout", e);
     match args.tail {
         Some(n) => {
@@ -82,6 +88,51 @@ fn last_lines(text: &[u8], n: usize) -> &[u8] {
         }
     }
     text
+}
+
+/// Standard output, escaping control characters when it is a terminal.
+struct Output<W: Write> {
+    out: W,
+    escape: bool,
+}
+
+impl<W: Write> Write for Output<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.escape {
+            true => self
+                .out
+                .write_all(&escape_controls(buf))
+                .map(|()| buf.len()),
+            false => self.out.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// `text` with its control characters visible: C0 controls but tab, newline and carriage return as
+/// `^X`, DEL as `^?`, and C1 controls (U+0080 to U+009F, two bytes in UTF-8) as `M-^X`, as `cat -v`
+/// shows them. Nothing else changes, so text in any language reads as it was written.
+pub fn escape_controls(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        match b {
+            b'\t' | b'\n' | b'\r' => out.push(b),
+            0x00..=0x1f => out.extend_from_slice(&[b'^', b + 0x40]),
+            0x7f => out.extend_from_slice(b"^?"),
+            0xc2 if matches!(text.get(i + 1), Some(0x80..=0x9f)) => {
+                out.extend_from_slice(&[b'M', b'-', b'^', text[i + 1] - 0x40]);
+                i += 1;
+            }
+            _ => out.push(b),
+        }
+        i += 1;
+    }
+    out
 }
 
 /// Prints what is appended to the log from its current end until the job has ended and everything
@@ -133,7 +184,20 @@ fn follow(dir: &Path, path: &PathBuf, out: &mut impl Write) -> Result<(), Error>
 
 #[cfg(test)]
 mod tests {
-    use super::last_lines;
+    use super::{escape_controls, last_lines};
+
+    #[test]
+    fn control_characters_are_shown_and_text_is_kept() {
+        assert_eq!(
+            escape_controls(b"\x1b]52;c;ZXZpbA==\x07ok\n"),
+            b"^[]52;c;ZXZpbA==^Gok\n"
+        );
+        assert_eq!(
+            escape_controls("a\tb\r\nçé 漢\x7f".as_bytes()),
+            "a\tb\r\nçé 漢^?".as_bytes()
+        );
+        assert_eq!(escape_controls("\u{9b}2J".as_bytes()), b"M-^[2J");
+    }
 
     #[test]
     fn last_lines_counts_from_the_end() {

@@ -28,6 +28,15 @@ pub struct Project {
 impl Project {
     /// The repository of `cwd`.
     pub fn discover(cwd: &Path) -> Result<Project> {
+        // git answers in lines: a newline in a path would move every field. Refused before git is
+        // asked (the checkout's path is a prefix of the working directory's).
+        let real = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+        if real.as_os_str().as_encoded_bytes().contains(&b'\n') {
+            return Err(Error::Usage(format!(
+                "{:?} contains a newline; isolate does not support that in a project's path",
+                real
+            )));
+        }
         let out = git::try_run(
             cwd,
             [

@@ -463,3 +463,43 @@ fn a_thousand_orphans_leave_no_zombies_and_the_main_status_is_right() {
         );
     }
 }
+
+#[test]
+fn logs_escape_the_jobs_control_characters_on_a_terminal_unless_raw() {
+    // A job's output can carry escape sequences a terminal obeys (a window title, clearing the
+    // screen, OSC 52 writing the clipboard): printed to a terminal they are shown, not sent.
+    let env = TestEnv::new();
+    let id = start(
+        &env,
+        env.path(),
+        &[
+            "--",
+            "printf",
+            "\\033]0;PWNED\\007\\033]52;c;ZXZpbA==\\007\\033[2Jdone\\n",
+        ],
+    );
+    assert_eq!(wait(&env, &id), 0);
+    // Piped: the bytes as the job wrote them.
+    let piped = env.isolate(env.path(), ["logs", &id]);
+    assert!(piped.stdout.contains(&0x1b), "{:?}", stdout(&piped));
+    let on_a_terminal = |extra: &str| {
+        let mut cmd = std::process::Command::new("script");
+        env.apply(&mut cmd);
+        cmd.args(["-qec", &format!("{BIN} logs {extra} {id}"), "/dev/null"])
+            .current_dir(env.path())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        finish(cmd.spawn().unwrap(), LIMIT)
+    };
+    let shown = on_a_terminal("");
+    assert_status(&shown, 0);
+    assert!(!shown.stdout.contains(&0x1b), "{:?}", stdout(&shown));
+    assert!(
+        stdout(&shown).contains("^[]0;PWNED^G^[]52;c;ZXZpbA==^G^[[2Jdone"),
+        "{:?}",
+        stdout(&shown)
+    );
+    let raw = on_a_terminal("--raw");
+    assert!(raw.stdout.contains(&0x1b), "{:?}", stdout(&raw));
+}

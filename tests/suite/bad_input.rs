@@ -141,6 +141,24 @@ fn a_project_path_with_spaces_and_quotes_works() {
 }
 
 #[test]
+fn a_project_path_with_a_newline_is_refused_before_git_is_asked() {
+    // A project whose path holds a newline and, beneath it, a directory named as a path elsewhere:
+    // git's line-per-field answer would be read as another project's fields.
+    let env = TestEnv::new();
+    let repo = env.repo("app\n/tmp\nevil");
+    let out = env.isolate(&repo, ["run", "--worktree", "--", "true"]);
+    assert_status(&out, 125);
+    assert!(
+        stderr(&out).contains("contains a newline"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(env.worktree_dirs().is_empty());
+    assert!(env.isolate_branches(&repo).is_empty());
+    assert!(env.records().is_empty());
+}
+
+#[test]
 fn sandbox_unavailable_fails_closed_with_a_hint_and_no_sandbox_runs_on_purpose() {
     let env = TestEnv::new();
     let repo = env.repo("app");
