@@ -1,8 +1,11 @@
 //! The import (spec/sandbox.md): the job's commits reach the project without git ever running in the
 //! job's repository. From the project, `pack-objects --revs --thin` reads the job's object directory
 //! as an extra alternate and `index-pack --stdin --fix-thin` recomputes every object id into the
-//! project's store; the tip is validated (a full id, a commit, present) before
-//! `update-ref refs/heads/isolate/<id> <tip> <old>` moves the branch only if nobody else did.
+//! project's store; the tip is validated (a full id, a commit, present) and everything it reaches is
+//! checked to be in the project's own store (`rev-list --objects --missing=error`: the job can forge
+//! an object file, which index-pack stores under its real id, leaving the name it was read by
+//! missing) before `update-ref refs/heads/isolate/<id> <tip> <old>` moves the branch only if nobody
+//! else did.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -54,6 +57,15 @@ pub fn import(
                 "the job's branch tip {tip} is a {kind}, not a commit; nothing imported"
             )));
         }
+        connected(
+            project,
+            tip,
+            if full_id(old) && !is_null(old) {
+                old
+            } else {
+                base
+            },
+        )?;
         let reference = format!("refs/heads/{branch}");
         git::run(
             &project.top,
@@ -72,6 +84,37 @@ pub fn import(
         commits: count(project, base, tip)?,
         copied: tip != old,
     })
+}
+
+fn is_null(id: &str) -> bool {
+    id.bytes().all(|b| b == b'0')
+}
+
+/// Every object `tip` reaches beyond `known` is in the project's own store (the job's is not
+/// consulted: no alternate is given), or the import is refused and nothing moves.
+fn connected(project: &Project, tip: &str, known: &str) -> Result<()> {
+    let not = format!("^{known}");
+    let out = git::try_run(
+        &project.top,
+        [
+            "rev-list",
+            "--objects",
+            "--missing=error",
+            "--quiet",
+            "--end-of-options",
+            tip,
+            &not,
+        ],
+    )?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let why = String::from_utf8_lossy(&out.stderr);
+    Err(Error::Refused(format!(
+        "the job's commits reach objects the project did not receive ({}): its object files were \
+         changed or are missing; nothing imported",
+        why.trim().lines().next().unwrap_or("rev-list failed")
+    )))
 }
 
 /// Commits of `base..tip` in the project (no git call when they are the same commit).

@@ -1642,6 +1642,53 @@ fn a_branch_tip_that_is_a_blob_or_a_tag_is_refused() {
     }
 }
 
+#[test]
+fn forged_object_files_are_never_imported_and_the_work_is_kept() {
+    // The job commits, then replaces the file of one of its objects (a blob, then a tree) with the
+    // file of another object: read by the first name, the object hashes to the second. index-pack
+    // stores it under its real id, so the name the commit reaches would be missing in the project.
+    for (what, forge) in [
+        ("a blob", "X=$(git rev-parse HEAD:work.txt)"),
+        ("a tree", "X=$(git rev-parse HEAD^{tree})"),
+    ] {
+        let env = TestEnv::new();
+        let repo = env.repo("app");
+        let base = env.git(&repo, ["rev-parse", "HEAD"]);
+        let script = format!(
+            "echo the work > work.txt && git add work.txt && git commit -q -m work && {forge} && \
+             Y=$(echo decoy | git hash-object -w --stdin) && \
+             P=.git/objects/$(echo $X | cut -c1-2)/$(echo $X | cut -c3-) && \
+             Q=.git/objects/$(echo $Y | cut -c1-2)/$(echo $Y | cut -c3-) && \
+             chmod u+w \"$P\" && cp \"$Q\" \"$P\" && echo forged"
+        );
+        let (out, report) = attempt_with(&env, &repo, &[], &script, || {});
+        assert_said(&out, "forged");
+        // Nothing moved in the project, fsck stays clean (attempt_with checked it), gc works.
+        let branch = report["worktree"]["branch"].as_str().unwrap();
+        let full = format!("refs/heads/{branch}");
+        let tip = env.git(&repo, ["for-each-ref", "--format=%(objectname)", &full]);
+        assert!(
+            tip.is_empty() || tip == base,
+            "{what}: the branch moved to {tip}"
+        );
+        env.git(&repo, ["gc", "-q"]);
+        env.assert_fsck(&repo);
+        // The work is kept, and the report says why.
+        assert_eq!(report["worktree"]["removed"], false, "{what}: {report}");
+        // (A forged tree may already stop the end-of-job probe, which keeps for its own reason.)
+        let reason = report["worktree"]["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("did not receive") || reason.contains("cannot read"),
+            "{what}: {reason}"
+        );
+        let wt = PathBuf::from(report["worktree"]["path"].as_str().unwrap());
+        assert_eq!(
+            fs::read_to_string(wt.join("work.txt")).unwrap(),
+            "the work\n"
+        );
+    }
+}
+
 // ---- isolate's own state, the home directory, and what isolate copies in ----
 
 #[test]
