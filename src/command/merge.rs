@@ -48,6 +48,7 @@ fn merge(args: &MergeArgs) -> Result<()> {
         ))
     })?;
     let project = &recorded.project;
+    let policy = crate::command::recorded_policy(&record)?;
     let path = recorded.checked_path()?.to_path_buf();
     let has_worktree = path.is_dir();
     let target_ref = format!("refs/heads/{target}");
@@ -115,12 +116,17 @@ fn merge(args: &MergeArgs) -> Result<()> {
         Some(sandboxed::git(
             project,
             &path,
+            &policy,
             &["merge", "--no-edit", "--no-ff", &shown],
         )?)
     };
     if let Some(merged) = merged.filter(|m| m.status != 0) {
-        let conflicts =
-            sandboxed::git(project, &path, &["diff", "--name-only", "--diff-filter=U"])?;
+        let conflicts = sandboxed::git(
+            project,
+            &path,
+            &policy,
+            &["diff", "--name-only", "--diff-filter=U"],
+        )?;
         let names: Vec<&str> = conflicts.stdout.lines().collect();
         if names.is_empty() {
             return Err(Error::Refused(format!(

@@ -17,7 +17,9 @@ pub mod wait;
 pub mod worktrees;
 
 use crate::cli::{Cli, Command};
-use crate::error::Error;
+use crate::error::{Error, Result};
+use crate::job::record::Record;
+use crate::sandbox::policy::{self as sandbox_policy, Loaded};
 
 pub fn dispatch(cli: Cli) -> i32 {
     match cli.command {
@@ -55,4 +57,22 @@ pub fn print_json<T: serde::Serialize>(value: &T) -> i32 {
     text.push('\n');
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     0
+}
+
+/// The policy a job ran under, loaded again: what runs in its worktree later (`merge`, `sync`,
+/// `--resume`) is held to it, never to a wider default. A policy that cannot be loaded again (its
+/// file gone or broken) refuses the command.
+pub fn recorded_policy(record: &Record) -> Result<Loaded> {
+    let reference = record
+        .sandbox
+        .policy_ref
+        .as_deref()
+        .unwrap_or(&record.sandbox.policy);
+    sandbox_policy::load(reference).map_err(|e| {
+        Error::Refused(format!(
+            "job {} ran under policy {}, which does not load any more ({e}); \
+             restore it, or start a new job from its branch",
+            record.id, record.sandbox.policy
+        ))
+    })
 }

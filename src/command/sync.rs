@@ -45,6 +45,7 @@ fn sync(args: &ImportArgs) -> Result<()> {
         ))
     })?;
     let project = &recorded.project;
+    let policy = crate::command::recorded_policy(&record)?;
     let tip = git::run(
         &project.top,
         [
@@ -56,7 +57,7 @@ fn sync(args: &ImportArgs) -> Result<()> {
     )?
     .text();
     // Pending work first, as a checkpoint commit of its own.
-    let status = sandboxed::git(project, &path, &["status", "--porcelain"])?;
+    let status = sandboxed::git(project, &path, &policy, &["status", "--porcelain"])?;
     if status.status != 0 {
         return Err(Error::Other(format!(
             "git status in the worktree failed: {}",
@@ -74,7 +75,7 @@ fn sync(args: &ImportArgs) -> Result<()> {
                 "isolate: checkpoint before sync",
             ],
         ] {
-            let out = sandboxed::git(project, &path, &args)?;
+            let out = sandboxed::git(project, &path, &policy, &args)?;
             if out.status != 0 {
                 return Err(Error::Other(format!(
                     "checkpoint failed: {}",
@@ -84,10 +85,14 @@ fn sync(args: &ImportArgs) -> Result<()> {
         }
         println!("committed pending work as a checkpoint");
     }
-    let merged = sandboxed::git(project, &path, &["merge", "--no-edit", &tip])?;
+    let merged = sandboxed::git(project, &path, &policy, &["merge", "--no-edit", &tip])?;
     if merged.status != 0 {
-        let conflicts =
-            sandboxed::git(project, &path, &["diff", "--name-only", "--diff-filter=U"])?;
+        let conflicts = sandboxed::git(
+            project,
+            &path,
+            &policy,
+            &["diff", "--name-only", "--diff-filter=U"],
+        )?;
         return Err(Error::Refused(format!(
             "merging {target} conflicts in {}; resolve them in {}",
             conflicts.stdout.lines().collect::<Vec<_>>().join(", "),

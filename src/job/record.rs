@@ -41,6 +41,10 @@ pub struct SandboxReport {
     /// The kernel's Landlock ABI, when it has Landlock.
     pub landlock_abi: Option<u32>,
     pub policy: String,
+    /// What loads the policy again (its profile name, or its file's canonical path): `merge`, `sync`
+    /// and `--resume` run what is in the job's worktree under it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_ref: Option<String>,
     /// Every place the sandbox does not reach, as data (spec/sandbox.md, "Gaps").
     pub gaps: Vec<String>,
     /// The writable paths `--allow-write` added, canonical.

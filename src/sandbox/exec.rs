@@ -46,7 +46,9 @@ pub fn main(args: &[String]) -> ! {
         _ => fail(SETUP_FAILED, "no command given".into()),
     };
     if let Some(rules) = &plan.rules {
-        for limit in &rules.limits {
+        // A second policy's rules (`--resume` with another --policy) stack on the first.
+        let stack = std::iter::successors(Some(rules), |r| r.narrowed.as_deref());
+        for limit in stack.clone().flat_map(|r| &r.limits) {
             if let Err(e) = set_limit(limit) {
                 fail(
                     SETUP_FAILED,
@@ -57,8 +59,10 @@ pub fn main(args: &[String]) -> ! {
         if let Err(e) = drop_capabilities() {
             fail(SETUP_FAILED, format!("cannot drop capabilities: {e}"));
         }
-        if let Err(e) = landlock::restrict_self(rules) {
-            fail(SETUP_FAILED, e);
+        for rules in stack {
+            if let Err(e) = landlock::restrict_self(rules) {
+                fail(SETUP_FAILED, e);
+            }
         }
     }
     if let Err(e) = close_range_cloexec() {

@@ -44,6 +44,32 @@ pub struct Rules {
     /// The seccomp layer; `None` where the kernel lacks it and the policy made it best effort.
     #[serde(default)]
     pub sockets: Option<Sockets>,
+    /// A second policy's rules the job is held to as well (`--resume` with another `--policy`):
+    /// Landlock stacks them, so the job gets what both allow.
+    #[serde(default)]
+    pub narrowed: Option<Box<Rules>>,
+}
+
+impl Rules {
+    /// These rules held also to `other`'s: its Landlock ruleset is added on top (the kernel then
+    /// allows what both allow), its limits are set too (each only lowers), and the seccomp layer
+    /// gets what both allow.
+    pub fn narrowed_by(mut self, mut other: Rules) -> Rules {
+        self.sockets = match (self.sockets.take(), other.sockets.take()) {
+            (Some(a), Some(b)) => Some(a.meet(&b)),
+            (a, b) => a.or(b),
+        };
+        self.narrowed = Some(Box::new(other));
+        self
+    }
+
+    /// The job's own terminal, writable and controllable under every ruleset the job is held to.
+    pub fn add_terminal(&mut self, paths: &[PathBuf]) {
+        self.terminal.extend(paths.iter().cloned());
+        if let Some(n) = self.narrowed.as_mut() {
+            n.add_terminal(paths);
+        }
+    }
 }
 
 /// What the seccomp layer holds the job's sockets to (sandbox/seccomp.rs for the filter, the
@@ -77,6 +103,39 @@ impl Sockets {
             udp: false,
             tcp_connect: Some(Vec::new()),
             tcp_bind: Some(Vec::new()),
+        }
+    }
+
+    /// What both `self` and `other` allow.
+    pub fn meet(&self, other: &Sockets) -> Sockets {
+        let within = |p: &PathBuf, rules: &[PathBuf]| {
+            rules
+                .iter()
+                .any(|q| p == q || (p.starts_with(q) && q.is_dir()))
+        };
+        let mut unix_allowed: Vec<PathBuf> = self
+            .unix_allowed
+            .iter()
+            .filter(|p| within(p, &other.unix_allowed))
+            .cloned()
+            .collect();
+        for p in &other.unix_allowed {
+            if within(p, &self.unix_allowed) && !unix_allowed.contains(p) {
+                unix_allowed.push(p.clone());
+            }
+        }
+        let ports = |a: &Option<Vec<u16>>, b: &Option<Vec<u16>>| match (a, b) {
+            (None, b) => b.clone(),
+            (a, None) => a.clone(),
+            (Some(a), Some(b)) => Some(a.iter().filter(|p| b.contains(p)).copied().collect()),
+        };
+        Sockets {
+            unix_allowed,
+            unix_datagram: self.unix_datagram && other.unix_datagram,
+            abstract_scoped: self.abstract_scoped || other.abstract_scoped,
+            udp: self.udp && other.udp,
+            tcp_connect: ports(&self.tcp_connect, &other.tcp_connect),
+            tcp_bind: ports(&self.tcp_bind, &other.tcp_bind),
         }
     }
 
@@ -509,6 +568,7 @@ pub fn build(
             enforced: false,
             landlock_abi: probe::landlock_abi(),
             policy: loaded.name.clone(),
+            policy_ref: Some(loaded.reference.clone()),
             gaps: vec![NO_SANDBOX.to_string()],
             allow_write: Vec::new(),
             refused: None,
@@ -578,6 +638,7 @@ pub fn build(
         enforced: true,
         landlock_abi: Some(abi),
         policy: loaded.name.clone(),
+        policy_ref: Some(loaded.reference.clone()),
         gaps: gaps(policy, kernel, &states, reads_unrestricted(&rules.read)),
         allow_write,
         refused: None,
@@ -657,6 +718,7 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
         scope_abstract_unix: scopes && policy.scopes.abstract_unix_sockets,
         limits,
         sockets,
+        narrowed: None,
     }
 }
 

@@ -230,6 +230,10 @@ pub struct Compatibility {
 pub struct Loaded {
     /// A profile's name, or the file's path as given.
     pub name: String,
+    /// What `load` takes to load it again from anywhere: the profile's name, or the file's
+    /// canonical path. Recorded with a job, so that what runs in its worktree later (`merge`,
+    /// `sync`, `--resume`) runs under the same policy.
+    pub reference: String,
     /// Where it came from, then what it extends, in order (`claude-code`, `default`).
     pub sources: Vec<String>,
     pub policy: Policy,
@@ -455,8 +459,15 @@ enum Origin {
 pub fn load(name_or_file: &str) -> Result<Loaded> {
     let mut stack = Vec::new();
     let (name, policy) = load_chain(name_or_file, Path::new("."), &mut stack)?;
+    let reference = match stack.first() {
+        Some((Origin::File(path), _)) if is_file_reference(name_or_file) => {
+            path.display().to_string()
+        }
+        _ => name_or_file.to_string(),
+    };
     Ok(Loaded {
         name,
+        reference,
         sources: stack.iter().map(|(_, shown)| shown.clone()).collect(),
         policy,
     })

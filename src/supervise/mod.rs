@@ -5,6 +5,7 @@
 pub mod background;
 pub mod broker;
 pub mod cgroup;
+pub mod helper;
 pub mod interactive;
 pub mod log;
 pub mod monitor;

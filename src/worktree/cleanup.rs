@@ -137,6 +137,8 @@ pub struct Job<'a> {
     pub dispatch_dirty: bool,
     /// The project's branch the job was started from.
     pub project_branch: Option<&'a str>,
+    /// The job's policy (what loads it again), named in the handoff of a kept worktree.
+    pub policy: Option<&'a str>,
 }
 
 /// Imports, decides, and carries out the decision; returns the worktree part of the report.
@@ -216,7 +218,14 @@ pub fn settle(job: &Job) -> Result<WorktreeReport> {
     // A kept worktree is the job's: git there runs whatever the job planted (hooks, fsmonitor), so
     // the way back in is another sandboxed session, not a plain `cd`.
     let handoff = if !removed && facts.exists {
-        Some(format!("isolate run --resume {} -- \"$SHELL\"", job.id))
+        let policy = job
+            .policy
+            .map(|p| format!(" --policy {}", shell_quote(Path::new(p))))
+            .unwrap_or_default();
+        Some(format!(
+            "isolate run --resume {}{policy} -- \"$SHELL\"",
+            job.id
+        ))
     } else if branch_kept && commits > 0 && !contained {
         Some(format!(
             "git -C {} merge --no-ff {branch}",
@@ -537,6 +546,8 @@ pub struct Recorded {
     pub key_dir: PathBuf,
     pub job_dir: PathBuf,
     pub worktree: crate::job::record::WorktreeReport,
+    /// What loads the job's policy again.
+    pub policy: Option<String>,
 }
 
 impl Recorded {
@@ -565,6 +576,7 @@ impl Recorded {
             key_dir,
             job_dir,
             worktree,
+            policy: record.sandbox.policy_ref.clone(),
         })
     }
 
@@ -579,6 +591,7 @@ impl Recorded {
             keep,
             dispatch_dirty: self.worktree.dispatch_dirty,
             project_branch: self.worktree.project_branch.as_deref(),
+            policy: self.policy.as_deref(),
         }
     }
 

@@ -15,9 +15,9 @@ use std::process::Stdio;
 use crate::error::{Error, Result};
 use crate::git;
 use crate::sandbox::{plan, probe};
+use crate::supervise::helper::Helper;
 use crate::supervise::spawn;
 use crate::worktree::project::Project;
-use crate::worktree::sandboxed;
 
 /// What an import did.
 pub struct Imported {
@@ -183,18 +183,20 @@ fn copy_objects(project: &Project, job_objects: &Path, tip: &str, old: &str) -> 
         "--stdout",
         "--quiet",
     ];
-    let packer = spawn::spawn(spawn::Spawn {
-        argv: argv.iter().map(|a| a.to_string()).collect(),
-        cwd: project.top.clone(),
-        env,
-        rules: reader_rules(project, job_objects, tmp.path()),
-        stdin: Stdio::from(revs_read),
-        stdout: Stdio::from(pack_write),
-        stderr: Stdio::from(err_write),
-        cgroup_procs: None,
-        terminal: None,
-    })?
-    .pid;
+    let packer = Helper::start(
+        spawn::Spawn {
+            argv: argv.iter().map(|a| a.to_string()).collect(),
+            cwd: project.top.clone(),
+            env,
+            rules: reader_rules(project, job_objects, tmp.path()),
+            stdin: Stdio::from(revs_read),
+            stdout: Stdio::from(pack_write),
+            stderr: Stdio::from(err_write),
+            cgroup_procs: None,
+            terminal: None,
+        },
+        "import",
+    )?;
     let revs = if old.bytes().all(|b| b == b'0') {
         format!("{tip}\n")
     } else {
@@ -219,7 +221,9 @@ fn copy_objects(project: &Project, job_objects: &Path, tip: &str, old: &str) -> 
     let indexed = index
         .spawn()
         .map(|mut child| git::collect(&mut child, &index, git::TIMEOUT));
-    let packed = sandboxed::wait(packer, git::TIMEOUT);
+    // index-pack first: it is this process's child too, and what is left of this process's children
+    // once it has been waited for is the packer's tree, which `finish` stops whole.
+    let packed = packer.finish(git::TIMEOUT);
     let pack_errors = errors.join().unwrap_or_default();
     if packed != 0 {
         return Err(Error::Git {
@@ -272,5 +276,6 @@ fn reader_rules(project: &Project, job_objects: &Path, tmp: &Path) -> Option<pla
         scope_abstract_unix: abi >= probe::SCOPES_ABI,
         limits: Vec::new(),
         sockets: probe::seccomp().is_ok().then(plan::Sockets::closed),
+        narrowed: None,
     })
 }

@@ -1588,6 +1588,66 @@ fn symlinks_planted_for_the_cleanup_to_follow() {
 }
 
 #[test]
+fn a_process_swapping_the_worktree_for_symlinks_during_rm_and_prune_redirects_nothing() {
+    // A process that can write the worktree (here the test, standing for a daemon the job left)
+    // swaps its directories for symlinks to a victim of the same shape while `rm`, then `prune`,
+    // remove it. The victim is untouched.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let fill = "for d in $(seq 0 15); do for s in 0 1 2 3; do mkdir -p target/d$d/s$s; \
+                for f in 0 1 2 3 4 5 6 7; do echo x > target/d$d/s$s/f$f; done; done; done";
+    for command in ["rm", "prune"] {
+        let victim = env.path().join(format!("victim-{command}"));
+        for d in 0..16 {
+            for s in 0..4 {
+                let dir = victim.join(format!("target/d{d}/s{s}"));
+                fs::create_dir_all(&dir).unwrap();
+                fs::write(dir.join("important"), "keep").unwrap();
+            }
+        }
+        let (out, report) = env.worktree_job(&repo, &["--keep"], fill);
+        assert_status(&out, 0);
+        let wt = PathBuf::from(report["worktree"]["path"].as_str().unwrap());
+        let id = report["id"].as_str().unwrap().to_string();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let out = std::thread::scope(|s| {
+            s.spawn(|| {
+                // The moment the removal has started inside `target/` (one of its files is gone),
+                // `target` becomes a symlink to the victim's, and each of its directories too.
+                let target = wt.join("target");
+                let mut swapped = false;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let started = (0..16)
+                        .any(|d| (0..4).any(|s| !target.join(format!("d{d}/s{s}/f0")).exists()));
+                    if swapped || !started {
+                        continue;
+                    }
+                    swapped = true;
+                    let _ = fs::rename(&target, env.path().join(format!("moved-{command}")));
+                    let _ = std::os::unix::fs::symlink(victim.join("target"), &target);
+                }
+            });
+            let args: Vec<&str> = match command {
+                "rm" => vec!["rm", &id],
+                _ => vec!["prune"],
+            };
+            let out = env.isolate(&repo, &args);
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            out
+        });
+        for d in 0..16 {
+            for s in 0..4 {
+                assert!(
+                    victim.join(format!("target/d{d}/s{s}/important")).exists(),
+                    "{command} deleted outside the worktree: {}",
+                    stderr(&out)
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn a_tree_with_a_dot_git_entry_is_never_imported() {
     // A commit whose tree holds `.git/hooks/post-checkout`: checked out in the project it would be
     // a hook. It must not reach the project's branch.

@@ -73,3 +73,129 @@ fn planted_filters_fsmonitor_and_hooks_do_not_run_when_the_worktree_is_removed()
     assert_eq!(value["worktree"]["commits"], 1, "{value}");
     env.assert_fsck(&repo);
 }
+
+/// Plants, in the job's own repository, hooks and an fsmonitor that run `what` (a shell command) in
+/// the background, detached in a session of their own, and record their pid in the worktree.
+fn plant_daemon(what: &str) -> String {
+    format!(
+        "mkdir -p .git/hooks && \
+         printf '#!/bin/sh\\nsetsid sh -c \"echo \\\\$\\\\$ >> daemon.pids; {what}\" </dev/null >/dev/null 2>&1 &\\nexit 0\\n' > .git/hooks/post-merge && \
+         cp .git/hooks/post-merge .git/hooks/pre-commit && cp .git/hooks/post-merge .git/hooks/post-commit && \
+         cp .git/hooks/post-merge .git/fsmonitor.sh && chmod +x .git/hooks/* .git/fsmonitor.sh && \
+         git config core.hooksPath .git/hooks && git config core.fsmonitor .git/fsmonitor.sh; "
+    )
+}
+
+fn commit_on_main(env: &TestEnv, repo: &Path, file: &str) {
+    fs::write(repo.join(file), "upstream\n").unwrap();
+    env.git(repo, ["add", file]);
+    env.git(repo, ["commit", "-q", "-m", file]);
+}
+
+fn daemons(worktree: &Path) -> Vec<i32> {
+    fs::read_to_string(worktree.join("daemon.pids"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+#[test]
+fn planted_code_started_by_sync_and_merge_does_not_outlive_them() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let script = format!(
+        "echo w > w.txt && git add w.txt && git commit -q -m w --no-verify; {} echo pending > p.txt",
+        plant_daemon("exec sleep 300")
+    );
+    let (out, report) = env.worktree_job(&repo, &["--keep"], &script);
+    assert_status(&out, 0);
+    let wt = std::path::PathBuf::from(report["worktree"]["path"].as_str().unwrap());
+    let id = report["id"].as_str().unwrap().to_string();
+    commit_on_main(&env, &repo, "upstream.txt");
+    // sync runs git status, a checkpoint commit and a merge in the worktree: the hooks and the
+    // fsmonitor start their daemons, which must be gone when sync returns.
+    let out = env.isolate(&repo, ["sync", &id]);
+    assert_status(&out, 0);
+    let started = daemons(&wt);
+    assert!(!started.is_empty(), "the planted code did not run at all");
+    for pid in &started {
+        assert!(
+            !alive(*pid),
+            "a daemon planted in the job outlived sync: {pid}"
+        );
+    }
+    commit_on_main(&env, &repo, "more.txt");
+    let out = env.isolate(&repo, ["merge", &id, "--yes"]);
+    let after = daemons(&wt);
+    for pid in &after {
+        assert!(
+            !alive(*pid),
+            "a daemon planted in the job outlived merge ({}): {pid}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn the_jobs_policy_follows_it_into_sync_merge_and_resume() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(env.home.join("secret.txt"), "the user's secret\n").unwrap();
+    let secret = env.home.join("secret.txt");
+    let leak = format!("cat {} >> leaked.txt 2>/dev/null", secret.display());
+    let script = format!(
+        "echo w > w.txt && git add w.txt && git commit -q -m w --no-verify; {} echo pending > p.txt",
+        plant_daemon(&leak)
+    );
+    let (out, report) = env.worktree_job(&repo, &["--keep", "--policy", "strict"], &script);
+    assert_status(&out, 0);
+    let wt = std::path::PathBuf::from(report["worktree"]["path"].as_str().unwrap());
+    let id = report["id"].as_str().unwrap().to_string();
+    // The handoff names the job's policy.
+    let handoff = report["worktree"]["handoff"].as_str().unwrap();
+    assert!(handoff.contains("--policy strict"), "{handoff}");
+    commit_on_main(&env, &repo, "upstream.txt");
+    assert_status(&env.isolate(&repo, ["sync", &id]), 0);
+    assert!(!daemons(&wt).is_empty(), "the planted code did not run");
+    // What ran in the worktree during sync ran under strict: it could not read the secret.
+    let leaked = fs::read_to_string(wt.join("leaked.txt")).unwrap_or_default();
+    assert!(
+        !leaked.contains("secret"),
+        "sync ran the job's code under a wider policy"
+    );
+    // --resume runs under the job's policy; another --policy only narrows it.
+    let cat = format!("cat {}", secret.display());
+    for extra in [vec![], vec!["--policy", "default"]] {
+        let mut args = vec!["run", "--resume", &id];
+        args.extend(extra.iter().copied());
+        args.extend(["--", "sh", "-c", &cat]);
+        let out = env.isolate(&repo, &args);
+        assert!(
+            !stdout(&out).contains("secret"),
+            "{args:?}: {}",
+            stdout(&out)
+        );
+        assert!(
+            stderr(&out).contains("Permission denied"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    // Narrowed by offline: no TCP either, and the reads of strict still hold.
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let script = format!("{cat}; exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    let out = env.isolate(
+        &repo,
+        [
+            "run", "--resume", &id, "--policy", "offline", "--", "bash", "-c", &script,
+        ],
+    );
+    assert!(!stdout(&out).contains("secret") && !stdout(&out).contains("connected"));
+    assert!(
+        tcp.accept().is_err(),
+        "a narrowed resume reached the network"
+    );
+}

@@ -78,8 +78,11 @@ fn execute(
     signals: &mut Signals,
     notify: Option<Notify>,
 ) -> i32 {
-    // The policy's default timeout applies when --timeout is not given.
-    let timeout = args.timeout.or(prepared.policy.policy.limits.timeout);
+    // The policy's default timeout applies when --timeout is not given (the shorter of two).
+    let policies = std::iter::once(&prepared.policy).chain(&prepared.narrowing);
+    let timeout = args
+        .timeout
+        .or(policies.filter_map(|p| p.policy.limits.timeout).min());
     let args = RunArgs { timeout, ..args };
     let not_started = |notify: Option<Notify>, prepared: &Prepared, err: &Error| -> i32 {
         prepared.undo();
@@ -116,10 +119,28 @@ fn execute(
         readable: &readable,
         allow_write: &args.allow_write,
     };
-    let (mut rules, sandbox, notes) = match plan::build(&prepared.policy, &job, args.no_sandbox) {
-        Ok(built) => built,
-        Err(e) => return not_started(notify, &prepared, &e),
-    };
+    let (mut rules, mut sandbox, mut notes) =
+        match plan::build(&prepared.policy, &job, args.no_sandbox) {
+            Ok(built) => built,
+            Err(e) => return not_started(notify, &prepared, &e),
+        };
+    // `--resume` with another --policy: the job is held to both.
+    if let Some(extra) = &prepared.narrowing {
+        let (more, report, more_notes) = match plan::build(extra, &job, args.no_sandbox) {
+            Ok(built) => built,
+            Err(e) => return not_started(notify, &prepared, &e),
+        };
+        rules = match (rules, more) {
+            (Some(rules), Some(more)) => Some(rules.narrowed_by(more)),
+            (rules, _) => rules,
+        };
+        sandbox.policy = format!("{} narrowed by {}", sandbox.policy, report.policy);
+        sandbox.gaps.push(format!(
+            "the gaps above are the job's policy's; policy {} narrows it (what it refuses is refused too)",
+            report.policy
+        ));
+        notes.extend(more_notes);
+    }
     let ports = match ports::reserve(&state, prepared.id.as_str()) {
         Ok(block) => block,
         Err(e) => return not_started(notify, &prepared, &e),
@@ -150,8 +171,9 @@ fn execute(
     };
     // The job's own terminal is the one device it may write and control.
     if let (Some(rules), Some(t)) = (rules.as_mut(), terminal.as_ref()) {
-        rules.terminal.extend(t.slave_path());
-        rules.terminal.push(PathBuf::from("/dev/tty"));
+        let mut paths: Vec<PathBuf> = t.slave_path().into_iter().collect();
+        paths.push(PathBuf::from("/dev/tty"));
+        rules.add_terminal(&paths);
     }
     let env = environment(&args, &prepared, ports.first);
     let cgroup = Cgroup::create(prepared.id.as_str());
@@ -315,6 +337,7 @@ fn execute(
             keep: args.keep,
             dispatch_dirty: created.dispatch_dirty,
             project_branch: created.project_branch.as_deref(),
+            policy: Some(&prepared.policy.reference),
         };
         match cleanup::settle(&job) {
             Ok(report) => record.worktree = Some(report),

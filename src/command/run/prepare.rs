@@ -27,6 +27,8 @@ pub(super) struct Prepared {
     pub(super) tmpdir: PathBuf,
     pub(super) cwd: PathBuf,
     pub(super) policy: policy::Loaded,
+    /// `--resume` with a --policy other than the job's: the job is held to both.
+    pub(super) narrowing: Option<policy::Loaded>,
     pub(super) worktree: Option<(Project, Created, PathBuf)>,
     /// `--resume`: the ended job's record; its worktree, refs and record are never undone.
     pub(super) resumed: Option<Record>,
@@ -77,6 +79,19 @@ pub(super) fn prepare_resume(query: &str, args: &RunArgs) -> Result<Prepared> {
         .clone()
         .filter(|wt| !wt.removed && Path::new(&wt.path).is_dir())
         .ok_or_else(|| Error::Refused(format!("job {id} has no kept worktree to resume")))?;
+    // What runs in the job's worktree runs under the job's policy; another --policy can only narrow
+    // it (both are enforced, stacked).
+    let job_policy = crate::command::recorded_policy(&record)?;
+    let narrowing = match args.policy.as_deref() {
+        Some(name) => Some(policy::load(name)?).filter(|p| p.reference != job_policy.reference),
+        None => None,
+    };
+    if !args.no_sandbox {
+        plan::check_kernel(&job_policy)?;
+        if let Some(extra) = &narrowing {
+            plan::check_kernel(extra)?;
+        }
+    }
     let lock = job_dir.join(RESUME_LOCK);
     fs::OpenOptions::new()
         .write(true)
@@ -113,7 +128,8 @@ pub(super) fn prepare_resume(query: &str, args: &RunArgs) -> Result<Prepared> {
             job_dir: job_dir.clone(),
             tmpdir,
             cwd: path,
-            policy: policy::load(args.policy.as_deref().unwrap_or("default"))?,
+            policy: job_policy.clone(),
+            narrowing: narrowing.clone(),
             worktree: Some((project, created, key_dir)),
             resumed: Some(record.clone()),
             setup: None,
@@ -188,6 +204,7 @@ pub(super) fn prepare(args: &RunArgs) -> Result<Prepared> {
             tmpdir,
             cwd: cwd.clone(),
             policy,
+            narrowing: None,
             worktree: None,
             resumed: None,
             setup: None,

@@ -16,6 +16,7 @@ pub(super) fn creating(args: &RunArgs, prepared: &Prepared, t: &Target, path: &P
         enforced: !args.no_sandbox,
         landlock_abi: None,
         policy: prepared.policy.name.clone(),
+        policy_ref: Some(prepared.policy.reference.clone()),
         gaps: Vec::new(),
         allow_write: Vec::new(),
         refused: None,
