@@ -1,6 +1,6 @@
-//! Reading the small text files users hand isolate (policies, configuration): regular files only,
-//! at most `MAX` bytes, so that a name like `/dev/zero` or a FIFO can neither hang isolate nor
-//! exhaust its memory.
+//! Reading the small text files users hand isolate (policies, configuration), and the ones a job
+//! wrote that isolate reads itself (`read_untrusted`): regular files only, at most so many bytes,
+//! so that a name like `/dev/zero` or a FIFO can neither hang isolate nor exhaust its memory.
 
 use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
@@ -10,10 +10,20 @@ use std::path::Path;
 pub const MAX: u64 = 1 << 20;
 
 pub fn read(path: &Path) -> io::Result<String> {
+    read_with(path, MAX, 0)
+}
+
+/// A file of a job's repository or worktree: as `read`, but a symlink is not followed either (the
+/// job may point it anywhere), and at most `max` bytes.
+pub fn read_untrusted(path: &Path, max: u64) -> io::Result<String> {
+    read_with(path, max, libc::O_NOFOLLOW)
+}
+
+fn read_with(path: &Path, max: u64, flags: libc::c_int) -> io::Result<String> {
     // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before the type check below.
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(libc::O_NONBLOCK | flags)
         .open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
@@ -22,14 +32,14 @@ pub fn read(path: &Path) -> io::Result<String> {
             "not a regular file",
         ));
     }
-    if meta.len() > MAX {
+    if meta.len() > max {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("larger than {MAX} bytes"),
+            format!("larger than {max} bytes"),
         ));
     }
     let mut text = String::new();
-    file.take(MAX).read_to_string(&mut text)?;
+    file.take(max).read_to_string(&mut text)?;
     Ok(text)
 }
 
@@ -50,5 +60,9 @@ mod tests {
         let ok = dir.path().join("ok.toml");
         std::fs::write(&ok, "a = 1\n").unwrap();
         assert_eq!(read(&ok).unwrap(), "a = 1\n");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&ok, &link).unwrap();
+        assert!(read(&link).is_ok() && read_untrusted(&link, MAX).is_err());
+        assert!(read_untrusted(&fifo, MAX).is_err() && read_untrusted(&ok, 3).is_err());
     }
 }

@@ -194,6 +194,7 @@ fn human(s: &Shown, out: &mut String) -> std::fmt::Result {
         let access = match p.access {
             Access::Read => "read",
             Access::Write => "write",
+            Access::Worktree => "worktree",
             Access::WriteFile => "write-file",
             Access::Terminal => "terminal",
             Access::Connect => "connect",

@@ -29,6 +29,15 @@ fn rights(access: plan::Access, abi: u32) -> BitFlags<AccessFs> {
             AccessFs::from_all(abi)
                 & !(AccessFs::MakeChar | AccessFs::MakeBlock | AccessFs::IoctlDev)
         }
+        // isolate reads the worktree after the job: a FIFO there (a `.gitignore`, a ref) would
+        // block every read of it.
+        plan::Access::Worktree => {
+            AccessFs::from_all(abi)
+                & !(AccessFs::MakeChar
+                    | AccessFs::MakeBlock
+                    | AccessFs::IoctlDev
+                    | AccessFs::MakeFifo)
+        }
         plan::Access::WriteFile => {
             BitFlags::from(AccessFs::ReadFile)
                 | AccessFs::WriteFile
@@ -102,6 +111,7 @@ pub fn restrict_self(rules: &Rules) -> Result<RestrictionStatus, String> {
     let mut created = ruleset.create().map_err(|e| err("landlock ruleset", &e))?;
     let rules_with_rights = (rules.read.iter().map(|p| (p, plan::Access::Read)))
         .chain(rules.write.iter().map(|p| (p, plan::Access::Write)))
+        .chain(rules.worktree.iter().map(|p| (p, plan::Access::Worktree)))
         .chain(
             rules
                 .write_files

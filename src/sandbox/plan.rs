@@ -25,6 +25,9 @@ pub struct Rules {
     pub read: Vec<PathBuf>,
     /// Writable directories (every right but creating devices and device ioctls).
     pub write: Vec<PathBuf>,
+    /// The worktree: writable like `write`, but no FIFO may be made in it.
+    #[serde(default)]
+    pub worktree: Vec<PathBuf>,
     /// Single writable files (`/dev/null`).
     pub write_files: Vec<PathBuf>,
     /// The job's own terminal in interactive mode (its pty and `/dev/tty`).
@@ -175,7 +178,10 @@ pub enum Resource {
 
 /// The paths a job needs whatever its policy says.
 pub struct Job<'a> {
-    /// Its worktree and TMPDIR.
+    /// Its worktree: writable, but no FIFO may be made there (isolate reads the worktree after the
+    /// job, and opening a FIFO waits for a writer).
+    pub worktree: Option<&'a Path>,
+    /// Its TMPDIR.
     pub writable: &'a [PathBuf],
     /// The project (its top level, git directory, objects and hooks: the worktree borrows them), or
     /// without `--worktree` the current directory.
@@ -380,6 +386,8 @@ pub enum Access {
     Read,
     /// Every right but devices, everything beneath.
     Write,
+    /// The job's worktree: `Write` without making FIFOs.
+    Worktree,
     /// Read, write and truncate one file.
     WriteFile,
     /// The job's own terminal: read, write and device ioctls (it is the job's alone).
@@ -592,10 +600,16 @@ pub fn build(
             canonical,
         ));
     }
-    for path in job.writable {
+    let writable = job.writable.iter().map(|p| (p.as_path(), Access::Write));
+    for (path, access) in job
+        .worktree
+        .map(|w| (w, Access::Worktree))
+        .into_iter()
+        .chain(writable)
+    {
         let canonical = fs::canonicalize(path).map_err(|e| Error::io("cannot resolve", path, e))?;
         resolved.push(granted(
-            job_path(&path.display().to_string(), Access::Write),
+            job_path(&path.display().to_string(), access),
             canonical,
         ));
     }
@@ -614,7 +628,7 @@ pub fn build(
             Outcome::Failed => {
                 let what = match r.access {
                     Access::Read => "read path",
-                    Access::Write => "write path",
+                    Access::Write | Access::Worktree => "write path",
                     Access::WriteFile => "writable file",
                     Access::Terminal => "terminal",
                     Access::Connect => "unix socket",
@@ -663,6 +677,7 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
     let mut read = Vec::new();
     let mut write = Vec::new();
     let mut write_files = vec![PathBuf::from("/dev/null")];
+    let mut worktree = Vec::new();
     let mut unix_allowed = Vec::new();
     for r in resolved {
         let Some(path) = &r.path else { continue };
@@ -672,6 +687,7 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
         let list = match r.access {
             Access::Read => &mut read,
             Access::Write => &mut write,
+            Access::Worktree => &mut worktree,
             Access::WriteFile => &mut write_files,
             Access::Connect => &mut unix_allowed,
             // Policies name no terminals: the job's own is added by the supervisor.
@@ -706,6 +722,7 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
         abi,
         read,
         write,
+        worktree,
         write_files,
         terminal: Vec::new(),
         connect_tcp: network

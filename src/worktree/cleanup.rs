@@ -503,8 +503,9 @@ pub fn validate(job: &Job, facts: &Facts) -> std::result::Result<(), String> {
         return Err(format!("{} is not a directory", job.path.display()));
     }
     let alternates = job.path.join(".git/objects/info/alternates");
-    let text =
-        fs::read_to_string(&alternates).map_err(|e| format!("{}: {e}", alternates.display()))?;
+    // The job wrote this file: a FIFO or a link there must not hang or redirect the check.
+    let text = crate::textfile::read_untrusted(&alternates, 64 << 10)
+        .map_err(|e| format!("{}: {e}", alternates.display()))?;
     let theirs =
         fs::canonicalize(text.trim_end_matches('\n')).map_err(|e| format!("alternates: {e}"))?;
     let ours = fs::canonicalize(&job.project.objects).map_err(|e| e.to_string())?;

@@ -268,6 +268,7 @@ fn reader_rules(project: &Project, job_objects: &Path, tmp: &Path) -> Option<pla
         abi,
         read,
         write: vec![tmp.to_path_buf()],
+        worktree: Vec::new(),
         write_files: vec![PathBuf::from("/dev/null")],
         terminal: Vec::new(),
         connect_tcp: no_tcp.clone(),

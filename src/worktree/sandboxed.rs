@@ -42,13 +42,14 @@ pub fn git(
         .prefix("isolate-git-")
         .tempdir()
         .map_err(|e| Error::Other(format!("cannot create a temporary directory: {e}")))?;
-    let writable = [worktree.to_path_buf(), tmp.path().to_path_buf()];
+    let writable = [tmp.path().to_path_buf()];
     let readable = [
         project.top.clone(),
         project.git_dir.clone(),
         project.objects.clone(),
     ];
     let job = plan::Job {
+        worktree: Some(worktree),
         writable: &writable,
         readable: &readable,
         allow_write: &[],

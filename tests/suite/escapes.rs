@@ -1648,6 +1648,47 @@ fn a_process_swapping_the_worktree_for_symlinks_during_rm_and_prune_redirects_no
 }
 
 #[test]
+fn fifos_where_isolate_reads_the_worktree_cannot_be_made() {
+    // Opening a FIFO waits for a writer: one at the job's alternates, packed-refs, a nested
+    // .gitignore, its branch's loose ref or HEAD would hang every later read of the worktree (the
+    // end of the job, `worktrees`, `prune`, `rm`). The job cannot make one in its worktree (by
+    // mkfifo, nor by moving or linking one from its TMPDIR, where FIFOs are allowed).
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let script = "mkdir -p sub && git pack-refs --all && mkfifo \"$TMPDIR/f\" && echo made-in-tmpdir; \
+        for p in .git/objects/info/alternates .git/packed-refs sub/.gitignore \
+                 \".git/refs/heads/$ISOLATE_BRANCH\" .git/HEAD .git/index; do \
+          cp \"$p\" \"$p.saved\" 2>/dev/null; rm -f \"$p\"; \
+          mkfifo \"$p\" 2>/dev/null || mv \"$TMPDIR/f\" \"$p\" 2>/dev/null || ln \"$TMPDIR/f\" \"$p\" 2>/dev/null; \
+          if [ -p \"$p\" ]; then echo \"FIFO at $p\"; else echo \"refused at $p\"; fi; \
+          mv \"$p.saved\" \"$p\" 2>/dev/null; \
+        done";
+    let (out, report) = attempt_with(&env, &repo, &["--keep"], script, || {});
+    assert_said(&out, "made-in-tmpdir");
+    assert!(!stdout(&out).contains("FIFO at"), "{}", stdout(&out));
+    assert_eq!(
+        stdout(&out).matches("refused at").count(),
+        6,
+        "{}",
+        stdout(&out)
+    );
+    let id = report["id"].as_str().unwrap();
+    let bound = Duration::from_secs(60);
+    for args in [
+        vec!["worktrees"],
+        vec!["prune", "--dry-run"],
+        vec!["rm", id],
+    ] {
+        let child = env
+            .isolate_cmd(&repo, &args)
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        finish(child, bound);
+    }
+}
+
+#[test]
 fn a_tree_with_a_dot_git_entry_is_never_imported() {
     // A commit whose tree holds `.git/hooks/post-checkout`: checked out in the project it would be
     // a hook. It must not reach the project's branch.

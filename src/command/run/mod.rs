@@ -97,12 +97,7 @@ fn execute(
         Ok(s) => s,
         Err(e) => return not_started(notify, &prepared, &e),
     };
-    let writable: Vec<PathBuf> = prepared
-        .worktree
-        .iter()
-        .map(|(_, created, _)| created.path.clone())
-        .chain([prepared.tmpdir.clone()])
-        .collect();
+    let writable = [prepared.tmpdir.clone()];
     // Readable whatever the policy says (strict): the project the worktree borrows from.
     let readable: Vec<PathBuf> = match &prepared.worktree {
         Some((project, _, _)) => vec![
@@ -115,6 +110,10 @@ fn execute(
         None => vec![prepared.cwd.clone()],
     };
     let job = plan::Job {
+        worktree: prepared
+            .worktree
+            .as_ref()
+            .map(|(_, created, _)| created.path.as_path()),
         writable: &writable,
         readable: &readable,
         allow_write: &args.allow_write,
