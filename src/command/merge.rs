@@ -1,9 +1,13 @@
-//! `isolate merge JOB [--yes]` (spec/worktrees.md, "Handoff, merge and sync", after PI-Desktop's
-//! merge): shows the commits and changed files and asks; merges the project branch into the job's
-//! branch *inside the job's worktree, sandboxed* (conflicts stay there; the project is never
-//! half-merged); imports the result; fast-forwards the project branch only if it is still at the
-//! commit that was shown and the project's checkout has no uncommitted changes to the files involved;
-//! then verifies the fast-forward.
+//! `isolate merge JOB [--yes]` (spec/worktrees.md, "Handoff, merge and sync"): imports the job's
+//! commits, shows the job's own change (its commits beyond the project branch, and the files of
+//! `merge-base...tip`) and asks; computes the merge in the project from objects alone (`git
+//! merge-tree --write-tree`, then `commit-tree` with the project branch as first parent and the
+//! job's tip as second), so nothing planted in the job's repository runs and no worktree is needed;
+//! checks that the commit is the merge of exactly what was shown; fast-forwards the project branch
+//! only if it is still at the commit that was shown and the project's checkout has no uncommitted
+//! changes to the files involved; then verifies it. A merge that conflicts is made in the job's
+//! worktree instead, sandboxed under the job's policy, and left there (the project is never
+//! half-merged).
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -59,6 +63,8 @@ fn merge(args: &MergeArgs) -> Result<()> {
     let shown = rev(project, &target_ref)?;
     let job_ref = format!("refs/heads/{}", recorded.id.branch());
     let tip = rev(project, &job_ref)?;
+    // The job's own change: its commits since it and the project branch parted, and the files
+    // they change (merge-base...tip), whatever the project branch did meanwhile.
     let commits = count(project, &shown, &tip)?;
     if commits == 0 {
         println!(
@@ -67,7 +73,8 @@ fn merge(args: &MergeArgs) -> Result<()> {
         );
         return Ok(());
     }
-    let files = changed_files(project, &shown, &tip)?;
+    let fork = merge_base(project, &shown, &tip)?;
+    let files = changed_files(project, &fork, &tip)?;
     eprintln!(
         "isolate: {} commit{} of {} onto {target} ({}), changing {} file{}:",
         commits,
@@ -87,70 +94,61 @@ fn merge(args: &MergeArgs) -> Result<()> {
         return Err(Error::Refused("not merged".into()));
     }
 
-    // 1. The project branch into the job's branch, in the job's worktree, sandboxed (not needed
-    // when the job's branch already contains it: then the project branch fast-forwards).
-    let contained = git::try_run(
+    let moved = || {
+        Error::Refused(format!(
+            "{target} moved since the preview; nothing merged into it (run isolate merge again)"
+        ))
+    };
+    if rev(project, &target_ref)? != shown {
+        return Err(moved());
+    }
+    // 1. The merge, computed in the project from objects alone: no worktree, nothing of the job's
+    // repository (hooks, drivers, configuration) is read or run.
+    let tree = match merge_tree(project, &shown, &tip)? {
+        Some(tree) => tree,
+        None => {
+            return conflict(
+                project,
+                &recorded,
+                &policy,
+                &path,
+                has_worktree,
+                &target,
+                &shown,
+            )
+        }
+    };
+    let message = format!("Merge branch '{}'", recorded.id.branch());
+    let result = git::run(
         &project.top,
         [
-            "merge-base",
-            "--is-ancestor",
-            "--end-of-options",
+            "commit-tree",
+            "-p",
             &shown,
+            "-p",
             &tip,
+            "-m",
+            &message,
+            "--end-of-options",
+            &tree,
         ],
     )?
-    .status
-    .success();
-    if !contained && !has_worktree {
-        return Err(Error::Refused(format!(
-            "{target} has moved on and job {}'s worktree is gone, so isolate cannot merge it there; \
-             merge the branch yourself: git -C {} merge --no-ff {}",
-            record.id,
-            project.top.display(),
-            recorded.id.branch()
+    .text();
+    // What lands is what was shown: the merge of exactly the shown commits, nothing else.
+    let landed = [
+        rev(project, &format!("{result}^{{tree}}"))?,
+        rev(project, &format!("{result}^1"))?,
+        rev(project, &format!("{result}^2"))?,
+    ];
+    if landed != [tree.as_str(), shown.as_str(), tip.as_str()] {
+        return Err(Error::Other(format!(
+            "the merge commit {result} is not the merge that was shown; nothing merged into {target}"
         )));
     }
-    let merged = if contained {
-        None
-    } else {
-        Some(sandboxed::git(
-            project,
-            &path,
-            &policy,
-            &["merge", "--no-edit", "--no-ff", &shown],
-        )?)
-    };
-    if let Some(merged) = merged.filter(|m| m.status != 0) {
-        let conflicts = sandboxed::git(
-            project,
-            &path,
-            &policy,
-            &["diff", "--name-only", "--diff-filter=U"],
-        )?;
-        let names: Vec<&str> = conflicts.stdout.lines().collect();
-        if names.is_empty() {
-            return Err(Error::Refused(format!(
-                "merging {target} into the job's worktree failed: {}",
-                merged.stderr.trim()
-            )));
-        }
-        return Err(Error::Refused(format!(
-            "merging {target} into the job's branch conflicts in {}; resolve them in {} and run isolate merge again",
-            names.join(", "),
-            path.display()
-        )));
-    }
-    // 2. The result into the project's isolate/<id>.
-    if has_worktree {
-        cleanup::import_now(&recorded.job(true))?;
-    }
-    let result = rev(project, &job_ref)?;
-    // 3. Fast-forward, only from the commit that was shown, only over a checkout that has no
+    // 2. Fast-forward, only from the commit that was shown, only over a checkout that has no
     // uncommitted changes to the files involved.
     if rev(project, &target_ref)? != shown {
-        return Err(Error::Refused(format!(
-            "{target} moved since the preview; nothing merged into it (run isolate merge again)"
-        )));
+        return Err(moved());
     }
     let involved = changed_files(project, &shown, &result)?;
     let checkout = checkout_of(project, &target_ref)?;
@@ -179,7 +177,7 @@ fn merge(args: &MergeArgs) -> Result<()> {
             ],
         )?;
     }
-    // 4. Verify.
+    // 3. Verify.
     if rev(project, &target_ref)? != result {
         return Err(Error::Other(format!(
             "{target} is not at {result} after the fast-forward; check the project"
@@ -193,6 +191,92 @@ fn merge(args: &MergeArgs) -> Result<()> {
         recorded.id.branch()
     );
     Ok(())
+}
+
+/// `git merge-tree --write-tree OURS THEIRS` in the project: the merged tree, or `None` when they
+/// conflict.
+fn merge_tree(project: &Project, ours: &str, theirs: &str) -> Result<Option<String>> {
+    let out = git::try_run(
+        &project.top,
+        [
+            "merge-tree",
+            "--write-tree",
+            "--no-messages",
+            "--end-of-options",
+            ours,
+            theirs,
+        ],
+    )?;
+    match out.status.code() {
+        Some(0) => Ok(out.text().lines().next().map(str::to_string)),
+        Some(1) => Ok(None),
+        code => Err(Error::Git {
+            args: "merge-tree --write-tree".into(),
+            code,
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        }),
+    }
+}
+
+/// A merge that conflicts is made in the job's worktree, sandboxed under the job's policy, and
+/// left there for the user: the project is never half-merged.
+fn conflict(
+    project: &Project,
+    recorded: &Recorded,
+    policy: &crate::sandbox::policy::Loaded,
+    path: &Path,
+    has_worktree: bool,
+    target: &str,
+    shown: &str,
+) -> Result<()> {
+    if !has_worktree {
+        return Err(Error::Refused(format!(
+            "{} conflicts with {target}, and job {}'s worktree is gone; resolve it on a branch of \
+             your own (git -C {} merge --no-ff {}) or continue the job's branch \
+             (isolate run --worktree --base {} …)",
+            recorded.id.branch(),
+            recorded.id,
+            project.top.display(),
+            recorded.id.branch(),
+            recorded.id.branch()
+        )));
+    }
+    let merged = sandboxed::git(
+        project,
+        path,
+        policy,
+        &[
+            "-c",
+            "core.hooksPath=/dev/null",
+            "merge",
+            "--no-edit",
+            "--no-ff",
+            shown,
+        ],
+    )?;
+    let conflicts = sandboxed::git(
+        project,
+        path,
+        policy,
+        &["diff", "--name-only", "--diff-filter=U"],
+    )?;
+    let names: Vec<&str> = conflicts.stdout.lines().collect();
+    if merged.status == 0 || names.is_empty() {
+        return Err(Error::Refused(format!(
+            "{target} and {} do not merge cleanly in the project ({}); nothing merged",
+            recorded.id.branch(),
+            merged.stderr.trim()
+        )));
+    }
+    Err(Error::Refused(format!(
+        "merging {target} into the job's branch conflicts in {}; resolve them in {} and run isolate merge again",
+        names.join(", "),
+        path.display()
+    )))
+}
+
+fn merge_base(project: &Project, a: &str, b: &str) -> Result<String> {
+    Ok(git::run(&project.top, ["merge-base", "--end-of-options", a, b])?.text())
 }
 
 fn rev(project: &Project, reference: &str) -> Result<String> {

@@ -199,3 +199,36 @@ fn the_jobs_policy_follows_it_into_sync_merge_and_resume() {
         "a narrowed resume reached the network"
     );
 }
+
+#[test]
+fn merge_lands_exactly_what_was_shown_whatever_the_job_planted() {
+    // A post-merge hook (and the same as pre-commit, post-commit and a merge driver) that rewrites
+    // the merge: a changed README and a new sneaky.sh, neither in the job's change.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let rewrite = "mkdir -p .git/hooks .git/info && printf '#!/bin/sh\\necho rewritten > README; echo evil > sneaky.sh; \
+        git add -A; T=$(git write-tree); C=$(git commit-tree $T -p HEAD -m rewritten); git update-ref HEAD $C\\n' \
+        > .git/hooks/post-merge && chmod +x .git/hooks/post-merge && \
+        cp .git/hooks/post-merge .git/hooks/post-commit && cp .git/hooks/post-merge .git/hooks/pre-merge-commit && \
+        git config core.hooksPath .git/hooks && \
+        git config merge.evil.driver 'echo evil > %A; true' && echo '* merge=evil' > .git/info/attributes";
+    let script = format!(
+        "echo feature > feature.txt && git add feature.txt && git commit -q -m feature --no-verify && {rewrite}"
+    );
+    let (out, report) = env.worktree_job(&repo, &["--keep"], &script);
+    assert_status(&out, 0);
+    let id = report["id"].as_str().unwrap().to_string();
+    fs::write(repo.join("other.txt"), "other\n").unwrap();
+    env.git(&repo, ["add", "other.txt"]);
+    env.git(&repo, ["commit", "-q", "-m", "other"]);
+    let shown = env.git(&repo, ["rev-parse", "main"]);
+    let tip = env.git(&repo, ["rev-parse", &format!("isolate/{id}")]);
+    let expected = env.git(&repo, ["merge-tree", "--write-tree", &shown, &tip]);
+    let out = env.isolate(&repo, ["merge", "--yes", &id]);
+    assert_status(&out, 0);
+    assert_eq!(env.git(&repo, ["rev-parse", "main^{tree}"]), expected);
+    assert_eq!(fs::read_to_string(repo.join("README")).unwrap(), "hello\n");
+    assert!(!repo.join("sneaky.sh").exists());
+    assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");
+    env.assert_fsck(&repo);
+}

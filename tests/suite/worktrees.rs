@@ -59,11 +59,19 @@ fn merge_fast_forwards_the_jobs_commit_into_main_with_a_clean_checkout() {
         &[],
         "echo feature > feature.txt && git add feature.txt && git commit -q -m feature",
     );
+    let before = env.git(&repo, ["rev-parse", "main"]);
     let out = env.isolate(&repo, ["merge", "--yes", &id(&report)]);
     assert_status(&out, 0);
+    // A merge commit: main first (its own line stays the first-parent history), the job second.
+    let branch = report["worktree"]["branch"].as_str().unwrap();
     assert_eq!(
         env.git(&repo, ["log", "-1", "--format=%s", "main"]),
-        "feature"
+        format!("Merge branch '{branch}'")
+    );
+    assert_eq!(env.git(&repo, ["rev-parse", "main^1"]), before);
+    assert_eq!(
+        env.git(&repo, ["rev-parse", "main^2"]),
+        env.git(&repo, ["rev-parse", branch])
     );
     assert_eq!(
         fs::read_to_string(repo.join("feature.txt")).unwrap(),
@@ -75,7 +83,7 @@ fn merge_fast_forwards_the_jobs_commit_into_main_with_a_clean_checkout() {
 }
 
 #[test]
-fn merge_with_main_moved_on_merges_in_the_worktree_then_fast_forwards() {
+fn merge_with_main_moved_on_merges_in_the_project_without_the_worktree() {
     let env = TestEnv::new();
     let repo = env.repo("app");
     let report = job(
@@ -85,14 +93,18 @@ fn merge_with_main_moved_on_merges_in_the_worktree_then_fast_forwards() {
         "echo feature > feature.txt && git add feature.txt && git commit -q -m feature",
     );
     commit_on_main(&env, &repo, "other.txt", "other\n");
+    let wt_head = env.git(&path(&report), ["rev-parse", "HEAD"]);
     let out = env.isolate(&repo, ["merge", "--yes", &id(&report)]);
     assert_status(&out, 0);
     assert!(repo.join("feature.txt").exists() && repo.join("other.txt").exists());
-    // A merge commit whose parents are the job's work and main.
+    // A merge commit whose parents are main and the job's work.
     assert_eq!(
         env.git(&repo, ["rev-list", "--count", "--merges", "-1", "main"]),
         "1"
     );
+    assert!(stderr(&out).contains("changing 1 file"), "{}", stderr(&out));
+    // The worktree was not touched: the merge was computed in the project.
+    assert_eq!(env.git(&path(&report), ["rev-parse", "HEAD"]), wt_head);
     assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");
     env.assert_fsck(&repo);
 }
