@@ -64,7 +64,7 @@ struct Counts {
 /// to the helper while the helper starts (so that neither the filter nor the thread is on the job's
 /// way to its first instruction), then waits for the helper's listener.
 pub struct Pending {
-    listener: std::sync::mpsc::SyncSender<OwnedFd>,
+    listener: std::sync::mpsc::SyncSender<(OwnedFd, Option<std::path::PathBuf>)>,
     counts: Arc<Counts>,
     /// Why the filter could not be built (the helper then fails, saying it got none).
     failed: Arc<Mutex<Option<String>>>,
@@ -77,7 +77,7 @@ impl Pending {
         let counts = Arc::new(Counts::default());
         let failed = Arc::new(Mutex::new(None));
         let (serving, why) = (Arc::clone(&counts), Arc::clone(&failed));
-        let (listener, arrives) = std::sync::mpsc::sync_channel::<OwnedFd>(1);
+        let (listener, arrives) = std::sync::mpsc::sync_channel(1);
         std::thread::Builder::new()
             .name("isolate-broker".into())
             .spawn(move || {
@@ -91,8 +91,9 @@ impl Pending {
                     return;
                 }
                 // Dropped without a listener (the job did not start): nothing to serve.
-                if let Ok(fd) = arrives.recv() {
-                    serve(Arc::new(Listener::new(fd)), sockets, root, serving);
+                if let Ok((fd, cgroup)) = arrives.recv() {
+                    let members = listeners::Members { root, cgroup };
+                    serve(Arc::new(Listener::new(fd)), sockets, members, serving);
                 }
             })?;
         Ok(Pending {
@@ -110,9 +111,10 @@ impl Pending {
             .clone()
     }
 
-    /// Starts answering on `listener`.
-    pub fn start(self, listener: OwnedFd) -> Broker {
-        let _ = self.listener.send(listener);
+    /// Starts answering on `listener`, for a job whose processes are in `cgroup` when it has one
+    /// of its own.
+    pub fn start(self, listener: OwnedFd, cgroup: Option<std::path::PathBuf>) -> Broker {
+        let _ = self.listener.send((listener, cgroup));
         Broker {
             counts: self.counts,
         }
@@ -169,8 +171,17 @@ impl Decided {
 
 /// The broker thread's loop (signals stay with the supervisor's main thread, capabilities are
 /// dropped: `quiet`).
-fn serve(listener: Arc<Listener>, sockets: Sockets, root: Pid, counts: Arc<Counts>) {
-    let mut unix = unix::Unix::new(sockets.unix_allowed.clone(), sockets.abstract_scoped, root);
+fn serve(
+    listener: Arc<Listener>,
+    sockets: Sockets,
+    members: listeners::Members,
+    counts: Arc<Counts>,
+) {
+    let mut unix = unix::Unix::new(
+        sockets.unix_allowed.clone(),
+        sockets.abstract_scoped,
+        members,
+    );
     let workers = Workers::default();
     let mut callers = Callers::default();
     loop {

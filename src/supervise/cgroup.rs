@@ -78,6 +78,15 @@ impl Cgroup {
     }
 }
 
+/// The cgroup v2 directory of process `pid`, when it is one of isolate's leaf cgroups (`isolate-…`,
+/// which only the job's own processes can be in).
+pub fn of_process(pid: Pid) -> Option<PathBuf> {
+    let cgroup = fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    let relative = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let dir = unified_mount()?.join(relative.trim_start_matches('/'));
+    Cgroup::open(&dir).map(|cg| cg.path)
+}
+
 /// The directory of the cgroup v2 this process is in, when the unified hierarchy is mounted and that
 /// directory is writable.
 fn own_cgroup_dir() -> Option<PathBuf> {

@@ -134,7 +134,14 @@ pub fn spawn(job: Spawn) -> Result<Spawned> {
     let Some((&code, message)) = report.split_first() else {
         let broker = match (pending, listener) {
             (None, _) => None,
-            (Some(pending), Some(listener)) => Some(pending.start(listener)),
+            (Some(pending), Some(listener)) => {
+                // The job's own cgroup, not one it shares with this supervisor (a job nested in
+                // another job's cgroup has no cgroup of its own: its descendants then say who it is).
+                use crate::supervise::cgroup::of_process;
+                let cgroup =
+                    of_process(pid).filter(|cg| of_process(Pid::this()).as_ref() != Some(cg));
+                Some(pending.start(listener, cgroup))
+            }
             // CMD runs under a filter nobody would answer: it must not run on.
             (Some(_), None) => {
                 let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);

@@ -869,6 +869,208 @@ fn tmux_of_the_user_runs_nothing_outside_the_sandbox() {
     }
 }
 
+/// A unix listener started by the test as another program would: `prefix` (for example
+/// `unshare -rn`) before a Python listener on `name` (a path, or `@name` for an abstract one) that
+/// prints `ready`, then `ACCEPTED` if anything connects within `seconds`.
+fn foreign_listener(
+    env: &TestEnv,
+    prefix: &[&str],
+    name: &str,
+    seconds: u32,
+) -> std::process::Child {
+    let prog = env.file(
+        "listener.py",
+        "import socket, sys, time\n\
+         name = sys.argv[1]\n\
+         s = socket.socket(socket.AF_UNIX)\n\
+         s.bind('\\0' + name[1:] if name.startswith('@') else name)\n\
+         s.listen()\n\
+         print('ready', flush=True)\n\
+         s.settimeout(float(sys.argv[2]))\n\
+         try:\n\
+         \x20   c, _ = s.accept(); print('ACCEPTED', c.recv(64), flush=True)\n\
+         except socket.timeout:\n\
+         \x20   print('nothing', flush=True)\n",
+    );
+    let mut argv: Vec<String> = prefix.iter().map(|s| s.to_string()).collect();
+    argv.extend([
+        "python3".into(),
+        prog.display().to_string(),
+        name.into(),
+        seconds.to_string(),
+    ]);
+    let mut cmd = std::process::Command::new(&argv[0]);
+    env.apply(&mut cmd);
+    let mut child = cmd
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    assert_eq!(line.trim(), "ready", "the listener did not start");
+    child.stdout = Some(out.into_inner());
+    child
+}
+
+#[track_caller]
+fn assert_not_reached(listener: std::process::Child) {
+    let out = finish(listener, LIMIT);
+    assert!(
+        !stdout(&out).contains("ACCEPTED"),
+        "the outside listener was reached: {}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn a_socket_served_from_another_network_namespace_is_outside() {
+    // sock_diag lists the sockets of the broker's network namespace only; the kernel finds a
+    // path-named socket by its inode in any. Not finding a listener is a refusal, never a connect.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let path = env.path().join("netns.sock");
+    let listener = foreign_listener(&env, &["unshare", "-rn"], path.to_str().unwrap(), 3);
+    let prog = probe(
+        &env,
+        "netns.py",
+        "attempt('netns', lambda: unix(sys.argv[1]))\n",
+    );
+    let out = attempt_in(&env, &repo, &format!("python3 {prog} {}", path.display()));
+    assert!(!stdout(&out).contains("netns: ok"), "{}", stdout(&out));
+    assert_not_reached(listener);
+}
+
+#[test]
+fn an_abstract_name_squatted_by_a_kept_accepted_socket_vouches_for_nobody() {
+    // The job's listener accepts one connection, closes, and keeps the accepted socket, which
+    // keeps the name; an outside process then binds the name. The job's connect must not reach it.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let name = format!("isolate-squat-{}", std::process::id());
+    let go = env.path().join("go");
+    let prog = probe(
+        &env,
+        "squat.py",
+        "name = '\\0' + sys.argv[1]\n\
+         l = socket.socket(socket.AF_UNIX); l.bind(name); l.listen()\n\
+         c = socket.socket(socket.AF_UNIX); c.connect(name); a, _ = l.accept()\n\
+         l.close(); c.close()\n\
+         print('squatting', flush=True)\n\
+         while not os.path.exists(sys.argv[2]): time.sleep(0.02)\n\
+         attempt('squat', lambda: unix(name))\n",
+    );
+    let pending = Pending::start(
+        &env,
+        &repo,
+        &[],
+        &format!("python3 {prog} {name} {}", go.display()),
+        Stdio::null(),
+    );
+    // Outside binds the name once the job squats it (the job's listener is closed by then).
+    let listener = loop {
+        let attempt = std::process::Command::new("python3")
+            .args([
+                "-c",
+                &format!(
+                    "import socket; s = socket.socket(socket.AF_UNIX); s.bind('\\0{name}'); s.close()"
+                ),
+            ])
+            .status()
+            .unwrap();
+        if attempt.success() {
+            break foreign_listener(&env, &[], &format!("@{name}"), 3);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    fs::write(&go, "").unwrap();
+    let (out, _) = pending.finish(&env, || {});
+    assert_said(&out, "squatting");
+    assert!(!stdout(&out).contains("squat: ok"), "{}", stdout(&out));
+    assert_not_reached(listener);
+}
+
+/// A mount made for a test, unmounted when dropped.
+struct Mounted(PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+#[test]
+fn sockets_on_an_overlay_are_judged_by_their_own_identity() {
+    // On an overlay whose upper layer is another filesystem, stat() gives the upper layer's
+    // device while sock_diag gives the overlay's: the broker matches by the open file's mount.
+    // An outside socket there is refused, the job's own there works. Needs mounts (root).
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: mounting an overlay needs root");
+        return;
+    }
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let base = env.path().join("ovl");
+    for d in ["lower", "tmp", "merged"] {
+        fs::create_dir_all(base.join(d)).unwrap();
+    }
+    let run = |args: &[&str]| {
+        let status = std::process::Command::new(args[0])
+            .args(&args[1..])
+            .status()
+            .unwrap();
+        assert!(status.success(), "{args:?}");
+    };
+    let tmp = base.join("tmp");
+    run(&["mount", "-t", "tmpfs", "tmpfs", tmp.to_str().unwrap()]);
+    let _tmp = Mounted(tmp.clone());
+    fs::create_dir_all(tmp.join("upper")).unwrap();
+    fs::create_dir_all(tmp.join("work")).unwrap();
+    let merged = base.join("merged");
+    let options = format!(
+        "lowerdir={},upperdir={},workdir={}",
+        base.join("lower").display(),
+        tmp.join("upper").display(),
+        tmp.join("work").display()
+    );
+    run(&[
+        "mount",
+        "-t",
+        "overlay",
+        "overlay",
+        "-o",
+        &options,
+        merged.to_str().unwrap(),
+    ]);
+    let _merged = Mounted(merged.clone());
+    let outside = merged.join("outside.sock");
+    let listener = foreign_listener(&env, &[], outside.to_str().unwrap(), 3);
+    let prog = probe(
+        &env,
+        "overlay.py",
+        "attempt('outside', lambda: unix(sys.argv[1]))\n\
+         own = os.path.join(sys.argv[2], 'own.sock')\n\
+         srv = socket.socket(socket.AF_UNIX); srv.bind(own); srv.listen()\n\
+         attempt('own', lambda: unix(own))\n",
+    );
+    let (out, _) = attempt_with(
+        &env,
+        &repo,
+        &["--allow-write", merged.to_str().unwrap()],
+        &format!("python3 {prog} {} {}", outside.display(), merged.display()),
+        || {},
+    );
+    assert!(!stdout(&out).contains("outside: ok"), "{}", stdout(&out));
+    assert_said(&out, "own: ok");
+    assert_not_reached(listener);
+}
+
 #[test]
 fn a_symlink_or_an_address_swapped_during_the_connect_never_reaches_outside() {
     // Race the broker: one thread flips a symlink between the job's own socket and the outside one,

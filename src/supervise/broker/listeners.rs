@@ -30,18 +30,58 @@ const DIAG_MSG: usize = 16;
 pub struct Bound {
     /// The socket's own inode (`socket:[N]` in a holder's descriptor table).
     pub socket: u32,
+    /// `SOCK_STREAM`, `SOCK_DGRAM` or `SOCK_SEQPACKET`.
+    pub kind: u8,
+    /// Its state (`TCP_LISTEN` for a listener).
+    pub state: u8,
     /// The socket file's device (kernel encoding) and inode, for a path-named socket.
     pub file: Option<(u32, u32)>,
     /// The name of an abstract socket (without its leading NUL).
     pub abstract_name: Option<Vec<u8>>,
 }
 
-/// The kernel's encoding of a device number (`MAJOR << 20 | MINOR`), as sock_diag reports it,
-/// from the one `stat(2)` gives.
-pub fn kernel_dev(st_dev: u64) -> u32 {
-    let major = libc::major(st_dev);
-    let minor = libc::minor(st_dev);
-    (major << 20) | (minor & 0xfffff)
+const TCP_LISTEN: u8 = 10;
+
+impl Bound {
+    /// A connect to its address reaches it: a listener, or a bound datagram socket. (An accepted
+    /// socket shares its listener's address and is reported with it, but no connect reaches it.)
+    pub fn serves(&self) -> bool {
+        self.state == TCP_LISTEN || self.kind == libc::SOCK_DGRAM as u8
+    }
+}
+
+/// The identity sock_diag gives the socket file `file` is open on: its superblock's device and
+/// its inode number, read from `/proc/self/fdinfo` and `/proc/self/mountinfo`. (`stat` gives a
+/// btrfs subvolume's device, or an overlay's lower filesystem's, where sock_diag gives the
+/// superblock's.)
+pub fn identity(file: &OwnedFd) -> std::io::Result<(u32, u32)> {
+    let bad = || std::io::Error::other("unexpected /proc/self/fdinfo or mountinfo");
+    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", file.as_raw_fd()))?;
+    let field = |name: &str| {
+        info.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    };
+    let (mount, ino) = (
+        field("mnt_id:").ok_or_else(bad)?,
+        field("ino:").ok_or_else(bad)?,
+    );
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo")?;
+    let dev = mounts
+        .lines()
+        .find_map(|line| {
+            let mut fields = line.split(' ');
+            let id: u64 = fields.next()?.parse().ok()?;
+            let dev = fields.nth(1)?;
+            (id == mount).then(|| dev.to_string())
+        })
+        .ok_or_else(bad)?;
+    let (major, minor) = dev.split_once(':').ok_or_else(bad)?;
+    let (major, minor): (u32, u32) = (
+        major.parse().map_err(|_| bad())?,
+        minor.parse().map_err(|_| bad())?,
+    );
+    Ok(((major << 20) | (minor & 0xfffff), ino as u32))
 }
 
 /// Every bound unix socket of this network namespace (listening or not: a bound socket that has
@@ -136,6 +176,8 @@ fn parse(msg: &[u8]) -> Option<Bound> {
     let socket = u32::from_ne_bytes([msg[4], msg[5], msg[6], msg[7]]);
     let mut bound = Bound {
         socket,
+        kind: msg[1],
+        state: msg[2],
         file: None,
         abstract_name: None,
     };
@@ -165,21 +207,77 @@ fn parse(msg: &[u8]) -> Option<Bound> {
     (bound.file.is_some() || bound.abstract_name.is_some()).then_some(bound)
 }
 
-/// Whether a process of the job (the descendants of `root`, the supervisor) holds the socket
-/// whose inode is `socket`.
-pub fn held_by_job(socket: u32, root: Pid) -> bool {
+/// The processes of a job: its cgroup's, where it has one, else the descendants of the supervisor.
+#[derive(Debug, Clone)]
+pub struct Members {
+    /// The supervisor: a child subreaper, so every process of the job stays its descendant.
+    pub root: Pid,
+    /// The job's own cgroup v2 directory.
+    pub cgroup: Option<std::path::PathBuf>,
+}
+
+impl Members {
+    fn pids(&self) -> Vec<Pid> {
+        match &self.cgroup {
+            Some(dir) => std::fs::read_to_string(dir.join("cgroup.procs"))
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| l.trim().parse().ok())
+                .map(Pid::from_raw)
+                .collect(),
+            None => tree::descendants(self.root),
+        }
+    }
+
+    /// `pid` is (still) a process of the job.
+    fn contains(&self, pid: Pid) -> bool {
+        match &self.cgroup {
+            Some(_) => self.pids().contains(&pid),
+            None => tree::descendants(self.root).contains(&pid),
+        }
+    }
+}
+
+/// Whether a process of the job holds the socket whose inode is `socket`. Each process is held by
+/// a pidfd while its descriptors are read, and counted only if it is a member after the pidfd was
+/// opened and alive after its descriptors were read: a pid that ended and was reused by another
+/// process meanwhile never vouches for a socket.
+pub fn held_by_job(socket: u32, job: &Members) -> bool {
     let wanted = format!("socket:[{socket}]");
     let mut seen = HashSet::new();
-    tree::descendants(root).into_iter().any(|pid| {
-        seen.insert(pid)
-            && std::fs::read_dir(format!("/proc/{pid}/fd"))
-                .into_iter()
-                .flatten()
-                .flatten()
-                .any(|entry| {
-                    std::fs::read_link(entry.path())
-                        .is_ok_and(|target| target.as_os_str() == wanted.as_str())
-                })
+    job.pids().into_iter().any(|pid| {
+        if !seen.insert(pid) {
+            return false;
+        }
+        // SAFETY: pidfd_open returns a new descriptor or -1.
+        let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid.as_raw(), 0) };
+        if raw < 0 {
+            return false;
+        }
+        // SAFETY: a new descriptor nothing else owns.
+        let pidfd = unsafe { OwnedFd::from_raw_fd(raw as i32) };
+        if !job.contains(pid) {
+            return false;
+        }
+        let holds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|entry| {
+                std::fs::read_link(entry.path())
+                    .is_ok_and(|target| target.as_os_str() == wanted.as_str())
+            });
+        // SAFETY: pidfd_send_signal with signal 0 only checks that the process still exists.
+        let alive = unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                pidfd.as_raw_fd(),
+                0,
+                std::ptr::null::<libc::siginfo_t>(),
+                0,
+            )
+        } == 0;
+        holds && alive
     })
 }
 
@@ -190,6 +288,14 @@ mod tests {
     use std::os::unix::fs::MetadataExt;
     use std::os::unix::net::{SocketAddr, UnixListener};
 
+    /// The kernel's encoding of a device number (`MAJOR << 20 | MINOR`), as sock_diag reports it,
+    /// from the one `stat(2)` gives.
+    pub fn kernel_dev(st_dev: u64) -> u32 {
+        let major = libc::major(st_dev);
+        let minor = libc::minor(st_dev);
+        (major << 20) | (minor & 0xfffff)
+    }
+
     #[test]
     fn a_bound_socket_is_found_by_its_file_and_by_its_abstract_name() {
         let dir = tempfile::tempdir().unwrap();
@@ -197,11 +303,25 @@ mod tests {
         let _listener = UnixListener::bind(&path).unwrap();
         let meta = std::fs::metadata(&path).unwrap();
         let file = (kernel_dev(meta.dev()), meta.ino() as u32);
+        let opened: OwnedFd = std::fs::File::open(dir.path())
+            .map(|_| {
+                nix::fcntl::open(
+                    &path,
+                    nix::fcntl::OFlag::O_PATH,
+                    nix::sys::stat::Mode::empty(),
+                )
+                .unwrap()
+            })
+            .unwrap();
+        assert_eq!(identity(&opened).unwrap(), file);
         let name = format!("isolate-diag-test-{}", std::process::id());
         let _abstract =
             UnixListener::bind_addr(&SocketAddr::from_abstract_name(&name).unwrap()).unwrap();
         let all = bound().unwrap();
-        assert!(all.iter().any(|b| b.file == Some(file)), "{all:?}");
+        assert!(
+            all.iter().any(|b| b.file == Some(file) && b.serves()),
+            "{all:?}"
+        );
         assert!(all
             .iter()
             .any(|b| b.abstract_name.as_deref() == Some(name.as_bytes())));

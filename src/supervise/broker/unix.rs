@@ -8,9 +8,14 @@
 //! socket that created it by bind(2), for as long as the file's inode lives: a decision on it holds
 //! while the broker pins the inode with its descriptor, which the cache keeps.
 //!
-//! An abstract name is looked up on each connect (a name is free again once its socket closes);
-//! the one window left is an outside process binding the very name a job's socket released between
-//! the lookup and the connect, which the job cannot bring about.
+//! The socket bound to a file is found by the kernel's socket diagnostics; only a listener (or a
+//! bound datagram socket) counts, and when none is found the connect is refused, never made
+//! unchecked: a socket served from another network namespace, which sock_diag does not list, is
+//! refused like any outside one.
+//!
+//! An abstract name is looked up on each connect (a name is free again once its listener closes);
+//! the one window left is an outside process binding the very name a job's listener released
+//! between the lookup and the connect, microseconds the job cannot stretch.
 
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -19,11 +24,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use nix::unistd::Pid;
-
 use crate::sandbox::notify::Answer;
 use crate::supervise::broker::caller::{open_path_at, Caller};
-use crate::supervise::broker::listeners::{self, kernel_dev};
+use crate::supervise::broker::listeners;
 use crate::supervise::broker::Verdict;
 
 /// Offset of `sun_path` in `struct sockaddr_un`.
@@ -37,8 +40,8 @@ pub struct Unix {
     allowed: Vec<PathBuf>,
     /// Abstract sockets outside the job are refused.
     abstract_scoped: bool,
-    /// The supervisor: the job is its descendants.
-    root: Pid,
+    /// The job's processes.
+    members: listeners::Members,
     /// Socket files by (device, inode): pinned, and whether the job serves them.
     files: HashMap<(u64, u64), (Arc<OwnedFd>, bool)>,
     /// Abstract sockets by their own inode (never reused while the system runs): whether the job
@@ -47,11 +50,11 @@ pub struct Unix {
 }
 
 impl Unix {
-    pub fn new(allowed: Vec<PathBuf>, abstract_scoped: bool, root: Pid) -> Unix {
+    pub fn new(allowed: Vec<PathBuf>, abstract_scoped: bool, members: listeners::Members) -> Unix {
         Unix {
             allowed,
             abstract_scoped,
-            root,
+            members,
             files: HashMap::new(),
             sockets: HashMap::new(),
         }
@@ -102,16 +105,26 @@ impl Unix {
                 false => Verdict::Refused,
             };
         }
-        let wanted = (kernel_dev(st.st_dev), st.st_ino as u32);
-        let bound = match listeners::bound() {
-            Ok(all) => all.into_iter().find(|b| b.file == Some(wanted)),
+        // The sockets a connect to this file reaches, as sock_diag names them. None: no listener
+        // (the kernel would refuse), or one served where sock_diag cannot see (another network
+        // namespace): refused either way, never connected unchecked. Several (btrfs subvolumes
+        // share a superblock, and so inode numbers): each must be the job's.
+        let Ok(wanted) = listeners::identity(&file) else {
+            return Verdict::Refused;
+        };
+        let serving: Vec<listeners::Bound> = match listeners::bound() {
+            Ok(all) => all
+                .into_iter()
+                .filter(|b| b.file == Some(wanted) && b.serves())
+                .collect(),
             Err(_) => return Verdict::Refused,
         };
-        // No socket is bound to this file, and none ever can be again: the kernel refuses.
-        let Some(bound) = bound else {
-            return connect_to(&file);
-        };
-        let own = listeners::held_by_job(bound.socket, self.root);
+        if serving.is_empty() {
+            return Verdict::Done(Answer::Errno(libc::ECONNREFUSED));
+        }
+        let own = serving
+            .iter()
+            .all(|b| listeners::held_by_job(b.socket, &self.members));
         let answer = match own {
             true => connect_to(&file),
             false => Verdict::Refused,
@@ -127,23 +140,29 @@ impl Unix {
         if !self.abstract_scoped {
             return Verdict::Connect;
         }
-        let bound = match listeners::bound() {
+        // Only a listener (or a bound datagram socket) holds a name: an accepted socket keeps its
+        // listener's name after the listener is gone, and must not vouch for whoever binds the
+        // name next.
+        let serving: Vec<listeners::Bound> = match listeners::bound() {
             Ok(all) => all
                 .into_iter()
-                .find(|b| b.abstract_name.as_deref() == Some(name)),
+                .filter(|b| b.abstract_name.as_deref() == Some(name) && b.serves())
+                .collect(),
             Err(_) => return Verdict::Refused,
         };
-        let Some(bound) = bound else {
+        if serving.is_empty() {
             return Verdict::Done(Answer::Errno(libc::ECONNREFUSED));
-        };
-        let root = self.root;
-        let own = *self
-            .sockets
-            .entry(bound.socket)
-            .or_insert_with(|| listeners::held_by_job(bound.socket, root));
+        }
         if self.sockets.len() >= CACHE {
             self.sockets.clear();
         }
+        let members = &self.members;
+        let own = serving.iter().all(|b| {
+            *self
+                .sockets
+                .entry(b.socket)
+                .or_insert_with(|| listeners::held_by_job(b.socket, members))
+        });
         match own {
             true => Verdict::Connect,
             false => Verdict::Refused,
