@@ -376,6 +376,49 @@ fn setup_runs_before_the_job_and_its_failure_leaves_nothing_behind() {
     assert!(env.worktree_dirs().is_empty());
     assert_eq!(env.records().len(), before);
     assert!(env.isolate_branches(&repo).is_empty());
+
+    // The setup is held to a time limit (the job's --timeout), its whole tree with it: a daemon it
+    // started is gone too.
+    fs::write(
+        repo.join(".isolate.toml"),
+        "setup = \"setsid sleep 300 & echo $! > \\\"$TMPDIR/daemon\\\"; sleep 300\"\n",
+    )
+    .unwrap();
+    env.git(&repo, ["commit", "-q", "-am", "slow setup"]);
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--timeout",
+            "1s",
+            "--grace",
+            "1s",
+            "--",
+            "echo",
+            "should-not-run",
+        ],
+    );
+    assert_status(&out, 125);
+    assert!(!stdout(&out).contains("should-not-run"));
+    assert!(stderr(&out).contains("ran longer than"), "{}", stderr(&out));
+    assert!(env.worktree_dirs().is_empty());
+    let leftovers = std::process::Command::new("pgrep")
+        .args(["-f", "^sleep 300$"])
+        .output()
+        .unwrap();
+    let mine: Vec<i32> = String::from_utf8_lossy(&leftovers.stdout)
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .filter(|pid| {
+            fs::read_to_string(format!("/proc/{pid}/environ"))
+                .is_ok_and(|e| e.contains(env.state.to_str().unwrap()))
+        })
+        .collect();
+    assert!(
+        mine.is_empty(),
+        "the setup's processes outlived it: {mine:?}"
+    );
 }
 
 #[test]

@@ -223,8 +223,8 @@ fn execute(
                     rules.clone(),
                     output,
                     signals,
-                    args.grace,
-                    cgroup_procs,
+                    (args.timeout.unwrap_or(SETUP_LIMIT), args.grace),
+                    (cgroup_procs, cgroup.as_ref()),
                 )
             });
         if let Err(e) = done {
@@ -359,6 +359,9 @@ fn execute(
     record.exit_status().unwrap_or(125)
 }
 
+/// How long the project's setup may run when the job has no `--timeout` (the job's own when it has).
+const SETUP_LIMIT: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// The project's `setup` command (`.isolate.toml`), in the new worktree, sandboxed like the job and
 /// with its environment, before CMD. Any failure is isolate's (125): the fresh worktree is undone.
 #[allow(clippy::too_many_arguments)]
@@ -369,8 +372,8 @@ fn run_setup(
     rules: Option<plan::Rules>,
     output: std::os::fd::OwnedFd,
     signals: &mut Signals,
-    grace: std::time::Duration,
-    cgroup_procs: Option<std::fs::File>,
+    (limit, grace): (std::time::Duration, std::time::Duration),
+    (cgroup_procs, cgroup): (Option<std::fs::File>, Option<&Cgroup>),
 ) -> Result<()> {
     let err = output
         .try_clone()
@@ -388,7 +391,13 @@ fn run_setup(
     })
     .map_err(|e| Error::Other(format!("the setup command {setup:?} could not start: {e}")))?
     .pid;
-    let ending = reaper::supervise(pid, signals, None, grace, None, None);
+    let ending = reaper::supervise(pid, signals, Some(limit), grace, cgroup, None);
+    if ending.timed_out {
+        return Err(Error::Other(format!(
+            "the setup command {setup:?} ran longer than {}; the new worktree was removed",
+            humantime::format_duration(limit)
+        )));
+    }
     match ending.exit.status() {
         0 => Ok(()),
         status => Err(Error::Other(format!(
