@@ -131,11 +131,18 @@ pub struct ImportArgs {
 
 #[derive(Debug, Args)]
 pub struct MergeArgs {
-    /// A job id, a unique prefix of one, or a job's name.
-    pub job: String,
+    /// Job ids, unique prefixes of them, or job names, merged in this order.
+    #[arg(value_name = "JOB", required_unless_present = "all")]
+    pub jobs: Vec<String>,
+    /// Every ended job of this project with unmerged commits, oldest first.
+    #[arg(long, conflicts_with = "jobs")]
+    pub all: bool,
     /// Do not ask before fast-forwarding the project branch.
     #[arg(long, short)]
     pub yes: bool,
+    /// Machine-readable output: each job's outcome, in order.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

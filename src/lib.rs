@@ -15,6 +15,7 @@ pub mod config;
 pub mod error;
 pub mod git;
 pub mod job;
+pub mod lockfile;
 pub mod sandbox;
 pub mod supervise;
 pub mod textfile;

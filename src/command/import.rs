@@ -5,7 +5,7 @@ use crate::cli::ImportArgs;
 use crate::command::report_error;
 use crate::error::Error;
 use crate::job::store;
-use crate::worktree::cleanup::{self, Recorded};
+use crate::worktree::cleanup::{self, Recorded, Settling};
 
 pub fn run(args: ImportArgs) -> i32 {
     match import(&args) {
@@ -29,7 +29,7 @@ fn import(args: &ImportArgs) -> Result<(), Error> {
             path.display()
         )));
     }
-    let commits = cleanup::import_now(&recorded.job(true))?;
+    let commits = cleanup::import_now(&recorded.job(Settling::End { keep: true }))?;
     println!(
         "{}: {commits} commit{} beyond base",
         recorded.id.branch(),

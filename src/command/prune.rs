@@ -1,10 +1,14 @@
 //! `isolate prune [--dry-run] [--json]`: settles lost jobs, then removes the managed worktrees that
 //! are clean, not running, and whose branch holds no commit the project branch lacks (a squash or
-//! rebase merge counts as merged); every worktree it keeps is listed with its reason. It takes a
-//! lock, so two prunes never work at once, and each removal goes through the cleanup rule (import,
-//! record checked against the disk, decision taken again right before deleting).
+//! rebase merge counts as merged), with their branch and record; settles the branches of jobs whose
+//! worktree is gone, and `isolate/*` branches no record knows (merged: deleted; unmerged: listed as
+//! kept). Every worktree and branch it keeps is listed with its reason. What it does and what
+//! `--dry-run` and `worktrees` say it would do come from one survey (`cleanup::survey`); each
+//! removal goes through the cleanup rule (import, record checked against the disk, decision taken
+//! again right before deleting). It takes a lock, so two prunes never work at once.
 
-use std::path::Path;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -13,28 +17,69 @@ use crate::command::stop::kill_leftovers;
 use crate::command::{print_json, report_error};
 use crate::error::{Error, Result};
 use crate::git;
+use crate::job::id::JobId;
 use crate::job::record::{Record, State};
 use crate::job::store;
-use crate::worktree::cleanup::{self, Recorded};
-use crate::worktree::marks;
+use crate::lockfile::Lock;
+use crate::worktree::cleanup::{
+    self, Action, Branch, BranchAction, Outcome, Recorded, Settling, Tree, Verdict,
+};
+use crate::worktree::create::pin_ref;
+use crate::worktree::project::Project;
+use crate::worktree::standing;
 
+/// One line of what prune did (or, with `--dry-run`, would do).
 #[derive(Debug, Serialize)]
-struct Outcome {
+struct Line {
     id: String,
     path: String,
     /// `removed`, `would remove`, or `kept`.
     action: &'static str,
+    /// `deleted`, `would delete`, or `kept`; absent when the project has no branch for the job.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    branch: Option<&'static str>,
     reason: String,
+}
+
+impl Line {
+    fn new(id: &str, path: &str, outcome: &Outcome, dry_run: bool) -> Line {
+        Line {
+            id: id.to_string(),
+            path: path.to_string(),
+            action: match (outcome.action, dry_run) {
+                (Action::Remove, false) => "removed",
+                (Action::Remove, true) => "would remove",
+                (Action::Keep, _) => "kept",
+            },
+            branch: outcome.branch.map(|b| match (b, dry_run) {
+                (BranchAction::Delete, false) => "deleted",
+                (BranchAction::Delete, true) => "would delete",
+                (BranchAction::Keep, _) => "kept",
+            }),
+            reason: outcome.reason.clone(),
+        }
+    }
+
+    fn kept(id: &str, path: &str, reason: String) -> Line {
+        Line {
+            id: id.to_string(),
+            path: path.to_string(),
+            action: "kept",
+            branch: None,
+            reason,
+        }
+    }
 }
 
 pub fn run(args: PruneArgs) -> i32 {
     match prune(&args) {
-        Ok(outcomes) if args.json => print_json(&outcomes),
-        Ok(outcomes) => {
-            for o in &outcomes {
-                println!("{:<13} {:<28} {} ({})", o.action, o.id, o.path, o.reason);
+        Ok(lines) if args.json => print_json(&lines),
+        Ok(lines) => {
+            for l in &lines {
+                let path = if l.path.is_empty() { "-" } else { &l.path };
+                println!("{:<13} {:<28} {} ({})", l.action, l.id, path, l.reason);
             }
-            if outcomes.is_empty() {
+            if lines.is_empty() {
                 println!("no managed worktrees");
             }
             0
@@ -46,104 +91,218 @@ pub fn run(args: PruneArgs) -> i32 {
     }
 }
 
-fn prune(args: &PruneArgs) -> Result<Vec<Outcome>> {
+fn prune(args: &PruneArgs) -> Result<Vec<Line>> {
     let state = store::state_dir()?;
     std::fs::create_dir_all(&state).map_err(|e| Error::io("cannot create", &state, e))?;
-    let _lock = lock(&state.join("prune.lock"))?;
-    let mut outcomes = Vec::new();
-    for (dir, record) in store::list(&state) {
+    let _lock = Lock::exclusive(&state.join("prune.lock"))?;
+    let mut lines = Vec::new();
+    let mut projects: Vec<PathBuf> = Vec::new();
+    for (dir, record) in store::list_all(&state) {
         let Some(wt) = record.worktree.clone() else {
             continue;
         };
-        let outcome = |action, reason: String| Outcome {
-            id: record.id.clone(),
-            path: wt.path.clone(),
-            action,
-            reason,
-        };
-        match record.effective_state() {
-            State::Running => {
-                outcomes.push(outcome("kept", "running".into()));
-                continue;
-            }
-            State::Lost => {
-                if !args.dry_run {
-                    settle_lost(&dir);
-                }
-                if store::read_record(&dir).is_ok_and(|r| r.effective_state() != State::Lost) {
-                    // It ended normally as we looked: the next prune sees it as it is.
-                    outcomes.push(outcome("kept", "ended while prune looked".into()));
-                    continue;
-                }
-                outcomes.push(outcome(
-                    "kept",
-                    "lost: its supervisor died; the worktree is kept untouched".into(),
+        if !projects.iter().any(|p| p.as_os_str() == wt.repo.as_str()) {
+            projects.push(PathBuf::from(&wt.repo));
+        }
+        if record.effective_state() == State::Lost && !args.dry_run {
+            settle_lost(&dir);
+            if store::read_record(&dir).is_ok_and(|r| r.effective_state() != State::Lost) {
+                // It ended normally as we looked: the next prune sees it as it is.
+                lines.push(Line::kept(
+                    &record.id,
+                    &wt.path,
+                    "ended while prune looked".into(),
                 ));
                 continue;
             }
-            _ if wt.removed => continue,
-            _ => {}
         }
-        let Some(row) = marks::row(&state, &record) else {
+        match settle(&state, &dir, &record, args.dry_run) {
+            Ok(Some(line)) => lines.push(line),
+            Ok(None) => {}
+            Err(e) if wt.removed => {
+                // Only a branch was left to settle; the record no longer opens (its project moved
+                // or is gone): nothing to remove, nothing to say beyond the reason.
+                lines.push(Line::kept(&record.id, "", format!("cannot decide: {e}")));
+            }
+            Err(e) => lines.push(Line::kept(
+                &record.id,
+                &wt.path,
+                format!("cannot decide: {e}"),
+            )),
+        }
+    }
+    // Branches no record knows: the current project's, and those of every project on record.
+    if let Ok(here) = std::env::current_dir().and_then(|d| {
+        Project::discover(&d).map_err(|e| std::io::Error::other(e.to_string()))
+    }) {
+        if !projects.contains(&here.top) {
+            projects.push(here.top);
+        }
+    }
+    for top in &projects {
+        let Ok(project) = Project::discover(top) else {
             continue;
         };
-        let prunable = row.error.is_none()
-            && row.dirty == 0
-            && row
-                .marks
-                .iter()
-                .any(|m| m == "merged" || m == "no commits" || m == "missing");
-        if !prunable {
-            let reason = match &row.error {
-                Some(e) => format!("cannot decide: {e}"),
-                None if row.unmerged > 0 => format!(
-                    "{} commit{} not in {}",
-                    row.unmerged,
-                    if row.unmerged == 1 { "" } else { "s" },
-                    row.project_branch
-                        .as_deref()
-                        .unwrap_or("the project branch")
-                ),
-                None => row.marks.join(", "),
-            };
-            outcomes.push(outcome("kept", reason));
-            continue;
-        }
-        if args.dry_run {
-            outcomes.push(outcome("would remove", row.marks.join(", ")));
-            continue;
-        }
-        match remove(
-            &state,
-            &dir,
-            &record,
-            row.marks.iter().any(|m| m == "merged"),
-        ) {
-            Ok(()) => outcomes.push(outcome("removed", row.marks.join(", "))),
-            Err(e) => outcomes.push(outcome("kept", e.to_string())),
-        }
+        lines.extend(orphans(&project, &state, args.dry_run));
     }
-    Ok(outcomes)
+    Ok(lines)
 }
 
-/// Through the cleanup rule; a merged branch goes too (its commits are in the project branch).
-fn remove(state: &Path, dir: &Path, record: &Record, merged: bool) -> Result<()> {
+/// One job with a worktree: surveyed, and, unless `dry_run` or the survey keeps everything,
+/// settled; `None` when nothing of it is left to settle.
+fn settle(state: &Path, dir: &Path, record: &Record, dry_run: bool) -> Result<Option<Line>> {
     let recorded = Recorded::open(state, record)?;
-    let report = cleanup::settle(&recorded.job(false))?;
-    if !report.removed && Path::new(&report.path).exists() {
-        return Err(Error::Refused(report.reason));
+    let job = recorded.job(Settling::Prune);
+    let (facts, verdict) = cleanup::survey(&job);
+    if matches!(facts.tree, Tree::Removed) && facts.branch == Branch::Gone {
+        return Ok(None);
     }
-    if merged && report.branch_kept {
-        let branch = format!("refs/heads/{}", recorded.id.branch());
-        if let Some(tip) = &report.branch_tip {
-            git::run(
-                &recorded.project.top,
-                ["update-ref", "-d", "--end-of-options", &branch, tip],
-            )?;
+    let planned = cleanup::outcome(&job, &facts, &verdict);
+    let path = &recorded.worktree.path;
+    if dry_run || matches!(verdict, Verdict::Keep(_)) {
+        return Ok(Some(Line::new(&record.id, path, &planned, dry_run)));
+    }
+    let settled = cleanup::settle(&job)?;
+    let done = settled.outcome;
+    let branch_left = done.branch == Some(BranchAction::Keep);
+    if done.action == Action::Remove && !branch_left {
+        store::forget(dir);
+    } else if settled.report.removed && !record.worktree.as_ref().is_some_and(|w| w.removed) {
+        // The worktree went and its branch stays: the record says so from now on.
+        let mut updated = record.clone();
+        updated.worktree = Some(settled.report);
+        store::write_record(dir, &updated)?;
+    }
+    Ok(Some(Line::new(&record.id, path, &done, false)))
+}
+
+/// `isolate/<id>` branches (and base pins) of `project` whose job has no directory in the state
+/// directory: a branch the project's current branch has all of is deleted with its pin, an
+/// unmerged one is kept and listed with the command that shows its commits; a pin without a branch
+/// goes.
+fn orphans(project: &Project, state: &Path, dry_run: bool) -> Vec<Line> {
+    let Ok(out) = git::run(
+        &project.top,
+        [
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            "--",
+            "refs/heads/isolate/",
+            "refs/isolate/",
+        ],
+    ) else {
+        return Vec::new();
+    };
+    let text = out.text();
+    let refs: Vec<(&str, &str)> = text
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .collect();
+    let target = git::try_run(
+        &project.top,
+        ["symbolic-ref", "--quiet", "--short", "HEAD"],
+    )
+    .ok()
+    .filter(|o| o.status.success())
+    .map(|o| o.text());
+    let mut lines = Vec::new();
+    let mut seen = HashSet::new();
+    for (name, value) in &refs {
+        let (id, is_pin) = match (
+            name.strip_prefix("refs/heads/isolate/"),
+            name.strip_prefix("refs/isolate/")
+                .and_then(|r| r.strip_suffix("/base")),
+        ) {
+            (Some(id), _) => (id, false),
+            (None, Some(id)) => (id, true),
+            _ => continue,
+        };
+        let Some(id) = JobId::parse(id) else {
+            continue;
+        };
+        // A job being started has its directory before its refs: only a job without one is
+        // nobody's.
+        if store::known(state, id.as_str()) || !seen.insert((id.to_string(), is_pin)) {
+            continue;
         }
+        let branch = format!("refs/heads/{}", id.branch());
+        let pin = pin_ref(&id);
+        if is_pin {
+            if refs.iter().any(|(n, _)| *n == branch) {
+                continue;
+            }
+            if !dry_run {
+                let _ = git::run(
+                    &project.top,
+                    ["update-ref", "-d", "--end-of-options", &pin, value],
+                );
+            }
+            continue;
+        }
+        let pin_value = refs.iter().find(|(n, _)| *n == pin).map(|(_, v)| *v);
+        let standing = target.as_deref().map(|t| {
+            standing::standing(&project.top, &format!("refs/heads/{t}"), value)
+        });
+        let (outcome, delete) = match (&target, standing) {
+            (Some(t), Some(Ok(s))) if s.landed() => (
+                Outcome {
+                    action: Action::Remove,
+                    branch: Some(BranchAction::Delete),
+                    reason: format!("no job on record; its commits are in {t}"),
+                },
+                true,
+            ),
+            (Some(t), Some(Ok(s))) => (
+                Outcome {
+                    action: Action::Keep,
+                    branch: Some(BranchAction::Keep),
+                    reason: format!(
+                        "no job on record; {} commit{} not in {t} (git -C {} log {t}..{})",
+                        s.unmerged,
+                        if s.unmerged == 1 { "" } else { "s" },
+                        cleanup::shell_quote(&project.top),
+                        id.branch()
+                    ),
+                },
+                false,
+            ),
+            (_, Some(Err(e))) => (
+                Outcome {
+                    action: Action::Keep,
+                    branch: Some(BranchAction::Keep),
+                    reason: format!("no job on record; cannot decide: {e}"),
+                },
+                false,
+            ),
+            _ => (
+                Outcome {
+                    action: Action::Keep,
+                    branch: Some(BranchAction::Keep),
+                    reason: "no job on record; the project is on a detached HEAD, nothing to compare with"
+                        .into(),
+                },
+                false,
+            ),
+        };
+        let mut outcome = outcome;
+        if delete && !dry_run {
+            let mut stdin = format!("delete {branch} {value}\n");
+            if let Some(pin_value) = pin_value {
+                stdin.push_str(&format!("delete {pin} {pin_value}\n"));
+            }
+            if git::run_with_input(&project.top, ["update-ref", "--stdin"], stdin.as_bytes())
+                .is_err()
+            {
+                outcome = Outcome {
+                    action: Action::Keep,
+                    branch: Some(BranchAction::Keep),
+                    reason: "no job on record; the branch moved while prune looked".into(),
+                };
+            }
+        }
+        lines.push(Line::new(&id.branch(), "", &outcome, dry_run));
     }
-    store::forget(dir);
-    Ok(())
+    lines
 }
 
 /// A lost job: what is left of its processes is killed, and its record says it was lost.
@@ -169,23 +328,4 @@ fn settle_lost(dir: &Path) {
                 .into();
     }
     let _ = store::write_record(dir, &settled);
-}
-
-/// An exclusive `flock` held while this prune runs.
-fn lock(path: &Path) -> Result<std::fs::File> {
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .map_err(|e| Error::io("cannot open", path, e))?;
-    // SAFETY: flock on a descriptor we own.
-    if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&file), libc::LOCK_EX) } != 0 {
-        return Err(Error::io(
-            "cannot lock",
-            path,
-            std::io::Error::last_os_error(),
-        ));
-    }
-    Ok(file)
 }

@@ -1,7 +1,10 @@
 //! `isolate rm JOB [--force]`: forget an ended job, with the cleanup rule of spec/worktrees.md. A
-//! running or lost job, or one whose worktree holds work, is refused (status 1) with the reason.
-//! `--force` overrides the refusal and nothing else: it stops a running job and forgets the record,
-//! and leaves a worktree that holds work on disk, untouched.
+//! running or lost job, or one whose worktree holds work, is refused (status 1) with the reason. A
+//! worktree that holds nothing is removed; the job's branch goes too when the project branch has
+//! all of its commits (merged, squash- or rebase-merged), and is kept, with a word saying so, when
+//! it does not. `--force` overrides the refusal and nothing else: it stops a running job, and a
+//! worktree that holds work stays on disk, untouched, its record kept as a tombstone (`forgotten`)
+//! that `worktrees` lists and `prune` settles.
 
 use std::path::Path;
 use std::time::Duration;
@@ -10,9 +13,9 @@ use crate::cli::RmArgs;
 use crate::command::report_error;
 use crate::command::stop::{kill_leftovers, stop_tree};
 use crate::error::Error;
-use crate::job::record::State;
+use crate::job::record::{Record, State};
 use crate::job::store;
-use crate::worktree::cleanup;
+use crate::worktree::cleanup::{self, BranchAction, Recorded, Settling};
 
 /// The grace period of the stop that `rm --force` runs on a running job.
 const GRACE: Duration = Duration::from_secs(10);
@@ -49,41 +52,69 @@ fn remove(args: &RmArgs) -> Result<(), Error> {
         }
         State::Lost => {
             kill_leftovers(&record);
-            store::forget(&dir);
-            if let Some(wt) = record.worktree.as_ref().filter(|wt| Path::new(&wt.path).exists()) {
-                say!("isolate: forgot job {}; its worktree stays at {}", record.id, wt.path);
+            match record.worktree.as_ref().filter(|wt| Path::new(&wt.path).exists()) {
+                Some(wt) => {
+                    let path = wt.path.clone();
+                    record.state = State::Lost;
+                    tombstone(&state, &dir, record, &path, "lost: its supervisor died")?;
+                }
+                None => store::forget(&dir),
             }
             return Ok(());
         }
         _ => {}
     }
-    let kept = record
-        .worktree
-        .as_ref()
-        .is_some_and(|wt| !wt.removed && Path::new(&wt.path).exists());
-    if kept {
-        let report = cleanup::settle_recorded(&state, &record)?;
-        if !report.removed {
-            if !args.force {
-                return Err(Error::Refused(format!(
-                    "job {}: {} (its worktree is {})",
-                    record.id, report.reason, report.path
-                )));
-            }
-            say!(
-                "isolate: forgot job {}; its worktree stays at {} ({})",
-                record.id,
-                report.path,
-                report.reason
-            );
+    let Some(wt) = record.worktree.clone() else {
+        store::forget(&dir);
+        return Ok(());
+    };
+    let recorded = match Recorded::open(&state, &record) {
+        Ok(recorded) => recorded,
+        // Nothing of the job is left on disk to settle (its project moved or is gone).
+        Err(e) if wt.removed => {
+            store::forget(&dir);
+            say!("isolate: forgot job {}; its branch was not settled: {e}", record.id);
+            return Ok(());
         }
+        Err(e) => return Err(e),
+    };
+    let settled = cleanup::settle(&recorded.job(Settling::Rm))?;
+    if !settled.report.removed {
+        if !args.force {
+            return Err(Error::Refused(format!(
+                "job {}: {} (its worktree is {})",
+                record.id, settled.report.reason, settled.report.path
+            )));
+        }
+        let reason = settled.report.reason.clone();
+        return tombstone(&state, &dir, record, &settled.report.path, &reason);
     }
     store::forget(&dir);
+    if settled.outcome.branch == Some(BranchAction::Keep) {
+        let branch = recorded.id.branch();
+        let target = wt.project_branch.as_deref().unwrap_or("HEAD");
+        say!(
+            "isolate: kept branch {branch} ({}): see it with git -C {} log {target}..{branch}",
+            settled.outcome.reason,
+            cleanup::shell_quote(&recorded.project.top)
+        );
+    }
+    Ok(())
+}
+
+/// The job is forgotten, its worktree left on disk: the record stays as a tombstone that only
+/// `worktrees` and `prune` read.
+fn tombstone(state: &Path, dir: &Path, record: Record, path: &str, why: &str) -> Result<(), Error> {
+    store::bury(state, dir, &record)?;
+    say!(
+        "isolate: forgot job {}; its worktree stays at {path} ({why}); isolate worktrees lists it as forgotten",
+        record.id
+    );
     Ok(())
 }
 
 /// The record once the supervisor has written the end (bounded).
-fn wait_for_end(dir: &Path) -> Result<crate::job::record::Record, Error> {
+fn wait_for_end(dir: &Path) -> Result<Record, Error> {
     let deadline = std::time::Instant::now() + Duration::from_secs(300);
     loop {
         let record = store::read_record(dir)?;

@@ -1,4 +1,5 @@
-//! `isolate worktrees [--json]`: every managed worktree (those with a record) with its marks.
+//! `isolate worktrees [--json]`: every managed worktree (those with a record, and those `rm --force`
+//! left on disk) with its marks, and what `prune` would do with it.
 
 use crate::cli::WorktreesArgs;
 use crate::command::{print_json, report_error};
@@ -13,7 +14,7 @@ pub fn run(args: WorktreesArgs) -> i32 {
             return 1;
         }
     };
-    let rows: Vec<Row> = store::list(&state)
+    let rows: Vec<Row> = store::list_all(&state)
         .iter()
         .filter_map(|(_, record)| marks::row(&state, record))
         .collect();
@@ -22,7 +23,12 @@ pub fn run(args: WorktreesArgs) -> i32 {
     }
     println!("{:<28} {:<10} {:<40} PATH", "JOB", "USED", "MARKS");
     for row in &rows {
-        let mut marks = row.marks.join(", ");
+        let mut marks = row
+            .marks
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
         if let Some(e) = &row.error {
             marks = format!("{marks} (error: {e})").trim_start().to_string();
         }

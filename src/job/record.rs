@@ -142,6 +142,10 @@ pub struct Record {
     /// True for `--bg` jobs.
     #[serde(default)]
     pub background: bool,
+    /// `rm --force` forgot the job but had to leave its worktree on disk: the record stays as a
+    /// tombstone that only `worktrees` and `prune` read, so the worktree is never orphaned.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub forgotten: bool,
 }
 
 impl Record {

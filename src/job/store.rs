@@ -49,6 +49,9 @@ pub fn claim(state: &Path, id: &JobId) -> Result<Option<PathBuf>> {
     fs::create_dir_all(&jobs)
         .map_err(|e| Error::io("cannot create the jobs directory", &jobs, e))?;
     let dir = jobs.join(id.as_str());
+    if forgotten_dir(state).join(id.as_str()).exists() {
+        return Ok(None);
+    }
     match fs::create_dir(&dir) {
         Ok(()) => Ok(Some(dir)),
         Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(None),
@@ -100,13 +103,54 @@ pub fn read_record(job_dir: &Path) -> Result<Record> {
         .map_err(|e| Error::Other(format!("{}: not a job record: {e}", path.display())))
 }
 
-/// Every job directory with a readable record, in id order. Directories whose name is not a job id
-/// and unreadable records are skipped (a job being created has no record yet).
+/// Every job on record, in start order (not the tombstones `rm --force` leaves: they are not jobs
+/// any more).
 pub fn list(state: &Path) -> Vec<(PathBuf, Record)> {
-    let Ok(entries) = fs::read_dir(jobs_dir(state)) else {
+    let mut jobs = records_in(&jobs_dir(state));
+    jobs.retain(|(_, record)| !record.forgotten);
+    sort(&mut jobs);
+    jobs
+}
+
+/// Every job on record and every tombstone, in start order: `worktrees` and `prune`, which must
+/// see each worktree isolate made until it is settled.
+pub fn list_all(state: &Path) -> Vec<(PathBuf, Record)> {
+    let mut jobs = records_in(&jobs_dir(state));
+    jobs.extend(records_in(&forgotten_dir(state)));
+    sort(&mut jobs);
+    jobs
+}
+
+/// Where the tombstones of forgotten jobs are kept.
+pub fn forgotten_dir(state: &Path) -> PathBuf {
+    state.join("forgotten")
+}
+
+/// Whether `id` has a directory in the state directory, as a job or as a tombstone.
+pub fn known(state: &Path, id: &str) -> bool {
+    jobs_dir(state).join(id).exists() || forgotten_dir(state).join(id).exists()
+}
+
+/// The job's record becomes a tombstone: marked forgotten, then moved out of the jobs directory,
+/// so that no command but `worktrees` and `prune` sees it. Returns where it now is.
+pub fn bury(state: &Path, job_dir: &Path, record: &Record) -> Result<PathBuf> {
+    let mut buried = record.clone();
+    buried.forgotten = true;
+    write_record(job_dir, &buried)?;
+    let graves = forgotten_dir(state);
+    fs::create_dir_all(&graves).map_err(|e| Error::io("cannot create", &graves, e))?;
+    let grave = graves.join(&record.id);
+    fs::rename(job_dir, &grave).map_err(|e| Error::io("cannot move the record to", &grave, e))?;
+    Ok(grave)
+}
+
+/// The directories in `dir` named as job ids, with a readable record. Directories whose name is
+/// not a job id and unreadable records are skipped (a job being created has no record yet).
+fn records_in(dir: &Path) -> Vec<(PathBuf, Record)> {
+    let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
     };
-    let mut out: Vec<(PathBuf, Record)> = entries
+    entries
         .flatten()
         .filter(|e| e.file_name().to_str().and_then(JobId::parse).is_some())
         .filter_map(|e| {
@@ -114,13 +158,15 @@ pub fn list(state: &Path) -> Vec<(PathBuf, Record)> {
             let record = read_record(&dir).ok()?;
             Some((dir, record))
         })
-        .collect();
-    out.sort_by(|a, b| {
+        .collect()
+}
+
+fn sort(jobs: &mut [(PathBuf, Record)]) {
+    jobs.sort_by(|a, b| {
         a.1.started_at
             .cmp(&b.1.started_at)
             .then(a.1.id.cmp(&b.1.id))
     });
-    out
 }
 
 /// The job `query` names: an id, a unique prefix of one, or a job's name.
@@ -129,7 +175,9 @@ pub fn resolve(state: &Path, query: &str) -> Result<(PathBuf, Record)> {
         let dir = jobs_dir(state).join(id.as_str());
         if dir.join("job.json").exists() {
             let record = read_record(&dir)?;
-            return Ok((dir, record));
+            if !record.forgotten {
+                return Ok((dir, record));
+            }
         }
     }
     let jobs = list(state);

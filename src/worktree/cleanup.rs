@@ -9,117 +9,298 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
+use serde::Serialize;
+
 use crate::error::Result;
 use crate::git;
 use crate::job::id::JobId;
-use crate::job::record::{Dirty, WorktreeReport};
+use crate::job::record::{Dirty, State, WorktreeReport};
 use crate::job::store;
+use crate::lockfile::Lock;
 use crate::worktree::create::pin_ref;
 use crate::worktree::import;
 use crate::worktree::inspect::{self, Inspection};
 use crate::worktree::project::Project;
 use crate::worktree::remove;
+use crate::worktree::standing::{self, Standing};
 
-/// What is known about a worktree when its job ends.
+/// Whether the job's processes still run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Life {
+    Ended,
+    Running,
+    /// Its supervisor died without recording an end.
+    Lost,
+}
+
+/// The job's worktree directory.
+#[derive(Debug)]
+pub enum Tree {
+    /// There: the read of its repository, or why it could not be read.
+    Present(std::result::Result<Inspection, String>),
+    /// Gone, though isolate did not remove it.
+    Missing,
+    /// isolate removed it when the job ended: only the branch is left to settle.
+    Removed,
+}
+
+/// The job's branch in the project, as the decision sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Branch {
+    /// The import failed, or the branch could not be read: nothing is decided on it.
+    Unknown(String),
+    /// The job has commits the project does not have yet (a survey, which imports nothing).
+    ToImport,
+    /// The project has no such branch.
+    Gone,
+    /// At base: no commits of its own.
+    AtBase,
+    /// Commits beyond base, and where they stand against the project branch when that was asked
+    /// for and there is one.
+    Commits {
+        count: usize,
+        standing: Option<Standing>,
+    },
+}
+
+impl Branch {
+    /// Commits beyond base in the project (none when unknown or not yet imported).
+    pub fn commits(&self) -> usize {
+        match self {
+            Branch::Commits { count, .. } => *count,
+            _ => 0,
+        }
+    }
+}
+
+/// What is known about a worktree when its job ends, or when `rm`, `prune` or `worktrees` look.
 #[derive(Debug)]
 pub struct Facts {
+    pub life: Life,
     /// Another live job has this worktree as its own.
     pub in_use: bool,
-    /// The directory is still there.
-    pub exists: bool,
-    /// The read of its repository, or why it could not be read.
-    pub inspection: std::result::Result<Inspection, String>,
-    /// Commits beyond base on the project's branch after the import, or why the import failed.
-    pub import: std::result::Result<usize, String>,
-    /// The import copied objects (it took time: the decision is taken again before deleting).
+    pub tree: Tree,
+    /// The project's branch (after the import, when one ran).
+    pub branch: Branch,
+    /// The import copied objects (it took time: the decision is taken again before deleting), so
+    /// the branch's commits are new in the project and are not settled now.
     pub copied: bool,
-    /// The project's base pin, which must point at the record's base.
+    /// The project's base pin, which must point at the record's base while the worktree exists.
     pub pin: Option<String>,
     /// The project's branch after the import (the job's tip when it succeeded).
     pub branch_after: Option<String>,
     /// Other branches and tags of the job (and a detached HEAD) whose commits the project lacks.
     pub unimported: Vec<String>,
+    pub settling: Settling,
+}
+
+/// Who settles the worktree, which decides how much of it may go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settling {
+    /// The job's end (`--keep`: the worktree stays), or an import (`import`, `merge`), which keeps.
+    End { keep: bool },
+    /// `rm`: a worktree that holds no work goes; the branch too when the project branch has all of
+    /// it, else the branch stays and `rm` says so.
+    Rm,
+    /// `prune`: a worktree goes only when its branch holds nothing the project branch lacks; the
+    /// branch goes with it.
+    Prune,
+}
+
+impl Settling {
+    /// A branch the project branch has all of goes.
+    fn settles_landed(self) -> bool {
+        matches!(self, Settling::Rm | Settling::Prune)
+    }
+}
+
+/// Each kind of work that keeps a worktree, counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Work {
+    pub modified: usize,
+    pub untracked: usize,
+    pub conflicted: usize,
+    pub stash_entries: usize,
+    /// Other refs of the job holding commits the project does not have.
+    pub refs: usize,
+    pub in_progress: Vec<&'static str>,
+}
+
+impl Work {
+    fn of(insp: &Inspection, unimported: &[String]) -> Work {
+        Work {
+            modified: insp.modified,
+            untracked: insp.untracked,
+            conflicted: insp.conflicted,
+            stash_entries: insp.stash_entries,
+            refs: unimported.len(),
+            in_progress: insp.in_progress.clone(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == Work::default()
+    }
+}
+
+/// "3 modified, 1 untracked, 1 stash entry".
+impl std::fmt::Display for Work {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        let mut count = |n: usize, one: &str, many: &str| {
+            if n > 0 {
+                parts.push(format!("{n} {}", if n == 1 { one } else { many }));
+            }
+        };
+        count(self.modified, "modified", "modified");
+        count(self.untracked, "untracked", "untracked");
+        count(self.conflicted, "conflicted", "conflicted");
+        count(self.stash_entries, "stash entry", "stash entries");
+        count(
+            self.refs,
+            "ref with commits not in the project",
+            "refs with commits not in the project",
+        );
+        for op in &self.in_progress {
+            parts.push(format!("{op} in progress"));
+        }
+        f.write_str(&parts.join(", "))
+    }
+}
+
+/// Why a worktree stays.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Keep {
+    Running,
+    Lost,
+    InUse,
+    Unreadable(String),
+    ImportFailed(String),
+    Work(Work),
     /// `--keep`.
-    pub keep: bool,
+    Asked,
+    /// The record's claims do not match the disk.
+    Mismatch(String),
+    /// The second look, right before deleting, differed from the first.
+    Changed,
+    /// `prune`: the branch holds commits the project branch lacks.
+    Unmerged(Unmerged),
+}
+
+/// Why a branch is not known to be in the project branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unmerged {
+    /// This many commits whose change the project branch does not have.
+    Commits(usize),
+    /// Commits the project has not imported yet.
+    ToImport,
+    /// Imported just now: settled by the next look.
+    JustImported,
+    /// The job started on a detached HEAD, or its project branch is gone: nothing to compare with.
+    NoProjectBranch,
+}
+
+impl std::fmt::Display for Keep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Keep::Running => f.write_str("running"),
+            Keep::Lost => {
+                f.write_str("lost: its supervisor died; the worktree is kept untouched")
+            }
+            Keep::InUse => f.write_str("in use by another job"),
+            Keep::Unreadable(why) => write!(f, "cannot read the job's repository ({why})"),
+            Keep::ImportFailed(why) => write!(f, "import failed ({why})"),
+            Keep::Work(work) => write!(f, "{work}"),
+            Keep::Asked => f.write_str("--keep"),
+            Keep::Mismatch(why) => {
+                write!(f, "record does not match the disk: {why}; nothing deleted")
+            }
+            Keep::Changed => f.write_str("the worktree changed while isolate was deciding"),
+            Keep::Unmerged(Unmerged::Commits(n)) => {
+                write!(f, "{n} commit{} not in the project branch", plural(*n))
+            }
+            Keep::Unmerged(Unmerged::ToImport) => f.write_str("commits not imported yet"),
+            Keep::Unmerged(Unmerged::JustImported) => f.write_str("commits imported just now"),
+            Keep::Unmerged(Unmerged::NoProjectBranch) => {
+                f.write_str("commits, and no project branch to compare them with")
+            }
+        }
+    }
 }
 
 /// What happens to the worktree and to the project's branch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     /// The worktree stays as it is; so does the branch.
-    Keep { reason: String },
-    /// The directory is gone: the branch stays if it has commits; the pin goes.
-    Missing { delete_branch: bool },
-    /// Remove the worktree; keep the branch when it has commits beyond base.
+    Keep(Keep),
+    /// What is there of the worktree goes, and its base pin; the branch too when `delete_branch`
+    /// (it has no commits of its own, or, for `rm` and `prune`, the project branch has them).
     Remove { delete_branch: bool },
 }
 
-/// The predicate. Order matters: in use, missing, not readable, import failed, work in the tree, --keep, clean.
+/// The predicate. Order matters: running, in use, gone, not readable, import failed, work in the
+/// tree, --keep, clean.
 pub fn decide(facts: &Facts) -> Verdict {
+    match facts.life {
+        Life::Running => return Verdict::Keep(Keep::Running),
+        Life::Lost => return Verdict::Keep(Keep::Lost),
+        Life::Ended => {}
+    }
     if facts.in_use {
-        return Verdict::Keep {
-            reason: "in use by another job".into(),
-        };
+        return Verdict::Keep(Keep::InUse);
     }
-    if !facts.exists {
-        let commits = *facts.import.as_ref().unwrap_or(&1);
-        return Verdict::Missing {
-            delete_branch: commits == 0,
-        };
-    }
-    let insp = match &facts.inspection {
-        Ok(insp) => insp,
-        Err(why) => {
-            return Verdict::Keep {
-                reason: format!("cannot read the job's repository ({why})"),
+    let insp = match &facts.tree {
+        Tree::Missing | Tree::Removed => {
+            return Verdict::Remove {
+                delete_branch: branch_goes(facts),
             }
         }
+        Tree::Present(Err(why)) => return Verdict::Keep(Keep::Unreadable(why.clone())),
+        Tree::Present(Ok(insp)) => insp,
     };
-    let commits = match &facts.import {
-        Ok(n) => *n,
-        Err(why) => {
-            return Verdict::Keep {
-                reason: format!("import failed ({why})"),
-            }
-        }
-    };
-    let work = work_in_tree(insp, &facts.unimported);
+    if let Branch::Unknown(why) = &facts.branch {
+        return Verdict::Keep(Keep::ImportFailed(why.clone()));
+    }
+    let work = Work::of(insp, &facts.unimported);
     if !work.is_empty() {
-        return Verdict::Keep {
-            reason: work.join(", "),
-        };
+        return Verdict::Keep(Keep::Work(work));
     }
-    if facts.keep {
-        return Verdict::Keep {
-            reason: "--keep".into(),
-        };
+    if facts.settling == (Settling::End { keep: true }) {
+        return Verdict::Keep(Keep::Asked);
+    }
+    if facts.settling == Settling::Prune && !branch_goes(facts) {
+        return Verdict::Keep(Keep::Unmerged(unmerged(facts)));
     }
     Verdict::Remove {
-        delete_branch: commits == 0,
+        delete_branch: branch_goes(facts),
     }
 }
 
-/// Each kind of work that keeps a worktree, counted ("3 modified, 1 untracked, 1 stash entry").
-fn work_in_tree(insp: &Inspection, unimported: &[String]) -> Vec<String> {
-    let mut work = Vec::new();
-    let mut count = |n: usize, one: &str, many: &str| {
-        if n > 0 {
-            work.push(format!("{n} {}", if n == 1 { one } else { many }));
-        }
-    };
-    count(insp.modified, "modified", "modified");
-    count(insp.untracked, "untracked", "untracked");
-    count(insp.conflicted, "conflicted", "conflicted");
-    count(insp.stash_entries, "stash entry", "stash entries");
-    count(
-        unimported.len(),
-        "ref with commits not in the project",
-        "refs with commits not in the project",
-    );
-    for op in &insp.in_progress {
-        work.push(format!("{op} in progress"));
+/// A branch at base goes; so does, for `rm` and `prune`, one the project branch has all of (unless
+/// its commits were imported just now: what is new in the project is never settled in the same
+/// step, so that a dry run predicts it).
+fn branch_goes(facts: &Facts) -> bool {
+    match &facts.branch {
+        Branch::AtBase => true,
+        Branch::Commits {
+            standing: Some(standing),
+            ..
+        } => facts.settling.settles_landed() && !facts.copied && standing.landed(),
+        _ => false,
     }
-    work
+}
+
+/// Why `prune` keeps a worktree for its branch.
+fn unmerged(facts: &Facts) -> Unmerged {
+    match &facts.branch {
+        Branch::ToImport => Unmerged::ToImport,
+        Branch::Commits {
+            standing: Some(standing),
+            ..
+        } if !standing.landed() => Unmerged::Commits(standing.unmerged),
+        Branch::Commits { .. } if facts.copied => Unmerged::JustImported,
+        _ => Unmerged::NoProjectBranch,
+    }
 }
 
 /// One job's worktree as the record names it.
@@ -133,7 +314,10 @@ pub struct Job<'a> {
     /// The job's record directory: it holds `branch-tip`, where isolate last left the project's
     /// branch, and the lock that serialises imports of this job.
     pub job_dir: &'a Path,
-    pub keep: bool,
+    pub life: Life,
+    /// The record says isolate removed the worktree when the job ended.
+    pub removed: bool,
+    pub settling: Settling,
     pub dispatch_dirty: bool,
     /// The project's branch the job was started from.
     pub project_branch: Option<&'a str>,
@@ -141,62 +325,201 @@ pub struct Job<'a> {
     pub policy: Option<&'a str>,
 }
 
-/// Imports, decides, and carries out the decision; returns the worktree part of the report.
-pub fn settle(job: &Job) -> Result<WorktreeReport> {
-    let _lock = ImportLock::take(job.job_dir)?;
-    let branch = job.id.branch();
-    let mut facts = gather(job);
-    let mut verdict = decide(&facts);
-    if let Err(why) = validate(job, &facts) {
-        verdict = Verdict::Keep {
-            reason: format!("record does not match the disk: {why}; nothing deleted"),
-        };
+/// Whether a look at the worktree imports its commits first (every ending), or only reads
+/// (`worktrees`, `prune --dry-run`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Look {
+    Import,
+    Survey,
+}
+
+/// The decision as it stands, from a look that imports, moves and deletes nothing (`worktrees`,
+/// `prune --dry-run`): what `settle` would do now.
+pub fn survey(job: &Job) -> (Facts, Verdict) {
+    let facts = gather(job, Look::Survey);
+    let verdict = judge(job, &facts);
+    (facts, verdict)
+}
+
+/// The predicate over the facts, and the record's claims checked against the disk.
+fn judge(job: &Job, facts: &Facts) -> Verdict {
+    match validate(job, facts) {
+        Ok(()) => decide(facts),
+        Err(why) => Verdict::Keep(Keep::Mismatch(why)),
     }
+}
+
+/// What settling does to a worktree (or did), as `prune`, `rm` and `worktrees` say it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// The worktree (what is there of it) and the job's record go.
+    Remove,
+    Keep,
+}
+
+/// What settling does to the job's branch in the project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BranchAction {
+    Delete,
+    Keep,
+}
+
+/// The verdict as it is carried out: what happens to the worktree and to the branch, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub action: Action,
+    /// `None` when the project has no branch for the job.
+    pub branch: Option<BranchAction>,
+    pub reason: String,
+}
+
+/// The outcome `verdict` gives over `facts`: the one reading of a decision that `prune --dry-run`,
+/// `prune`, `rm` and `worktrees` all print.
+pub fn outcome(job: &Job, facts: &Facts, verdict: &Verdict) -> Outcome {
+    let has_branch = !matches!(facts.branch, Branch::Gone);
+    match verdict {
+        Verdict::Keep(keep) => Outcome {
+            action: Action::Keep,
+            branch: has_branch.then_some(BranchAction::Keep),
+            reason: keep.to_string(),
+        },
+        Verdict::Remove { delete_branch } => {
+            let branch = has_branch.then_some(if *delete_branch {
+                BranchAction::Delete
+            } else {
+                BranchAction::Keep
+            });
+            let tree = match facts.tree {
+                Tree::Present(_) => "clean",
+                Tree::Missing => "worktree directory is missing",
+                Tree::Removed => "worktree removed when the job ended",
+            };
+            let fate = branch_fate(job, facts, *delete_branch);
+            // A removed worktree whose branch stays has nothing left to remove: it is kept, for
+            // its branch.
+            let action = match (&facts.tree, branch) {
+                (Tree::Removed | Tree::Missing, Some(BranchAction::Keep)) => Action::Keep,
+                _ => Action::Remove,
+            };
+            Outcome {
+                action,
+                branch,
+                reason: if fate.is_empty() {
+                    tree.to_string()
+                } else {
+                    format!("{tree}; {fate}")
+                },
+            }
+        }
+    }
+}
+
+/// What becomes of the job's branch, in words ("branch kept: 2 commits not in main").
+pub fn branch_fate(job: &Job, facts: &Facts, delete_branch: bool) -> String {
+    let target = job.project_branch.unwrap_or("the project branch");
+    match (&facts.branch, delete_branch) {
+        (Branch::Gone, _) => String::new(),
+        (Branch::AtBase, true) => "branch deleted: no commits".into(),
+        (_, true) => format!("branch deleted: its commits are in {target}"),
+        (Branch::AtBase, false) => "branch kept: no commits".into(),
+        (Branch::ToImport, false) => "branch kept: commits to import".into(),
+        (Branch::Unknown(why), false) => format!("branch kept: {why}"),
+        (
+            Branch::Commits {
+                standing: Some(standing),
+                ..
+            },
+            false,
+        ) if !standing.landed() => format!(
+            "branch kept: {} commit{} not in {target}",
+            standing.unmerged,
+            plural(standing.unmerged)
+        ),
+        (Branch::Commits { .. }, false) if facts.copied => {
+            "branch kept: its commits were imported just now".into()
+        }
+        (Branch::Commits { count, .. }, false) => {
+            format!("branch kept: {count} commit{} beyond base", plural(*count))
+        }
+    }
+}
+
+/// A settled worktree: the worktree part of the job's report, and what was done.
+pub struct Settled {
+    pub report: WorktreeReport,
+    pub outcome: Outcome,
+}
+
+/// Imports, decides, and carries out the decision.
+pub fn settle(job: &Job) -> Result<Settled> {
+    let _lock = import_lock(job.job_dir)?;
+    let branch = job.id.branch();
+    let mut facts = gather(job, Look::Import);
+    let mut verdict = judge(job, &facts);
     if matches!(verdict, Verdict::Remove { .. }) && facts.copied {
         // The import took a while: decide again on a fresh read, immediately before deleting.
-        let again = gather(job);
-        if decide(&again) != verdict {
-            verdict = Verdict::Keep {
-                reason: "the worktree changed while isolate was deciding".into(),
-            };
+        let mut again = gather(job, Look::Import);
+        again.copied = true;
+        if judge(job, &again) != verdict {
+            verdict = Verdict::Keep(Keep::Changed);
         }
         facts = again;
     }
 
+    let exists = matches!(facts.tree, Tree::Present(_));
+    let mut outcome = outcome(job, &facts, &verdict);
+    let mut failed = None;
     let mut removed = false;
-    let mut branch_kept = true;
-    let ignored = facts.inspection.as_ref().map(|i| i.ignored).unwrap_or(0);
-    let mut reason = match &verdict {
-        Verdict::Keep { reason } => format!("kept: {reason}"),
-        Verdict::Missing { .. } => "worktree directory is missing".to_string(),
-        Verdict::Remove { .. } => "clean".to_string(),
+    let mut branch_kept = !matches!(facts.branch, Branch::Gone);
+    let ignored = match &facts.tree {
+        Tree::Present(Ok(insp)) => insp.ignored,
+        _ => 0,
     };
-    let commits = facts.import.as_ref().copied().unwrap_or(0);
-    if let Verdict::Missing { delete_branch } | Verdict::Remove { delete_branch } = verdict {
-        if facts.exists {
+    let mut reason = match (&verdict, &facts.tree) {
+        (Verdict::Keep(keep), _) => format!("kept: {keep}"),
+        (Verdict::Remove { .. }, Tree::Missing) => "worktree directory is missing".to_string(),
+        (Verdict::Remove { .. }, Tree::Removed) => "worktree removed".to_string(),
+        (Verdict::Remove { .. }, Tree::Present(_)) => "clean".to_string(),
+    };
+    let commits = facts.branch.commits();
+    if let Verdict::Remove { delete_branch } = verdict {
+        if exists {
             match remove::remove_tree(job.path) {
                 Ok(()) => removed = true,
-                Err(e) => reason = format!("kept: cannot remove the worktree: {e}"),
+                Err(e) => {
+                    reason = format!("kept: cannot remove the worktree: {e}");
+                    failed = Some(reason.clone());
+                }
             }
         }
-        if removed || !facts.exists {
-            branch_kept = !delete_refs(job, delete_branch);
-            reason = if branch_kept {
-                format!(
-                    "{reason}; branch kept: {commits} commit{} beyond base",
-                    plural(commits)
-                )
-            } else {
-                format!("{reason}; branch deleted: no commits")
-            };
+        if removed || !exists {
+            let tip = facts.branch_after.as_deref().filter(|_| delete_branch);
+            branch_kept = branch_kept && !delete_refs(job, facts.pin.is_some(), tip);
+            let fate = branch_fate(job, &facts, !branch_kept);
+            if !fate.is_empty() {
+                reason = format!("{reason}; {fate}");
+            }
         }
     }
-    let insp = facts.inspection.as_ref().ok();
+    let insp = match &facts.tree {
+        Tree::Present(Ok(insp)) => Some(insp),
+        _ => None,
+    };
     // Whether the project branch the job started from has its commits already.
     let contained = branch_kept
         && commits > 0
-        && match (job.project_branch, &facts.branch_after) {
-            (Some(target), Some(tip)) => git::try_run(
+        && match (&facts.branch, job.project_branch, &facts.branch_after) {
+            (
+                Branch::Commits {
+                    standing: Some(standing),
+                    ..
+                },
+                _,
+                _,
+            ) => standing.landed(),
+            (_, Some(target), Some(tip)) => git::try_run(
                 &job.project.top,
                 [
                     "merge-base",
@@ -217,7 +540,7 @@ pub fn settle(job: &Job) -> Result<WorktreeReport> {
     }
     // A kept worktree is the job's: git there runs whatever the job planted (hooks, fsmonitor), so
     // the way back in is another sandboxed session, not a plain `cd`.
-    let handoff = if !removed && facts.exists {
+    let handoff = if !removed && exists {
         let policy = job
             .policy
             .map(|p| format!(" --policy {}", shell_quote(Path::new(p))))
@@ -234,7 +557,17 @@ pub fn settle(job: &Job) -> Result<WorktreeReport> {
     } else {
         None
     };
-    Ok(WorktreeReport {
+    if let Some(why) = failed {
+        outcome = Outcome {
+            action: Action::Keep,
+            branch: outcome.branch.map(|_| BranchAction::Keep),
+            reason: why,
+        };
+    } else if outcome.branch == Some(BranchAction::Delete) && branch_kept {
+        outcome.branch = Some(BranchAction::Keep);
+        outcome.reason = format!("{}; the branch moved, kept", outcome.reason);
+    }
+    let report = WorktreeReport {
         path: job.path.display().to_string(),
         branch,
         base: job.base.to_string(),
@@ -252,7 +585,7 @@ pub fn settle(job: &Job) -> Result<WorktreeReport> {
         }),
         ignored: if removed { ignored } else { 0 },
         dispatch_dirty: job.dispatch_dirty,
-        removed,
+        removed: removed || (!exists && matches!(verdict, Verdict::Remove { .. })),
         branch_kept,
         reason,
         handoff,
@@ -262,26 +595,33 @@ pub fn settle(job: &Job) -> Result<WorktreeReport> {
             None
         },
         project_branch: job.project_branch.map(str::to_string),
-    })
+    };
+    Ok(Settled { report, outcome })
 }
 
-/// Deletes the base pin, and the branch when `branch` is true, each only if it still points at base:
-/// both in one transaction, or one by one if that fails. Returns whether the branch was deleted.
-fn delete_refs(job: &Job, branch: bool) -> bool {
-    let pin = format!("delete {} {}\n", pin_ref(job.id), job.base);
-    let head = format!("delete refs/heads/{} {}\n", job.id.branch(), job.base);
-    let run = |stdin: &str| {
-        git::run_with_input(
-            &job.project.top,
-            ["update-ref", "--stdin"],
-            stdin.as_bytes(),
-        )
-        .is_ok()
+/// Deletes the base pin (when there is one) if it still points at base, and the branch when `tip`
+/// names the value it must still have: both in one transaction, or one by one if that fails.
+/// Returns whether the branch was deleted.
+fn delete_refs(job: &Job, pin: bool, tip: Option<&str>) -> bool {
+    let pin = if pin {
+        format!("delete {} {}\n", pin_ref(job.id), job.base)
+    } else {
+        String::new()
     };
-    if !branch {
+    let run = |stdin: &str| {
+        stdin.is_empty()
+            || git::run_with_input(
+                &job.project.top,
+                ["update-ref", "--stdin"],
+                stdin.as_bytes(),
+            )
+            .is_ok()
+    };
+    let Some(tip) = tip else {
         run(&pin);
         return false;
-    }
+    };
+    let head = format!("delete refs/heads/{} {tip}\n", job.id.branch());
     if run(&format!("{pin}{head}")) {
         return true;
     }
@@ -289,77 +629,144 @@ fn delete_refs(job: &Job, branch: bool) -> bool {
     run(&head)
 }
 
-/// Reads the job's repository (in-process, executing nothing planted there), imports its branch,
-/// and checks its other refs against the project.
-fn gather(job: &Job) -> Facts {
+/// Reads the job's repository (in-process, executing nothing planted there), imports its branch
+/// (unless only surveying), and checks its other refs and its standing against the project.
+fn gather(job: &Job, look: Look) -> Facts {
     let branch = job.id.branch();
-    let exists = fs::symlink_metadata(job.path).is_ok();
-    let inspection = if exists {
-        inspect_bounded(job.path, &branch)
+    let tree = if fs::symlink_metadata(job.path).is_ok() {
+        Tree::Present(inspect_bounded(job.path, &branch))
+    } else if job.removed {
+        Tree::Removed
     } else {
-        Err("the directory is missing".into())
+        Tree::Missing
     };
     let (project_branch, pin) = match project_refs(job) {
         Ok(refs) => refs,
         Err(e) => (None, Some(format!("(unreadable: {e})"))),
     };
     let mut copied = false;
-    let import = match (&inspection, &project_branch) {
-        (Ok(insp), _) => match &insp.branch_tip {
+    let branch_state = match &tree {
+        Tree::Present(Ok(insp)) => match &insp.branch_tip {
             Some(tip) => match project_branch.as_deref() {
                 // Someone moved the project's branch while the job ran: never overwrite it.
-                Some(current) if current != last_import(job) && current != tip => Err(format!(
-                    "the project's {branch} moved to {current} (isolate left it at {}); not overwritten",
-                    last_import(job)
-                )),
+                Some(current) if current != last_import(job) && current != tip => {
+                    Branch::Unknown(format!(
+                        "the project's {branch} moved to {current} (isolate left it at {}); not overwritten",
+                        last_import(job)
+                    ))
+                }
+                Some(current) if current == tip => counted(job, look, tip, None),
+                _ if look == Look::Survey => {
+                    if tip == job.base {
+                        Branch::AtBase
+                    } else {
+                        Branch::ToImport
+                    }
+                }
                 // Deleted in the project while the job ran: created again, so the work is not lost.
                 current => {
                     let old = current.unwrap_or(ZERO);
-                    import::import(job.project, &job.path.join(".git/objects"), &branch, tip, old, job.base)
-                        .map(|done| {
+                    let objects = job.path.join(".git/objects");
+                    match import::import(job.project, &objects, &branch, tip, old, job.base) {
+                        Ok(done) => {
                             copied = done.copied;
                             if done.copied {
-                                let _ = store::write_atomic(&job.job_dir.join(BRANCH_TIP), tip.as_bytes());
+                                note_import(job.job_dir, tip);
                             }
-                            done.commits
-                        })
-                        .map_err(|e| e.to_string())
+                            counted(job, look, tip, Some(done.commits))
+                        }
+                        Err(e) => Branch::Unknown(e.to_string()),
+                    }
                 }
             },
-            None => Err(format!("the job deleted its branch {branch}")),
+            None => Branch::Unknown(format!("the job deleted its branch {branch}")),
         },
+        Tree::Present(Err(e)) => Branch::Unknown(e.clone()),
         // Without the directory, what the project's branch already holds is what counts.
-        (Err(_), Some(tip)) if !exists => {
-            import::count(job.project, job.base, tip).map_err(|e| e.to_string())
-        }
-        (Err(_), None) if !exists => Ok(0),
-        (Err(e), _) => Err(e.clone()),
+        Tree::Missing | Tree::Removed => match project_branch.as_deref() {
+            Some(tip) => counted(job, look, tip, None),
+            None => Branch::Gone,
+        },
     };
-    let unimported = match &inspection {
-        Ok(insp) => {
+    let unimported = match &tree {
+        Tree::Present(Ok(insp)) => {
             unimported_refs(job, insp).unwrap_or_else(|e| vec![format!("(cannot check: {e})")])
         }
-        Err(_) => Vec::new(),
+        _ => Vec::new(),
     };
-    let branch_after = match (&import, &inspection) {
-        (Ok(_), Ok(insp)) if insp.branch_tip.is_some() => insp.branch_tip.clone(),
+    let branch_after = match (&tree, &branch_state) {
+        (Tree::Present(Ok(insp)), Branch::AtBase | Branch::Commits { .. })
+            if look == Look::Import =>
+        {
+            insp.branch_tip.clone()
+        }
         _ => project_branch,
     };
     Facts {
+        life: job.life,
         in_use: false,
-        exists,
-        inspection,
-        import,
+        tree,
+        branch: branch_state,
         copied,
         pin,
         branch_after,
         unimported,
-        keep: job.keep,
+        settling: job.settling,
     }
+}
+
+/// The project's branch at `tip`: its commits beyond base (`commits` when the import counted them),
+/// and, for `rm`, `prune` and a survey, where they stand against the project branch.
+fn counted(job: &Job, look: Look, tip: &str, commits: Option<usize>) -> Branch {
+    if tip == job.base {
+        return Branch::AtBase;
+    }
+    let count = match commits {
+        Some(n) => n,
+        None => match import::count(job.project, job.base, tip) {
+            Ok(n) => n,
+            Err(e) => return Branch::Unknown(e.to_string()),
+        },
+    };
+    if count == 0 {
+        return Branch::AtBase;
+    }
+    let standing = match job.project_branch {
+        Some(target) if job.settling.settles_landed() || look == Look::Survey => {
+            let target = format!("refs/heads/{target}");
+            match standing::standing(&job.project.top, &target, tip) {
+                Ok(standing) => Some(standing),
+                // No such project branch (deleted, or a typo in the record): nothing has landed.
+                Err(_) if !ref_exists(job.project, &target) => None,
+                Err(e) => return Branch::Unknown(e.to_string()),
+            }
+        }
+        _ => None,
+    };
+    Branch::Commits { count, standing }
+}
+
+fn ref_exists(project: &Project, reference: &str) -> bool {
+    git::try_run(
+        &project.top,
+        [
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            reference,
+        ],
+    )
+    .is_ok_and(|out| out.status.success())
 }
 
 /// In the job directory: the tip isolate last set the project's branch to.
 const BRANCH_TIP: &str = "branch-tip";
+
+/// Notes that isolate set the project's branch of the job in `job_dir` to `tip`.
+pub fn note_import(job_dir: &Path, tip: &str) {
+    let _ = store::write_atomic(&job_dir.join(BRANCH_TIP), tip.as_bytes());
+}
 
 /// Where isolate last left the project's branch: the last tip it imported, else base.
 fn last_import(job: &Job) -> String {
@@ -370,41 +777,21 @@ fn last_import(job: &Job) -> String {
         .unwrap_or_else(|| job.base.to_string())
 }
 
-/// An exclusive lock on one job's imports (`flock` on `import.lock`), so that `isolate import`
-/// and the supervisor's end never import at the same time. Released when dropped.
-struct ImportLock {
-    _file: std::fs::File,
-}
-
-impl ImportLock {
-    fn take(job_dir: &Path) -> Result<ImportLock> {
-        let path = job_dir.join("import.lock");
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| crate::error::Error::io("cannot open", &path, e))?;
-        // SAFETY: flock on a descriptor we own; blocks until the other holder is done.
-        if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&file), libc::LOCK_EX) } != 0 {
-            return Err(crate::error::Error::io(
-                "cannot lock",
-                &path,
-                std::io::Error::last_os_error(),
-            ));
-        }
-        Ok(ImportLock { _file: file })
-    }
+/// The lock that serialises one job's imports (`isolate import`, `merge`, the supervisor's end).
+fn import_lock(job_dir: &Path) -> Result<Lock> {
+    Lock::exclusive(&job_dir.join("import.lock"))
 }
 
 /// `isolate import JOB`: the job's current commits onto the project's `isolate/<id>` now (also
 /// while it runs). Returns the commits beyond base.
 pub fn import_now(job: &Job) -> Result<usize> {
-    let _lock = ImportLock::take(job.job_dir)?;
-    let facts = gather(job);
-    facts
-        .import
-        .map_err(|why| crate::error::Error::Refused(format!("nothing imported: {why}")))
+    let _lock = import_lock(job.job_dir)?;
+    match gather(job, Look::Import).branch {
+        Branch::Unknown(why) => Err(crate::error::Error::Refused(format!(
+            "nothing imported: {why}"
+        ))),
+        branch => Ok(branch.commits()),
+    }
 }
 
 /// The null object id: "the ref must not exist" for `update-ref`.
@@ -487,7 +874,13 @@ pub fn validate(job: &Job, facts: &Facts) -> std::result::Result<(), String> {
             expected.display()
         ));
     }
-    if facts.pin.as_deref() != Some(job.base) {
+    let pin_holds = match (&facts.tree, facts.pin.as_deref()) {
+        (_, Some(pin)) => pin == job.base,
+        // Removed with its worktree when the job ended.
+        (Tree::Removed, None) => true,
+        (_, None) => false,
+    };
+    if !pin_holds {
         return Err(format!(
             "the project's {} is {}, not the record's base {}",
             pin_ref(job.id),
@@ -495,7 +888,7 @@ pub fn validate(job: &Job, facts: &Facts) -> std::result::Result<(), String> {
             job.base
         ));
     }
-    if !facts.exists {
+    if !matches!(facts.tree, Tree::Present(_)) {
         return Ok(());
     }
     let meta = fs::symlink_metadata(job.path).map_err(|e| e.to_string())?;
@@ -549,6 +942,7 @@ pub struct Recorded {
     pub worktree: crate::job::record::WorktreeReport,
     /// What loads the job's policy again.
     pub policy: Option<String>,
+    pub life: Life,
 }
 
 impl Recorded {
@@ -570,7 +964,12 @@ impl Recorded {
         let key_dir = crate::config::load(Some(&project))?
             .worktree_root(state, &project)?
             .join(project.key());
-        let job_dir = store::jobs_dir(state).join(id.as_str());
+        let job_dir = if record.forgotten {
+            store::forgotten_dir(state)
+        } else {
+            store::jobs_dir(state)
+        }
+        .join(id.as_str());
         Ok(Recorded {
             project,
             id,
@@ -578,10 +977,16 @@ impl Recorded {
             job_dir,
             worktree,
             policy: record.sandbox.policy_ref.clone(),
+            life: match record.effective_state() {
+                State::Running => Life::Running,
+                State::Lost => Life::Lost,
+                State::Exited | State::Killed | State::TimedOut => Life::Ended,
+            },
         })
     }
 
-    pub fn job(&self, keep: bool) -> Job<'_> {
+    /// The job's worktree, to be settled by `settling`.
+    pub fn job(&self, settling: Settling) -> Job<'_> {
         Job {
             project: &self.project,
             id: &self.id,
@@ -589,7 +994,9 @@ impl Recorded {
             path: Path::new(&self.worktree.path),
             base: &self.worktree.base,
             job_dir: &self.job_dir,
-            keep,
+            life: self.life,
+            removed: self.worktree.removed,
+            settling,
             dispatch_dirty: self.worktree.dispatch_dirty,
             project_branch: self.worktree.project_branch.as_deref(),
             policy: self.policy.as_deref(),
@@ -608,14 +1015,4 @@ impl Recorded {
         }
         Ok(path)
     }
-}
-
-/// The cleanup decision for a job that has ended, from its record (`rm`, `prune`): the record's
-/// claims are checked against the disk as always, and `--keep` no longer applies.
-pub fn settle_recorded(
-    state: &Path,
-    record: &crate::job::record::Record,
-) -> Result<WorktreeReport> {
-    let recorded = Recorded::open(state, record)?;
-    settle(&recorded.job(false))
 }

@@ -89,6 +89,35 @@ pub fn create(
     }
 }
 
+/// Makes the worktree of job `id` again at `path` (which must not exist), after isolate removed it:
+/// a fresh repository borrowing the project's objects, on the job's branch (unborn: the caller
+/// checks out the branch's tip, in the sandbox, as the tree is the job's), and the base pin again.
+/// The project's branch of the job is left as it is.
+pub fn recreate(project: &Project, id: &JobId, path: &Path, base: &str) -> Result<()> {
+    let pin = pin_ref(id);
+    let current = git::try_run(
+        &project.top,
+        ["rev-parse", "--verify", "--quiet", "--end-of-options", &pin],
+    )?;
+    if !current.status.success() {
+        git::run(
+            &project.top,
+            ["update-ref", "--end-of-options", &pin, base, ""],
+        )?;
+    } else if current.text() != base {
+        return Err(Error::Refused(format!(
+            "the project's {pin} is {}, not the job's base {base}; nothing made",
+            current.text()
+        )));
+    }
+    fs::create_dir(path).map_err(|e| Error::io("cannot create the worktree", path, e))?;
+    if let Err(e) = init(project, id, path) {
+        let _ = fs::remove_dir_all(path);
+        return Err(e);
+    }
+    Ok(())
+}
+
 /// Removes what `create` made for job `id`: the directory (made fresh and at base, so nothing of the
 /// user's is in it) and the two refs, each only if it still points at base.
 pub fn undo(project: &Project, id: &JobId, path: &Path, base: &str) {

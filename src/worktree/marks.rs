@@ -1,43 +1,100 @@
-//! The marks of a managed worktree (`isolate worktrees`, `prune`): running, lost, missing, dirty,
-//! ahead, behind, no commits, merged (also after a squash or rebase merge: patch-equivalent
-//! commits, as `git cherry` sees them), and when it was last used. The job's repository is read
-//! in-process (inspect.rs); git runs only in the project.
+//! The marks of a managed worktree (`isolate worktrees`): running, lost, forgotten, missing,
+//! dirty, other refs, an operation in progress, ahead, behind, no commits, merged (also after a
+//! squash or rebase merge, standing.rs), to import, and when it was last used; and what `prune`
+//! would do with it. Marks and that prediction are read off the cleanup decision's own facts and
+//! verdict (`cleanup::survey`), so `worktrees`, `prune --dry-run` and `prune` cannot disagree.
 
+use std::fmt;
 use std::path::Path;
 use std::time::SystemTime;
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
-use crate::error::Result;
-use crate::git;
-use crate::job::record::{Record, State};
-use crate::worktree::cleanup::Recorded;
-use crate::worktree::inspect;
+use crate::job::record::Record;
+use crate::worktree::cleanup::{self, Action, Branch, Facts, Life, Recorded, Settling, Tree, Verdict};
 
-/// One managed worktree and its marks.
-#[derive(Debug, Clone, Serialize)]
+/// One mark of a worktree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mark {
+    Running,
+    Lost,
+    /// `rm --force` forgot the job and left its worktree on disk.
+    Forgotten,
+    /// Modified, untracked and conflicted files and stash entries.
+    Dirty(usize),
+    /// Other branches or tags (or a detached HEAD) with commits the project does not have.
+    OtherRefs(usize),
+    InProgress(&'static str),
+    /// The job has commits the project has not imported yet.
+    ToImport,
+    /// The project has no branch for the job.
+    NoBranch,
+    NoCommits,
+    Merged,
+    Ahead(usize),
+    Behind(usize),
+    Missing,
+    Clean,
+}
+
+impl fmt::Display for Mark {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mark::Running => f.write_str("running"),
+            Mark::Lost => f.write_str("lost"),
+            Mark::Forgotten => f.write_str("forgotten"),
+            Mark::Dirty(n) => write!(f, "dirty ({n})"),
+            Mark::OtherRefs(n) => write!(f, "other refs ({n})"),
+            Mark::InProgress(op) => write!(f, "{op} in progress"),
+            Mark::ToImport => f.write_str("to import"),
+            Mark::NoBranch => f.write_str("no branch"),
+            Mark::NoCommits => f.write_str("no commits"),
+            Mark::Merged => f.write_str("merged"),
+            Mark::Ahead(n) => write!(f, "ahead {n}"),
+            Mark::Behind(n) => write!(f, "behind {n}"),
+            Mark::Missing => f.write_str("missing"),
+            Mark::Clean => f.write_str("clean"),
+        }
+    }
+}
+
+impl Serialize for Mark {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// One managed worktree, its marks, and what `prune` would do with it.
+#[derive(Debug, Serialize)]
 pub struct Row {
     pub id: String,
     pub path: String,
     pub branch: String,
     pub project_branch: Option<String>,
-    pub marks: Vec<String>,
+    pub marks: Vec<Mark>,
     /// Commits on the job's branch that the project branch lacks (by patch, not by id).
     pub unmerged: usize,
     pub dirty: usize,
     pub running: bool,
     pub lost: bool,
     pub missing: bool,
+    pub forgotten: bool,
     /// When the worktree was last written (its index, or the directory).
     pub used: Option<String>,
     /// Why the marks could not all be computed, if so.
     pub error: Option<String>,
+    /// What `prune` would do: `would remove` or `kept`, and why.
+    pub prune: String,
+    pub reason: String,
+    #[serde(skip)]
+    pub facts: Option<Facts>,
+    #[serde(skip)]
+    pub verdict: Option<Verdict>,
 }
 
-/// The marks of `record`'s worktree.
+/// The row of `record`'s worktree, when it has one that isolate did not remove.
 pub fn row(state: &Path, record: &Record) -> Option<Row> {
     let wt = record.worktree.as_ref().filter(|wt| !wt.removed)?;
-    let effective = record.effective_state();
     let mut row = Row {
         id: record.id.clone(),
         path: wt.path.clone(),
@@ -46,123 +103,100 @@ pub fn row(state: &Path, record: &Record) -> Option<Row> {
         marks: Vec::new(),
         unmerged: 0,
         dirty: 0,
-        running: effective == State::Running,
-        lost: effective == State::Lost,
-        missing: !Path::new(&wt.path).exists(),
+        running: false,
+        lost: false,
+        missing: false,
+        forgotten: record.forgotten,
         used: None,
         error: None,
+        prune: "kept".into(),
+        reason: String::new(),
+        facts: None,
+        verdict: None,
     };
-    if let Err(e) = fill(state, record, &mut row) {
-        row.error = Some(e.to_string());
+    let recorded = match Recorded::open(state, record) {
+        Ok(recorded) => recorded,
+        Err(e) => {
+            row.error = Some(e.to_string());
+            row.reason = format!("cannot decide: {e}");
+            return Some(row);
+        }
+    };
+    let job = recorded.job(Settling::Prune);
+    let (facts, verdict) = cleanup::survey(&job);
+    fill(&mut row, &facts);
+    let outcome = cleanup::outcome(&job, &facts, &verdict);
+    row.prune = match outcome.action {
+        Action::Remove => "would remove".into(),
+        Action::Keep => "kept".into(),
+    };
+    row.reason = outcome.reason;
+    if matches!(facts.tree, Tree::Present(_)) {
+        row.used = used(Path::new(&wt.path)).map(|t| humantime::format_rfc3339_seconds(t).to_string());
     }
-    if row.running {
-        row.marks.insert(0, "running".into());
-    }
-    if row.lost {
-        row.marks.insert(0, "lost".into());
-    }
-    if row.missing {
-        row.marks.push("missing".into());
-    }
-    if row.marks.is_empty() && row.error.is_none() {
-        row.marks.push("clean".into());
-    }
+    row.facts = Some(facts);
+    row.verdict = Some(verdict);
     Some(row)
 }
 
-fn fill(state: &Path, record: &Record, row: &mut Row) -> Result<()> {
-    let recorded = Recorded::open(state, record)?;
-    let path = Path::new(&recorded.worktree.path);
-    if !row.missing {
-        let insp = inspect::inspect(path, &row.branch)
-            .map_err(|e| crate::error::Error::Other(e.to_string()))?;
-        row.dirty = insp.modified + insp.untracked + insp.conflicted + insp.stash_entries;
-        if row.dirty > 0 {
-            row.marks.push(format!("dirty ({})", row.dirty));
+fn fill(row: &mut Row, facts: &Facts) {
+    row.running = facts.life == Life::Running;
+    row.lost = facts.life == Life::Lost;
+    row.missing = matches!(facts.tree, Tree::Missing);
+    let marks = &mut row.marks;
+    match facts.life {
+        Life::Running => marks.push(Mark::Running),
+        Life::Lost => marks.push(Mark::Lost),
+        Life::Ended => {}
+    }
+    if row.forgotten {
+        marks.push(Mark::Forgotten);
+    }
+    match &facts.tree {
+        Tree::Present(Ok(insp)) => {
+            row.dirty = insp.modified + insp.untracked + insp.conflicted + insp.stash_entries;
+            if row.dirty > 0 {
+                marks.push(Mark::Dirty(row.dirty));
+            }
+            if !facts.unimported.is_empty() {
+                marks.push(Mark::OtherRefs(facts.unimported.len()));
+            }
+            marks.extend(insp.in_progress.iter().map(|op| Mark::InProgress(op)));
         }
-        row.used = used(path).map(|t| humantime::format_rfc3339_seconds(t).to_string());
+        Tree::Present(Err(e)) => row.error = Some(e.clone()),
+        Tree::Missing | Tree::Removed => {}
     }
-    let top = &recorded.project.top;
-    let branch = format!("refs/heads/{}", row.branch);
-    let tip = git::try_run(
-        top,
-        [
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            "--end-of-options",
-            &branch,
-        ],
-    )?;
-    if !tip.status.success() {
-        row.marks.push("no branch".into());
-        return Ok(());
-    }
-    if tip.text() == recorded.worktree.base {
-        row.marks.push("no commits".into());
-        return Ok(());
-    }
-    let Some(target) = &row.project_branch else {
-        return Ok(());
-    };
-    let range = format!("refs/heads/{target}...{branch}");
-    let counts = git::run(
-        top,
-        [
-            "rev-list",
-            "--left-right",
-            "--count",
-            "--end-of-options",
-            &range,
-        ],
-    )?
-    .text();
-    let mut parts = counts
-        .split_whitespace()
-        .map(|n| n.parse::<usize>().unwrap_or(0));
-    let (behind, ahead) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-    if ahead > 0 {
-        // Commits whose patch the project branch does not have ("+" in git cherry).
-        let cherry = git::run(top, ["cherry", &format!("refs/heads/{target}"), &branch])?.text();
-        row.unmerged = cherry.lines().filter(|l| l.starts_with('+')).count();
-        if row.unmerged > 0 && merges_to_nothing(top, target, &branch)? {
-            // A squash merge: no single commit matches, but merging would change nothing.
-            row.unmerged = 0;
+    match &facts.branch {
+        Branch::Unknown(e) => {
+            row.error.get_or_insert_with(|| e.clone());
         }
+        Branch::ToImport => marks.push(Mark::ToImport),
+        Branch::Gone => marks.push(Mark::NoBranch),
+        Branch::AtBase => marks.push(Mark::NoCommits),
+        Branch::Commits { count, standing } => match standing {
+            Some(standing) => {
+                row.unmerged = standing.unmerged;
+                marks.push(if standing.landed() {
+                    Mark::Merged
+                } else {
+                    Mark::Ahead(standing.unmerged)
+                });
+                if standing.behind > 0 {
+                    marks.push(Mark::Behind(standing.behind));
+                }
+            }
+            None => {
+                row.unmerged = *count;
+                marks.push(Mark::Ahead(*count));
+            }
+        },
     }
-    if row.unmerged == 0 {
-        row.marks.push("merged".into());
-    } else {
-        row.marks.push(format!("ahead {}", row.unmerged));
+    if row.missing {
+        marks.push(Mark::Missing);
     }
-    if behind > 0 {
-        row.marks.push(format!("behind {behind}"));
+    if marks.is_empty() && row.error.is_none() {
+        marks.push(Mark::Clean);
     }
-    Ok(())
-}
-
-/// Whether merging `branch` into `target` would leave `target`'s tree as it is (git merge-tree,
-/// which writes only tree objects and touches no ref, index or checkout).
-fn merges_to_nothing(top: &Path, target: &str, branch: &str) -> Result<bool> {
-    let ours = format!("refs/heads/{target}");
-    let merged = git::try_run(
-        top,
-        ["merge-tree", "--write-tree", "--no-messages", &ours, branch],
-    )?;
-    if !merged.status.success() {
-        return Ok(false);
-    }
-    let tree = git::run(
-        top,
-        [
-            "rev-parse",
-            "--verify",
-            "--end-of-options",
-            &format!("{ours}^{{tree}}"),
-        ],
-    )?
-    .text();
-    Ok(merged.text().lines().next() == Some(tree.as_str()))
 }
 
 fn used(path: &Path) -> Option<SystemTime> {

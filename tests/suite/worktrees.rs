@@ -168,7 +168,12 @@ fn merge_refuses_when_the_project_branch_moved_after_the_preview() {
 fn merge_without_a_terminal_asks_for_yes() {
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let report = job(&env, &repo, &[], "git commit -q --allow-empty -m work");
+    let report = job(
+        &env,
+        &repo,
+        &[],
+        "echo work > work.txt && git add work.txt && git commit -q -m work",
+    );
     let main = env.git(&repo, ["rev-parse", "main"]);
     let out = env.isolate(&repo, ["merge", &id(&report)]);
     assert_status(&out, 1);

@@ -333,13 +333,15 @@ fn execute(
             path: &created.path,
             base: &created.base,
             job_dir: &prepared.job_dir,
-            keep: args.keep,
+            life: cleanup::Life::Ended,
+            removed: false,
+            settling: cleanup::Settling::End { keep: args.keep },
             dispatch_dirty: created.dispatch_dirty,
             project_branch: created.project_branch.as_deref(),
             policy: Some(&prepared.policy.reference),
         };
         match cleanup::settle(&job) {
-            Ok(report) => record.worktree = Some(report),
+            Ok(settled) => record.worktree = Some(settled.report),
             Err(e) => report_error(&e),
         }
     }

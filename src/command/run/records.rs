@@ -59,6 +59,7 @@ pub(super) fn running_record(
         port: None,
         cgroup: None,
         background: false,
+        forgotten: false,
     }
 }
 

@@ -1,0 +1,98 @@
+//! Where a job's branch stands against the project branch, read in the project only: how many of its
+//! commits the project branch lacks, counted by patch as `git cherry` sees them (a rebase or
+//! cherry-pick of them counts as merged), and none when merging it would change nothing (a squash
+//! merge); and how many commits of the project branch it lacks. `rm`, `prune`, `worktrees` and
+//! `merge` all read it here.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::git;
+
+/// A job's branch against the project branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Standing {
+    /// The branch's commits the project branch does not have by id.
+    pub ahead: usize,
+    /// The branch's commits whose change the project branch does not have (0: it has landed).
+    pub unmerged: usize,
+    /// The project branch's commits the job's branch does not have.
+    pub behind: usize,
+}
+
+impl Standing {
+    /// The project branch has all of the job's work.
+    pub fn landed(&self) -> bool {
+        self.unmerged == 0
+    }
+}
+
+/// `branch` against `target` (each a full ref name or a commit id), in the project at `top`.
+pub fn standing(top: &Path, target: &str, branch: &str) -> Result<Standing> {
+    let range = format!("{target}...{branch}");
+    let counts = git::run(
+        top,
+        [
+            "rev-list",
+            "--left-right",
+            "--count",
+            "--end-of-options",
+            &range,
+        ],
+    )?
+    .text();
+    let parsed: Vec<usize> = counts
+        .split_whitespace()
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    let [behind, ahead] = parsed[..] else {
+        return Err(Error::Other(format!(
+            "git rev-list --left-right --count printed {counts:?}"
+        )));
+    };
+    let mut unmerged = 0;
+    if ahead > 0 {
+        // Commits whose patch the project branch does not have ("+" in git cherry).
+        let cherry = git::run(top, ["cherry", "--end-of-options", target, branch])?.text();
+        unmerged = cherry.lines().filter(|l| l.starts_with('+')).count();
+        if unmerged > 0 && merges_to_nothing(top, target, branch)? {
+            // A squash merge: no single commit matches, but merging would change nothing.
+            unmerged = 0;
+        }
+    }
+    Ok(Standing {
+        ahead,
+        unmerged,
+        behind,
+    })
+}
+
+/// Whether merging `branch` into `target` would leave `target`'s tree as it is (`git merge-tree`
+/// writes only tree objects and touches no ref, index or checkout).
+fn merges_to_nothing(top: &Path, target: &str, branch: &str) -> Result<bool> {
+    let merged = git::try_run(
+        top,
+        [
+            "merge-tree",
+            "--write-tree",
+            "--no-messages",
+            "--end-of-options",
+            target,
+            branch,
+        ],
+    )?;
+    if !merged.status.success() {
+        return Ok(false);
+    }
+    let tree = git::run(
+        top,
+        [
+            "rev-parse",
+            "--verify",
+            "--end-of-options",
+            &format!("{target}^{{tree}}"),
+        ],
+    )?
+    .text();
+    Ok(merged.text().lines().next() == Some(tree.as_str()))
+}
