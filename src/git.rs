@@ -279,7 +279,10 @@ mod tests {
     #[test]
     fn versions_are_read_with_vendor_suffixes() {
         assert_eq!(parse_version("git version 2.47.3\n"), Some((2, 47, 3)));
-        assert_eq!(parse_version("git version 2.38.0.windows.1"), Some((2, 38, 0)));
+        assert_eq!(
+            parse_version("git version 2.38.0.windows.1"),
+            Some((2, 38, 0))
+        );
         assert_eq!(
             parse_version("git version 2.39.5 (Apple Git-154)"),
             Some((2, 39, 5))

@@ -143,6 +143,8 @@ fn merge_all(args: &MergeArgs) -> Result<Vec<Job>> {
         match &job.outcome {
             // `--all` chose the job for unmerged commits it turned out not to have: not a step.
             Outcome::AlreadyIn if args.all => continue,
+            // With --json, stdout is the summary's.
+            Outcome::AlreadyIn | Outcome::Merged { .. } if args.json => {}
             Outcome::AlreadyIn => println!(
                 "{} already has the work of {}; nothing merged",
                 job.into.as_deref().unwrap_or("the project branch"),
@@ -183,7 +185,12 @@ fn merge_all(args: &MergeArgs) -> Result<Vec<Job>> {
 }
 
 /// One job: previewed, asked for, merged.
-fn merge_one(state: &std::path::Path, dir: &std::path::Path, record: &Record, args: &MergeArgs) -> Result<Outcome> {
+fn merge_one(
+    state: &std::path::Path,
+    dir: &std::path::Path,
+    record: &Record,
+    args: &MergeArgs,
+) -> Result<Outcome> {
     if matches!(record.effective_state(), State::Running | State::Lost) {
         return Err(Error::Refused(format!(
             "job {} is {}: merge an ended job",

@@ -132,9 +132,9 @@ fn prune(args: &PruneArgs) -> Result<Vec<Line>> {
         }
     }
     // Branches no record knows: the current project's, and those of every project on record.
-    if let Ok(here) = std::env::current_dir().and_then(|d| {
-        Project::discover(&d).map_err(|e| std::io::Error::other(e.to_string()))
-    }) {
+    if let Ok(here) = std::env::current_dir()
+        .and_then(|d| Project::discover(&d).map_err(|e| std::io::Error::other(e.to_string())))
+    {
         if !projects.contains(&here.top) {
             projects.push(here.top);
         }
@@ -194,17 +194,11 @@ fn orphans(project: &Project, state: &Path, dry_run: bool) -> Vec<Line> {
         return Vec::new();
     };
     let text = out.text();
-    let refs: Vec<(&str, &str)> = text
-        .lines()
-        .filter_map(|l| l.split_once(' '))
-        .collect();
-    let target = git::try_run(
-        &project.top,
-        ["symbolic-ref", "--quiet", "--short", "HEAD"],
-    )
-    .ok()
-    .filter(|o| o.status.success())
-    .map(|o| o.text());
+    let refs: Vec<(&str, &str)> = text.lines().filter_map(|l| l.split_once(' ')).collect();
+    let target = git::try_run(&project.top, ["symbolic-ref", "--quiet", "--short", "HEAD"])
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| o.text());
     let mut lines = Vec::new();
     let mut seen = HashSet::new();
     for (name, value) in &refs {
@@ -240,9 +234,9 @@ fn orphans(project: &Project, state: &Path, dry_run: bool) -> Vec<Line> {
             continue;
         }
         let pin_value = refs.iter().find(|(n, _)| *n == pin).map(|(_, v)| *v);
-        let standing = target.as_deref().map(|t| {
-            standing::standing(&project.top, &format!("refs/heads/{t}"), value)
-        });
+        let standing = target
+            .as_deref()
+            .map(|t| standing::standing(&project.top, &format!("refs/heads/{t}"), value));
         let (outcome, delete) = match (&target, standing) {
             (Some(t), Some(Ok(s))) if s.landed() => (
                 Outcome {

@@ -73,7 +73,10 @@ fn remove(args: &RmArgs) -> Result<(), Error> {
         // Nothing of the job is left on disk to settle (its project moved or is gone).
         Err(e) if wt.removed => {
             store::forget(&dir);
-            say!("isolate: forgot job {}; its branch was not settled: {e}", record.id);
+            say!(
+                "isolate: forgot job {}; its branch was not settled: {e}",
+                record.id
+            );
             return Ok(());
         }
         Err(e) => return Err(e),

@@ -161,10 +161,12 @@ fn records_in(dir: &Path) -> Vec<(PathBuf, Record)> {
         .collect()
 }
 
+/// Oldest first: by start time, then (within its second) by the supervisor's start in clock ticks.
 fn sort(jobs: &mut [(PathBuf, Record)]) {
     jobs.sort_by(|a, b| {
         a.1.started_at
             .cmp(&b.1.started_at)
+            .then(a.1.supervisor_start.cmp(&b.1.supervisor_start))
             .then(a.1.id.cmp(&b.1.id))
     });
 }

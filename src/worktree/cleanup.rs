@@ -204,9 +204,7 @@ impl std::fmt::Display for Keep {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Keep::Running => f.write_str("running"),
-            Keep::Lost => {
-                f.write_str("lost: its supervisor died; the worktree is kept untouched")
-            }
+            Keep::Lost => f.write_str("lost: its supervisor died; the worktree is kept untouched"),
             Keep::InUse => f.write_str("in use by another job"),
             Keep::Unreadable(why) => write!(f, "cannot read the job's repository ({why})"),
             Keep::ImportFailed(why) => write!(f, "import failed ({why})"),

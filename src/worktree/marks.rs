@@ -11,7 +11,9 @@ use std::time::SystemTime;
 use serde::{Serialize, Serializer};
 
 use crate::job::record::Record;
-use crate::worktree::cleanup::{self, Action, Branch, Facts, Life, Recorded, Settling, Tree, Verdict};
+use crate::worktree::cleanup::{
+    self, Action, Branch, Facts, Life, Recorded, Settling, Tree, Verdict,
+};
 
 /// One mark of a worktree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,7 +134,8 @@ pub fn row(state: &Path, record: &Record) -> Option<Row> {
     };
     row.reason = outcome.reason;
     if matches!(facts.tree, Tree::Present(_)) {
-        row.used = used(Path::new(&wt.path)).map(|t| humantime::format_rfc3339_seconds(t).to_string());
+        row.used =
+            used(Path::new(&wt.path)).map(|t| humantime::format_rfc3339_seconds(t).to_string());
     }
     row.facts = Some(facts);
     row.verdict = Some(verdict);

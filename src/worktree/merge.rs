@@ -46,7 +46,9 @@ pub struct Preview {
 pub enum Plan {
     /// The project branch has every commit of the job, or the change of each (a rebase or
     /// cherry-pick), or merging would change nothing (a squash merge).
-    AlreadyIn { target: String },
+    AlreadyIn {
+        target: String,
+    },
     Merge(Preview),
 }
 

@@ -2,6 +2,7 @@ mod background;
 mod bad_input;
 mod concurrency;
 mod escapes;
+mod fanout;
 mod faults;
 mod import;
 mod lifecycle;

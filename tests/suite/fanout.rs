@@ -1,0 +1,696 @@
+//! Fan-out and fan-in: many jobs on one project brought home by `merge` (in order, stopping at the
+//! first conflict, whether or not their worktrees still exist), their branches settled by `rm` and
+//! `prune`, worktrees `rm --force` left behind kept in view, and `worktrees`, `prune --dry-run` and
+//! `prune` agreeing on every state a worktree can be in.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::Duration;
+
+use crate::support::*;
+
+/// A background job in `repo` running `script` in a fresh worktree; its id.
+fn start(env: &TestEnv, repo: &Path, extra: &[&str], script: &str) -> String {
+    let mut args = vec!["run", "--bg", "--worktree"];
+    args.extend_from_slice(extra);
+    args.extend(["--", "sh", "-c", script]);
+    let out = env.isolate(repo, &args);
+    assert_status(&out, 0);
+    stdout(&out).trim().to_string()
+}
+
+fn wait(env: &TestEnv, id: &str) {
+    assert_status(&env.isolate(env.path(), ["wait", id]), 0);
+}
+
+fn status(env: &TestEnv, id: &str) -> serde_json::Value {
+    let out = env.isolate(env.path(), ["status", id, "--json"]);
+    assert_status(&out, 0);
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+fn json(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_str(&stdout(out))
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}{}", stdout(out), stderr(out)))
+}
+
+fn ids(value: &serde_json::Value, key: &str) -> Vec<String> {
+    value[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {key} in {value}"))
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A commit of `file` with `text` on main, in the project's checkout.
+fn commit_on_main(env: &TestEnv, repo: &Path, file: &str, text: &str) {
+    fs::write(repo.join(file), text).unwrap();
+    env.git(repo, ["add", file]);
+    env.git(repo, ["commit", "-q", "-m", &format!("main: {file}")]);
+}
+
+fn commit_script(file: &str, text: &str) -> String {
+    format!("echo {text} > {file} && git add {file} && git commit -q -m 'add {file}'")
+}
+
+fn has_ref(env: &TestEnv, repo: &Path, name: &str) -> bool {
+    env.git_output(repo, ["rev-parse", "--verify", "--quiet", name])
+        .status
+        .success()
+}
+
+#[test]
+fn eight_jobs_fan_out_and_merge_all_lands_seven_and_leaves_the_conflict_in_its_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(repo.join("shared.txt"), "one line\n").unwrap();
+    env.git(&repo, ["add", "shared.txt"]);
+    env.git(&repo, ["commit", "-q", "-m", "shared"]);
+    let project_line = env.git(&repo, ["rev-parse", "main"]);
+    // Seven jobs at once, each committing its own file; the first also rewrites the shared line.
+    let mut jobs: Vec<String> = thread::scope(|s| {
+        let handles: Vec<_> = (0..7)
+            .map(|i| {
+                let env = &env;
+                let repo = &repo;
+                s.spawn(move || {
+                    let mut script = commit_script(&format!("job-{i}.txt"), &format!("job {i}"));
+                    if i == 0 {
+                        script = format!(
+                            "{script} && echo first job > shared.txt && git commit -q -am shared"
+                        );
+                    }
+                    start(env, repo, &[], &script)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    // The eighth, started last, rewrites the same line.
+    thread::sleep(Duration::from_millis(200));
+    jobs.push(start(
+        &env,
+        &repo,
+        &[],
+        "echo eighth job > shared.txt && git commit -q -am 'eighth: shared'",
+    ));
+    for id in &jobs {
+        wait(&env, id);
+    }
+    for id in &jobs {
+        assert_eq!(status(&env, id)["worktree"]["removed"], true, "{id}");
+    }
+    // Oldest first: the seven in the order they started, the eighth last.
+    let seven: Vec<String> = {
+        let mut seven = jobs[..7].to_vec();
+        seven.sort_by_key(|id| {
+            let s = status(&env, id);
+            (
+                s["started_at"].as_str().unwrap().to_string(),
+                s["supervisor_start"].as_u64().unwrap(),
+                id.clone(),
+            )
+        });
+        seven
+    };
+    let eighth = jobs[7].clone();
+
+    let out = env.isolate(&repo, ["merge", "--all", "--yes", "--json"]);
+    assert_status(&out, 1);
+    let summary = json(&out);
+    assert_eq!(ids(&summary, "merged"), seven, "{summary}");
+    assert_eq!(ids(&summary, "conflicted"), vec![eighth.clone()]);
+    assert!(ids(&summary, "not_tried").is_empty() && ids(&summary, "failed").is_empty());
+    // Each preview was the job's own change: one file each (two for the first), never another
+    // job's file that main had by then.
+    let previews = stderr(&out);
+    assert_eq!(
+        previews.matches("changing 1 file:").count(),
+        7,
+        "{previews}"
+    );
+    assert!(previews.contains("has moved"), "{previews}");
+
+    // The project's own line is main's first-parent history: seven merges, then what it was.
+    let first_parent: Vec<String> = env
+        .git(&repo, ["log", "--first-parent", "--format=%H %s", "main"])
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(first_parent.len(), 7 + 3, "{first_parent:?}");
+    for (line, id) in first_parent.iter().zip(seven.iter().rev()) {
+        assert!(
+            line.ends_with(&format!("Merge branch 'isolate/{id}'")),
+            "{line} for {id}"
+        );
+        let merge = line.split(' ').next().unwrap();
+        assert_eq!(
+            env.git(&repo, ["rev-parse", &format!("{merge}^2")]),
+            env.git(&repo, ["rev-parse", &format!("isolate/{id}")])
+        );
+    }
+    assert!(first_parent[7].starts_with(&project_line));
+    for i in 0..7 {
+        assert!(repo.join(format!("job-{i}.txt")).exists(), "job-{i}.txt");
+    }
+    assert_eq!(
+        fs::read_to_string(repo.join("shared.txt")).unwrap(),
+        "first job\n"
+    );
+    assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");
+    assert!(!repo.join(".git/MERGE_HEAD").exists());
+    env.assert_fsck(&repo);
+
+    // The conflict is in the eighth job's worktree, made again from its branch.
+    let conflict = &summary["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["id"] == eighth.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(conflict["outcome"], "conflicted");
+    assert_eq!(conflict["recreated"], true);
+    let worktree = PathBuf::from(conflict["worktree"].as_str().unwrap());
+    let text = fs::read_to_string(worktree.join("shared.txt")).unwrap();
+    assert!(
+        text.contains("<<<<<<<") && text.contains("eighth job"),
+        "{text}"
+    );
+    assert!(worktree.join(".git/MERGE_HEAD").exists());
+    assert_eq!(status(&env, &eighth)["worktree"]["removed"], false);
+
+    // Resolved in the worktree, sandboxed, and merged again: done.
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--resume",
+            &eighth,
+            "--",
+            "sh",
+            "-c",
+            "echo both jobs > shared.txt && git add shared.txt && git commit -q --no-edit",
+        ],
+    );
+    assert_status(&out, 0);
+    let out = env.isolate(&repo, ["merge", "--yes", &eighth]);
+    assert_status(&out, 0);
+    assert_eq!(
+        fs::read_to_string(repo.join("shared.txt")).unwrap(),
+        "both jobs\n"
+    );
+    assert_eq!(
+        env.git(&repo, ["log", "-1", "--format=%s", "main"]),
+        format!("Merge branch 'isolate/{eighth}'")
+    );
+    assert_eq!(
+        env.git(&repo, ["rev-list", "--count", "--first-parent", "main"]),
+        "11"
+    );
+    assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");
+    env.assert_fsck(&repo);
+    // Nothing is left to merge.
+    let out = env.isolate(&repo, ["merge", "--all", "--yes", "--json"]);
+    assert_status(&out, 0);
+    assert!(json(&out)["jobs"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn merge_takes_jobs_in_the_order_given_and_says_which_were_not_tried() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (_, a) = env.worktree_job(&repo, &[], "echo a > README && git commit -q -am a");
+    let (_, b) = env.worktree_job(&repo, &[], "echo b > README && git commit -q -am b");
+    let (_, c) = env.worktree_job(&repo, &[], &commit_script("c.txt", "c"));
+    let [a, b, c] = [&a, &b, &c].map(|r| r["id"].as_str().unwrap().to_string());
+    let c_tip = env.git(&repo, ["rev-parse", &format!("isolate/{c}")]);
+    let out = env.isolate(&repo, ["merge", "--yes", "--json", &a, &b, &c]);
+    assert_status(&out, 1);
+    let summary = json(&out);
+    assert_eq!(ids(&summary, "merged"), vec![a.clone()]);
+    assert_eq!(ids(&summary, "conflicted"), vec![b.clone()]);
+    assert_eq!(ids(&summary, "not_tried"), vec![c.clone()]);
+    assert_eq!(summary["jobs"][2]["outcome"], "not_tried");
+    assert_eq!(fs::read_to_string(repo.join("README")).unwrap(), "a\n");
+    assert!(!repo.join("c.txt").exists());
+    assert_eq!(
+        env.git(&repo, ["rev-parse", &format!("isolate/{c}")]),
+        c_tip
+    );
+    // Without --json the same is said in words.
+    let out = env.isolate(&repo, ["merge", "--yes", &b, &c]);
+    assert_status(&out, 1);
+    assert!(
+        stderr(&out).contains(&format!("not tried: {c}")),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_job_whose_commits_the_project_already_has_changes_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (_, picked) = env.worktree_job(&repo, &[], &commit_script("p.txt", "picked"));
+    let (_, squashed) = env.worktree_job(
+        &repo,
+        &[],
+        &format!(
+            "{} && {}",
+            commit_script("s1.txt", "one"),
+            commit_script("s2.txt", "two")
+        ),
+    );
+    let [picked, squashed] = [&picked, &squashed].map(|r| r["id"].as_str().unwrap().to_string());
+    // By hand: a cherry-pick of one, a squash merge of the other.
+    env.git(&repo, ["cherry-pick", &format!("isolate/{picked}")]);
+    env.git(
+        &repo,
+        ["merge", "-q", "--squash", &format!("isolate/{squashed}")],
+    );
+    env.git(&repo, ["commit", "-q", "-m", "squashed"]);
+    let main = env.git(&repo, ["rev-parse", "main"]);
+    for id in [&picked, &squashed] {
+        let out = env.isolate(&repo, ["merge", "--yes", id]);
+        assert_status(&out, 0);
+        assert!(stdout(&out).contains("already has"), "{}", stdout(&out));
+        assert_eq!(env.git(&repo, ["rev-parse", "main"]), main);
+    }
+    let out = env.isolate(&repo, ["merge", "--yes", "--json", &picked]);
+    assert_status(&out, 0);
+    assert_eq!(ids(&json(&out), "already_in"), vec![picked.clone()]);
+    // And --all has nothing to do.
+    let out = env.isolate(&repo, ["merge", "--all", "--yes", "--json"]);
+    assert_status(&out, 0);
+    assert!(json(&out)["jobs"].as_array().unwrap().is_empty());
+    assert_eq!(env.git(&repo, ["rev-parse", "main"]), main);
+}
+
+#[test]
+fn the_merge_message_names_the_branch_and_the_job() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (out, report) = env.worktree_job(
+        &repo,
+        &["--name", "login fix"],
+        &commit_script("login.txt", "fixed"),
+    );
+    assert_status(&out, 0);
+    let id = report["id"].as_str().unwrap();
+    assert_status(&env.isolate(&repo, ["merge", "--yes", id]), 0);
+    assert_eq!(
+        env.git(&repo, ["log", "-1", "--format=%s", "main"]),
+        format!("Merge branch 'isolate/{id}' (login fix)")
+    );
+}
+
+#[test]
+fn merge_and_merge_all_refuse_what_is_not_theirs_to_merge() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    // A running job is not merged; neither is one of another project.
+    let running = start(&env, &repo, &[], "sleep 300");
+    let out = env.isolate(&repo, ["merge", "--yes", &running]);
+    assert_status(&out, 1);
+    assert!(stderr(&out).contains("running"), "{}", stderr(&out));
+    let other = env.repo("other");
+    let (_, theirs) = env.worktree_job(&other, &[], &commit_script("o.txt", "o"));
+    let out = env.isolate(&repo, ["merge", "--all", "--yes", "--json"]);
+    assert_status(&out, 0);
+    let jobs = json(&out)["jobs"].as_array().unwrap().clone();
+    assert!(
+        !jobs
+            .iter()
+            .any(|j| j["id"] == theirs["id"] || j["id"] == running.as_str()),
+        "{jobs:?}"
+    );
+    // Usage: job names or --all.
+    assert_status(&env.isolate(&repo, ["merge", "--yes"]), 2);
+    assert_status(&env.isolate(&repo, ["merge", "--all", &running]), 2);
+    assert_status(&env.isolate(env.path(), ["stop", &running]), 0);
+}
+
+#[test]
+fn rm_deletes_a_merged_branch_and_keeps_an_unmerged_one_saying_so() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (_, merged) = env.worktree_job(&repo, &[], &commit_script("m.txt", "m"));
+    let (_, squashed) = env.worktree_job(&repo, &["--keep"], &commit_script("s.txt", "s"));
+    let (_, unmerged) = env.worktree_job(&repo, &[], &commit_script("u.txt", "u"));
+    let [merged, squashed, unmerged] =
+        [&merged, &squashed, &unmerged].map(|r| r["id"].as_str().unwrap().to_string());
+    assert_status(&env.isolate(&repo, ["merge", "--yes", &merged]), 0);
+    env.git(
+        &repo,
+        ["merge", "-q", "--squash", &format!("isolate/{squashed}")],
+    );
+    env.git(&repo, ["commit", "-q", "-m", "squashed by hand"]);
+
+    for id in [&merged, &squashed] {
+        let out = env.isolate(env.path(), ["rm", id]);
+        assert_status(&out, 0);
+        assert!(
+            !has_ref(&env, &repo, &format!("refs/heads/isolate/{id}")),
+            "{id}"
+        );
+        assert!(
+            !has_ref(&env, &repo, &format!("refs/isolate/{id}/base")),
+            "{id}"
+        );
+    }
+    let tip = env.git(&repo, ["rev-parse", &format!("isolate/{unmerged}")]);
+    let out = env.isolate(env.path(), ["rm", &unmerged]);
+    assert_status(&out, 0);
+    assert!(
+        stderr(&out).contains(&format!("kept branch isolate/{unmerged}"))
+            && stderr(&out).contains("1 commit not in main"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        env.git(&repo, ["rev-parse", &format!("isolate/{unmerged}")]),
+        tip
+    );
+    assert!(env.records().is_empty());
+    env.assert_fsck(&repo);
+}
+
+#[test]
+fn prune_settles_branches_of_removed_worktrees_and_branches_no_record_knows() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (_, merged) = env.worktree_job(&repo, &[], &commit_script("m.txt", "m"));
+    let (_, unmerged) = env.worktree_job(&repo, &[], &commit_script("u.txt", "u"));
+    let (_, orphan) = env.worktree_job(&repo, &[], &commit_script("o.txt", "o"));
+    let (_, landed_orphan) = env.worktree_job(&repo, &[], &commit_script("l.txt", "l"));
+    let [merged, unmerged, orphan, landed_orphan] = [&merged, &unmerged, &orphan, &landed_orphan]
+        .map(|r| r["id"].as_str().unwrap().to_string());
+    assert_status(&env.isolate(&repo, ["merge", "--yes", &merged]), 0);
+    // Two branches whose records are gone (an older isolate, a lost state directory): one
+    // unmerged, one whose commit main has.
+    env.git(&repo, ["cherry-pick", &format!("isolate/{landed_orphan}")]);
+    for id in [&orphan, &landed_orphan] {
+        fs::remove_dir_all(env.state.join("jobs").join(id)).unwrap();
+    }
+    let unmerged_tip = env.git(&repo, ["rev-parse", &format!("isolate/{unmerged}")]);
+    let orphan_tip = env.git(&repo, ["rev-parse", &format!("isolate/{orphan}")]);
+
+    let line = |lines: &serde_json::Value, id: &str| -> serde_json::Value {
+        lines
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["id"].as_str().is_some_and(|i| i.ends_with(id)))
+            .unwrap_or_else(|| panic!("{id} not in {lines}"))
+            .clone()
+    };
+    let dry = env.isolate(&repo, ["prune", "--dry-run", "--json"]);
+    assert_status(&dry, 0);
+    let dry = json(&dry);
+    assert_eq!(line(&dry, &merged)["branch"], "would delete");
+    assert_eq!(line(&dry, &unmerged)["action"], "kept");
+    assert_eq!(line(&dry, &orphan)["action"], "kept");
+    assert!(
+        line(&dry, &orphan)["reason"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("log main..isolate/{orphan}")),
+        "{dry}"
+    );
+    assert_eq!(line(&dry, &landed_orphan)["branch"], "would delete");
+    assert!(has_ref(
+        &env,
+        &repo,
+        &format!("refs/heads/isolate/{merged}")
+    ));
+
+    let done = env.isolate(&repo, ["prune", "--json"]);
+    assert_status(&done, 0);
+    let done = json(&done);
+    assert_eq!(line(&done, &merged)["branch"], "deleted");
+    assert_eq!(line(&done, &landed_orphan)["branch"], "deleted");
+    assert!(!has_ref(
+        &env,
+        &repo,
+        &format!("refs/heads/isolate/{merged}")
+    ));
+    assert!(!has_ref(
+        &env,
+        &repo,
+        &format!("refs/heads/isolate/{landed_orphan}")
+    ));
+    assert_eq!(
+        env.git(&repo, ["rev-parse", &format!("isolate/{unmerged}")]),
+        unmerged_tip
+    );
+    assert_eq!(
+        env.git(&repo, ["rev-parse", &format!("isolate/{orphan}")]),
+        orphan_tip
+    );
+    // The unmerged job stays on record, so it can still be merged by its id.
+    assert_status(&env.isolate(&repo, ["merge", "--yes", &unmerged]), 0);
+    assert!(repo.join("u.txt").exists());
+    env.assert_fsck(&repo);
+}
+
+#[test]
+fn a_worktree_rm_force_left_behind_stays_listed_and_prune_settles_it() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (_, report) = env.worktree_job(&repo, &[], "echo draft > draft.txt");
+    let id = report["id"].as_str().unwrap().to_string();
+    let path = PathBuf::from(report["worktree"]["path"].as_str().unwrap());
+    assert_status(&env.isolate(env.path(), ["rm", &id]), 1);
+    let out = env.isolate(env.path(), ["rm", "--force", &id]);
+    assert_status(&out, 0);
+    assert!(stderr(&out).contains("forgotten"), "{}", stderr(&out));
+    assert!(path.join("draft.txt").exists());
+    // Forgotten: no job any more, but the worktree is in view.
+    let ps: serde_json::Value = json(&env.isolate(env.path(), ["ps", "--all", "--json"]));
+    assert!(ps.as_array().unwrap().is_empty(), "{ps}");
+    assert_status(&env.isolate(env.path(), ["status", &id]), 1);
+    let rows = json(&env.isolate(env.path(), ["worktrees", "--json"]));
+    let row = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id.as_str())
+        .unwrap_or_else(|| panic!("{id} not listed: {rows}"))
+        .clone();
+    let marks: Vec<&str> = row["marks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    assert!(
+        marks.contains(&"forgotten") && marks.contains(&"dirty (1)"),
+        "{marks:?}"
+    );
+    // It holds work: prune keeps it.
+    let out = json(&env.isolate(env.path(), ["prune", "--json"]));
+    assert!(
+        out.as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["id"] == id.as_str() && l["action"] == "kept"),
+        "{out}"
+    );
+    assert!(path.join("draft.txt").exists());
+    // Once it holds nothing, prune removes it, its branch and the tombstone.
+    fs::remove_file(path.join("draft.txt")).unwrap();
+    let out = json(&env.isolate(env.path(), ["prune", "--json"]));
+    assert!(
+        out.as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["id"] == id.as_str() && l["action"] == "removed"),
+        "{out}"
+    );
+    assert!(!path.exists());
+    assert!(env.isolate_branches(&repo).is_empty());
+    assert!(!has_ref(&env, &repo, &format!("refs/isolate/{id}/base")));
+    assert!(json(&env.isolate(env.path(), ["worktrees", "--json"]))
+        .as_array()
+        .unwrap()
+        .is_empty());
+    env.assert_fsck(&repo);
+}
+
+/// What `prune` did or would do with one worktree: (action, branch), with `would` forms mapped to
+/// what they predict.
+fn predictions(lines: &serde_json::Value) -> BTreeMap<String, (String, String)> {
+    lines
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let action = l["action"]
+                .as_str()
+                .unwrap()
+                .replace("would remove", "removed");
+            let branch = l["branch"]
+                .as_str()
+                .unwrap_or("none")
+                .replace("would delete", "deleted");
+            (l["id"].as_str().unwrap().to_string(), (action, branch))
+        })
+        .collect()
+}
+
+#[test]
+fn prune_dry_run_and_worktrees_predict_exactly_what_prune_does() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let keep = |script: &str| -> String {
+        let (out, report) = env.worktree_job(&repo, &["--keep"], script);
+        assert_status(&out, 0);
+        report["id"].as_str().unwrap().to_string()
+    };
+    let mut states: BTreeMap<&str, String> = BTreeMap::new();
+    states.insert("clean", keep("true"));
+    states.insert("dirty", keep("echo x > untracked.txt"));
+    states.insert("commits", keep(&commit_script("c.txt", "c")));
+    states.insert(
+        "tag only",
+        keep(&format!(
+            "{} && git tag work && git reset -q --hard HEAD~1",
+            commit_script("t.txt", "t")
+        )),
+    );
+    states.insert(
+        "detached only",
+        keep(&format!(
+            "git checkout -q --detach && {}",
+            commit_script("d.txt", "d")
+        )),
+    );
+    states.insert("after sync", keep("echo pending > pending.txt"));
+    states.insert("squash-merged", keep(&commit_script("s.txt", "s")));
+    states.insert("missing", keep("true"));
+    states.insert("running", start(&env, &repo, &[], "sleep 300"));
+    let lost = start(&env, &repo, &[], "echo work > work.txt; sleep 300");
+    states.insert("lost", lost.clone());
+
+    commit_on_main(&env, &repo, "main.txt", "main moved\n");
+    assert_status(&env.isolate(&repo, ["sync", &states["after sync"]]), 0);
+    env.git(
+        &repo,
+        [
+            "merge",
+            "-q",
+            "--squash",
+            &format!("isolate/{}", states["squash-merged"]),
+        ],
+    );
+    env.git(&repo, ["commit", "-q", "-m", "squash"]);
+    let missing = PathBuf::from(
+        status(&env, &states["missing"])["worktree"]["path"]
+            .as_str()
+            .unwrap(),
+    );
+    fs::remove_dir_all(&missing).unwrap();
+    let supervisor = status(&env, &lost)["supervisor_pid"].as_i64().unwrap() as i32;
+    assert!(wait_until(Duration::from_secs(30), || {
+        let record = status(&env, &lost);
+        record["worktree"]["path"]
+            .as_str()
+            .is_some_and(|p| Path::new(p).join("work.txt").exists())
+    }));
+    // SAFETY: kill(2) on the supervisor this test started.
+    unsafe { libc::kill(supervisor, libc::SIGKILL) };
+    assert!(wait_until(Duration::from_secs(10), || status(&env, &lost)
+        ["state"]
+        == "lost"));
+
+    let rows = json(&env.isolate(env.path(), ["worktrees", "--json"]));
+    let dry = json(&env.isolate(env.path(), ["prune", "--dry-run", "--json"]));
+    let before_dry_run_twice = json(&env.isolate(env.path(), ["prune", "--dry-run", "--json"]));
+    assert_eq!(
+        predictions(&dry),
+        predictions(&before_dry_run_twice),
+        "a dry run changed something"
+    );
+    let done = json(&env.isolate(env.path(), ["prune", "--json"]));
+    let (dry, done) = (predictions(&dry), predictions(&done));
+    for (state, id) in &states {
+        assert_eq!(
+            dry.get(id),
+            done.get(id),
+            "{state}: --dry-run said {:?}, prune did {:?}",
+            dry.get(id),
+            done.get(id)
+        );
+        let row = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id.as_str())
+            .unwrap_or_else(|| panic!("{state} not in worktrees: {rows}"));
+        let predicted = row["prune"]
+            .as_str()
+            .unwrap()
+            .replace("would remove", "removed");
+        assert_eq!(
+            Some(&predicted),
+            done.get(id).map(|d| &d.0),
+            "{state}: worktrees said {row}"
+        );
+    }
+    // And what prune did is what a careful user expects of each state.
+    let expect = |state: &str, action: &str| {
+        assert_eq!(
+            done[&states[state]].0, action,
+            "{state}: {:?}",
+            done[&states[state]]
+        );
+    };
+    for state in ["clean", "squash-merged", "missing"] {
+        expect(state, "removed");
+    }
+    for state in [
+        "dirty",
+        "commits",
+        "tag only",
+        "detached only",
+        "after sync",
+        "running",
+        "lost",
+    ] {
+        expect(state, "kept");
+    }
+    assert_eq!(done[&states["squash-merged"]].1, "deleted");
+    assert_eq!(done[&states["clean"]].1, "deleted");
+    for state in [
+        "dirty",
+        "tag only",
+        "detached only",
+        "after sync",
+        "commits",
+        "running",
+        "lost",
+    ] {
+        let wt = status_path(&env, &states[state]);
+        assert!(wt.exists(), "{state}: its worktree went");
+    }
+    assert!(has_ref(
+        &env,
+        &repo,
+        &format!("refs/heads/isolate/{}", states["commits"])
+    ));
+    assert!(!has_ref(
+        &env,
+        &repo,
+        &format!("refs/heads/isolate/{}", states["squash-merged"])
+    ));
+    assert_status(&env.isolate(env.path(), ["stop", &states["running"]]), 0);
+    env.assert_fsck(&repo);
+}
+
+fn status_path(env: &TestEnv, id: &str) -> PathBuf {
+    PathBuf::from(status(env, id)["worktree"]["path"].as_str().unwrap())
+}
