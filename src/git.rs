@@ -118,11 +118,7 @@ pub fn checked(cmd: &Command, out: Output) -> Result<Output> {
     if out.status.success() {
         return Ok(out);
     }
-    Err(Error::Git {
-        args: describe(cmd),
-        code: out.status.code(),
-        stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-    })
+    Err(Error::git(describe(cmd), out.status.code(), &out.stderr))
 }
 
 /// The arguments after the hygiene flags, for error messages.

@@ -12,6 +12,7 @@ macro_rules! say {
 pub mod cli;
 pub mod command;
 pub mod config;
+pub mod controls;
 pub mod error;
 pub mod git;
 pub mod job;

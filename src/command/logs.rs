@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use crate::cli::LogsArgs;
 use crate::command::report_error;
+use crate::controls::{self, Lines};
 use crate::error::Error;
 use crate::job::record::State;
 use crate::job::store;
@@ -101,7 +102,7 @@ impl<W: Write> Write for Output<W> {
         match self.escape {
             true => self
                 .out
-                .write_all(&escape_controls(buf))
+                .write_all(&controls::visible(buf, Lines::Kept))
                 .map(|()| buf.len()),
             false => self.out.write(buf),
         }
@@ -110,29 +111,6 @@ impl<W: Write> Write for Output<W> {
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
-}
-
-/// `text` with its control characters visible: C0 controls but tab, newline and carriage return as
-/// `^X`, DEL as `^?`, and C1 controls (U+0080 to U+009F, two bytes in UTF-8) as `M-^X`, as `cat -v`
-/// shows them. Nothing else changes, so text in any language reads as it was written.
-pub fn escape_controls(text: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(text.len());
-    let mut i = 0;
-    while i < text.len() {
-        let b = text[i];
-        match b {
-            b'\t' | b'\n' | b'\r' => out.push(b),
-            0x00..=0x1f => out.extend_from_slice(&[b'^', b + 0x40]),
-            0x7f => out.extend_from_slice(b"^?"),
-            0xc2 if matches!(text.get(i + 1), Some(0x80..=0x9f)) => {
-                out.extend_from_slice(&[b'M', b'-', b'^', text[i + 1] - 0x40]);
-                i += 1;
-            }
-            _ => out.push(b),
-        }
-        i += 1;
-    }
-    out
 }
 
 /// Prints what is appended to the log from its current end until the job has ended and everything
@@ -184,19 +162,20 @@ fn follow(dir: &Path, path: &PathBuf, out: &mut impl Write) -> Result<(), Error>
 
 #[cfg(test)]
 mod tests {
-    use super::{escape_controls, last_lines};
+    use super::last_lines;
+    use crate::controls::{visible, Lines};
 
     #[test]
     fn control_characters_are_shown_and_text_is_kept() {
         assert_eq!(
-            escape_controls(b"\x1b]52;c;ZXZpbA==\x07ok\n"),
+            visible(b"\x1b]52;c;ZXZpbA==\x07ok\n", Lines::Kept),
             b"^[]52;c;ZXZpbA==^Gok\n"
         );
         assert_eq!(
-            escape_controls("a\tb\r\nçé 漢\x7f".as_bytes()),
+            visible("a\tb\r\nçé 漢\x7f".as_bytes(), Lines::Kept),
             "a\tb\r\nçé 漢^?".as_bytes()
         );
-        assert_eq!(escape_controls("\u{9b}2J".as_bytes()), b"M-^[2J");
+        assert_eq!(visible("\u{9b}2J".as_bytes(), Lines::Kept), b"M-^[2J");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::cli::MergeArgs;
 use crate::command::{print_json, report_error};
+use crate::controls;
 use crate::error::{Error, Result};
 use crate::job::record::{Record, State};
 use crate::job::store;
@@ -168,7 +169,7 @@ fn merge_all(args: &MergeArgs) -> Result<Vec<Job>> {
                     "isolate: merging {} into {} conflicts in {}; the merge is in {} (resolve it with isolate run --resume {} -- \"$SHELL\", then run isolate merge again)",
                     job.into.as_deref().unwrap_or_default(),
                     job.branch,
-                    files.join(", "),
+                    controls::name(&files.join(", ")),
                     worktree.display(),
                     job.id
                 );
@@ -249,7 +250,8 @@ fn show(recorded: &Recorded, preview: &Preview) {
         plural(preview.files.len())
     );
     for f in preview.files.iter().take(50) {
-        eprintln!("  {f}");
+        // The job chose these names: an escape sequence in one must not rewrite the list.
+        eprintln!("  {}", controls::name(f));
     }
     if preview.files.len() > 50 {
         eprintln!("  … and {} more", preview.files.len() - 50);

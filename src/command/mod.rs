@@ -42,7 +42,10 @@ pub fn dispatch(cli: Cli) -> i32 {
 
 /// Prints an error the way every command does: one line, then the hint if there is one.
 pub fn report_error(err: &Error) {
-    say!("isolate: error: {err}");
+    // An error can carry what a job wrote (git's messages name its files and refs): shown, never
+    // obeyed, by the terminal.
+    let text = crate::controls::visible(err.to_string().as_bytes(), crate::controls::Lines::Kept);
+    say!("isolate: error: {}", String::from_utf8_lossy(&text));
     if let Some(hint) = err.hint() {
         say!("{hint}");
     }

@@ -54,7 +54,7 @@ pub fn run(args: JobArgs) -> i32 {
             "branch:   {} ({} commits beyond base)",
             wt.branch, wt.commits
         );
-        println!("outcome:  {}", wt.reason);
+        println!("outcome:  {}", crate::controls::name(&wt.reason));
         if let Some(next) = &wt.handoff {
             println!("next:     {next}");
         }

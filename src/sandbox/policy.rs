@@ -189,6 +189,17 @@ pub struct Environment {
     pub set: BTreeMap<String, String>,
 }
 
+impl Environment {
+    /// `env` as this section makes it: its variables removed, then its values set.
+    pub fn apply(&self, env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>) {
+        env.retain(|(k, _)| !self.remove.iter().any(|r| k == r.as_str()));
+        for (key, value) in &self.set {
+            env.retain(|(k, _)| k != key.as_str());
+            env.push((key.into(), value.into()));
+        }
+    }
+}
+
 /// Resource limits set in the pre-exec helper (`None`: left as inherited), and the default timeout.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Limits {

@@ -152,11 +152,11 @@ fn project_refs(project: &Project, id: &JobId, base: &str) -> Result<bool> {
     if stderr.contains("already exists") {
         return Ok(false);
     }
-    Err(Error::Git {
-        args: "update-ref --stdin (the job's branch and base pin)".into(),
-        code: out.status.code(),
-        stderr: stderr.trim().to_string(),
-    })
+    Err(Error::git(
+        "update-ref --stdin (the job's branch and base pin)",
+        out.status.code(),
+        &out.stderr,
+    ))
 }
 
 /// `git init`, then the alternates and the configuration that make the job commit as the project.

@@ -1,6 +1,8 @@
 //! The import (spec/sandbox.md): the job's commits reach the project without git ever running in the
 //! job's repository. From the project, `pack-objects --revs --thin` reads the job's object directory
-//! as an extra alternate and `index-pack --stdin --fix-thin` recomputes every object id into the
+//! as an extra alternate and `index-pack --stdin --fix-thin --strict` recomputes every object id
+//! into the project's store, refusing any object `git fsck` would (a zero-padded mode, a committer
+//! without an email, a duplicate tree entry: `hash-object --literally` writes them). It goes into the
 //! project's store; the tip is validated (a full id, a commit, present) and everything it reaches is
 //! checked to be in the project's own store (`rev-list --objects --missing=error`: the job can forge
 //! an object file, which index-pack stores under its real id, leaving the name it was read by
@@ -214,7 +216,7 @@ fn copy_objects(project: &Project, job_objects: &Path, tip: &str, old: &str) -> 
     });
     let mut index = git::command(&project.top);
     index
-        .args(["index-pack", "--stdin", "--fix-thin"])
+        .args(["index-pack", "--stdin", "--fix-thin", "--strict"])
         .stdin(Stdio::from(pack_read))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -226,11 +228,11 @@ fn copy_objects(project: &Project, job_objects: &Path, tip: &str, old: &str) -> 
     let packed = packer.finish(git::TIMEOUT);
     let pack_errors = errors.join().unwrap_or_default();
     if packed != 0 {
-        return Err(Error::Git {
-            args: "pack-objects (sandboxed, reading the job's objects)".into(),
-            code: Some(packed),
-            stderr: pack_errors.trim().to_string(),
-        });
+        return Err(Error::git(
+            "pack-objects (sandboxed, reading the job's objects)",
+            Some(packed),
+            pack_errors.as_bytes(),
+        ));
     }
     let indexed = indexed.map_err(|e| Error::Git {
         args: git::describe(&index),

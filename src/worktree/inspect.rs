@@ -40,9 +40,12 @@
 //! untrusted configuration and not used, so files only it would hide count as untracked.
 //!
 //! Residual risk the caller should know: like git itself, gix blocks if a file it reads (a loose
-//! ref, the index) was replaced by a FIFO. The few files read here directly, and the key ones gix
-//! reads first (`HEAD`, `config`, `index`, `packed-refs`), are checked to be regular files; a caller
-//! that cannot tolerate a hang should still bound the call in time.
+//! ref, the index) was replaced by a FIFO. The few files read here directly, and those of the git
+//! directory gix reads whole (`HEAD`, `config`, `index`, `packed-refs`, `info/exclude`,
+//! `info/attributes`, `objects/info/alternates`, ...), are checked to be regular files of a bounded
+//! size (a link to `/dev/zero` or a sparse file of gigabytes would be read into memory); a caller
+//! that cannot tolerate a hang should still bound the call in time. Memory is not bounded
+//! otherwise: a tree nested a hundred thousand levels deep costs gix's status gigabytes.
 
 use std::collections::HashSet;
 use std::io::Read;
@@ -218,8 +221,8 @@ fn not_repository_local(meta: &gix::config::file::Metadata) -> bool {
     meta.source.kind() != gix::config::source::Kind::Repository
 }
 
-/// `git_dir` must be a real directory and not a linked worktree's; the files gix reads first must
-/// be regular files if present (a symlink could redirect them, a FIFO would block the read).
+/// `git_dir` must be a real directory and not a linked worktree's; the files gix reads whole must
+/// be regular files of a bounded size if present (`READ_FIRST`).
 fn check_layout(git_dir: &Path) -> Result<(), InspectError> {
     let not_repo = |reason: String| InspectError::NotARepository {
         path: git_dir.to_owned(),
@@ -243,15 +246,36 @@ fn check_layout(git_dir: &Path) -> Result<(), InspectError> {
             "it has a commondir file, so it is not a job repository".into(),
         ));
     }
-    for name in ["HEAD", "config", "index", "packed-refs"] {
+    for (name, limit) in READ_FIRST {
         if let Ok(meta) = std::fs::symlink_metadata(git_dir.join(name)) {
             if !meta.file_type().is_file() {
                 return Err(not_repo(format!("{name} is not a regular file")));
+            }
+            if meta.len() > limit {
+                return Err(not_repo(format!(
+                    "{name} is {} bytes, more than a job repository's ever is ({limit})",
+                    meta.len()
+                )));
             }
         }
     }
     Ok(())
 }
+
+/// The files of the git directory gix reads whole, and the most each may hold: a symlink there
+/// could point at a FIFO (the read blocks) or `/dev/zero` (it never ends), and a sparse file of
+/// gigabytes is read into memory all the same.
+const READ_FIRST: [(&str, u64); 9] = [
+    ("HEAD", 4 << 10),
+    ("config", 4 << 20),
+    ("index", 1 << 30),
+    ("packed-refs", 1 << 30),
+    ("info/exclude", 4 << 20),
+    ("info/attributes", 4 << 20),
+    ("info/grafts", 4 << 20),
+    ("shallow", 64 << 20),
+    ("objects/info/alternates", 64 << 10),
+];
 
 /// Open the job repository at `git_dir` with `worktree` as its work tree, safe to compute a status on.
 fn open_untrusted(worktree: &Path, git_dir: &Path) -> Result<gix::Repository, InspectError> {

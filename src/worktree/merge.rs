@@ -179,8 +179,10 @@ pub fn land(
     match checkout_of(project, &target_ref)? {
         Some(dir) => {
             let involved = changed_files(project, &preview.shown, &result)?;
+            // `:(literal)`: a name the job chose is a path, never pathspec magic.
+            let literal: Vec<String> = involved.iter().map(|f| format!(":(literal){f}")).collect();
             let mut args = vec!["status", "--porcelain", "--untracked-files=no", "--"];
-            args.extend(involved.iter().map(String::as_str));
+            args.extend(literal.iter().map(String::as_str));
             let dirty = git::run(&dir, &args)?.text();
             if !dirty.is_empty() {
                 return Err(Error::Refused(format!(
@@ -356,11 +358,7 @@ fn merge_tree(project: &Project, ours: &str, theirs: &str) -> Result<Option<Stri
     match out.status.code() {
         Some(0) => Ok(out.text().lines().next().map(str::to_string)),
         Some(1) => Ok(None),
-        code => Err(Error::Git {
-            args: "merge-tree --write-tree".into(),
-            code,
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        }),
+        code => Err(Error::git("merge-tree --write-tree", code, &out.stderr)),
     }
 }
 
@@ -409,7 +407,17 @@ fn left_right(project: &Project, a: &str, b: &str) -> Result<(usize, usize)> {
 fn changed_files(project: &Project, from: &str, to: &str) -> Result<Vec<String>> {
     let out = git::run(
         &project.top,
-        ["diff", "--name-only", "-z", "--end-of-options", from, to],
+        // --no-renames: a rename shows as the deletion and the addition it is, whatever the
+        // user's diff.renames (a rename would list the new name only).
+        [
+            "diff",
+            "--name-only",
+            "--no-renames",
+            "-z",
+            "--end-of-options",
+            from,
+            to,
+        ],
     )?;
     Ok(out
         .stdout

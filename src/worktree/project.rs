@@ -56,11 +56,7 @@ impl Project {
             if stderr.contains("not a git repository") {
                 return Err(Error::NotARepository(cwd.to_path_buf()));
             }
-            return Err(Error::Git {
-                args: "rev-parse".into(),
-                code: out.status.code(),
-                stderr: stderr.trim().to_string(),
-            });
+            return Err(Error::git("rev-parse", out.status.code(), &out.stderr));
         }
         let text = out.text();
         let lines: Vec<&str> = text.split('\n').collect();

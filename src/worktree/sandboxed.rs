@@ -55,15 +55,19 @@ pub fn git(
         allow_write: &[],
     };
     let (rules, _, _) = plan::build(loaded, &job, false)?;
-    // The caller's environment (identity, global config) less what would point git elsewhere.
+    // The caller's environment (identity, global config) as the job's policy makes it for the job
+    // (what it removes, such as tokens, never reaches what the job planted), less what would point
+    // git elsewhere.
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(k, _)| {
-            !git::LOCATION_VARS
-                .iter()
-                .chain(git::REDIRECTING_VARS)
-                .any(|r| k == r)
-        })
+        .filter(|(k, _)| !k.to_string_lossy().starts_with("ISOLATE_"))
         .collect();
+    loaded.policy.environment.apply(&mut env);
+    env.retain(|(k, _)| {
+        !git::LOCATION_VARS
+            .iter()
+            .chain(git::REDIRECTING_VARS)
+            .any(|r| k == r)
+    });
     for (k, v) in [
         ("GIT_TERMINAL_PROMPT", "0"),
         ("GIT_EDITOR", "true"),

@@ -1992,6 +1992,130 @@ fn forged_object_files_are_never_imported_and_the_work_is_kept() {
     }
 }
 
+#[test]
+fn malformed_objects_are_never_imported_and_fsck_stays_clean() {
+    // Objects git itself would never write, made with `hash-object --literally`: a tree entry with
+    // a zero-padded mode, a commit whose committer has no email, a tree with two entries of one
+    // name. index-pack stored them as they were: the project then failed `git fsck --strict`.
+    for (what, tree, committer) in [
+        (
+            "a zero-padded mode",
+            "printf '0100644 work.txt\\0' > \"$T\" && printf \"$(echo $B | sed 's/../\\\\x&/g')\" >> \"$T\"",
+            "someone <someone@example.com>",
+        ),
+        (
+            "a committer without an email",
+            "git cat-file tree HEAD^{tree} > \"$T\"",
+            "nobody",
+        ),
+        (
+            "a duplicate entry",
+            "printf '100644 work.txt\\0' > \"$T\" && printf \"$(echo $B | sed 's/../\\\\x&/g')\" >> \"$T\" && \
+             printf '40000 work.txt\\0' >> \"$T\" && printf \"$(git rev-parse HEAD^{tree} | sed 's/../\\\\x&/g')\" >> \"$T\"",
+            "someone <someone@example.com>",
+        ),
+    ] {
+        let env = TestEnv::new();
+        let repo = env.repo("app");
+        let base = env.git(&repo, ["rev-parse", "HEAD"]);
+        let script = format!(
+            "echo the work > work.txt && git add work.txt && git commit -q -m work && \
+             B=$(git rev-parse HEAD:work.txt) && T=\"$TMPDIR/tree\" && {tree} && \
+             TREE=$(git hash-object -t tree -w --literally --stdin < \"$T\") && \
+             printf 'tree %s\\nparent %s\\nauthor a <a@example.com> 1700000000 +0000\\ncommitter {committer} 1700000000 +0000\\n\\nbad\\n' $TREE $(git rev-parse HEAD) > \"$TMPDIR/c\" && \
+             C=$(git hash-object -t commit -w --literally --stdin < \"$TMPDIR/c\") && \
+             git update-ref refs/heads/$ISOLATE_BRANCH $C && echo planted $C"
+        );
+        let (out, report) = attempt_with(&env, &repo, &[], &script, || {});
+        assert_said(&out, "planted");
+        let planted = stdout(&out)
+            .lines()
+            .find_map(|l| l.strip_prefix("planted ").map(str::to_string))
+            .unwrap();
+        // Not in the project, the branch did not move, fsck --strict is clean (attempt_with
+        // checked it too), and the work is kept with the reason.
+        assert!(
+            !env.git_output(&repo, ["cat-file", "-e", &planted])
+                .status
+                .success(),
+            "{what}: the malformed commit reached the project"
+        );
+        let branch = report["worktree"]["branch"].as_str().unwrap();
+        let tip = env.git(
+            &repo,
+            ["for-each-ref", "--format=%(objectname)", &format!("refs/heads/{branch}")],
+        );
+        assert!(tip.is_empty() || tip == base, "{what}: the branch moved to {tip}");
+        env.assert_fsck(&repo);
+        assert_eq!(report["worktree"]["removed"], false, "{what}: {report}");
+        // (gix may refuse the tree first, when it reads the worktree's status.)
+        let reason = report["worktree"]["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("import failed") || reason.contains("cannot read"),
+            "{what}: {reason}"
+        );
+    }
+}
+
+#[test]
+fn files_of_the_jobs_git_directory_that_never_end_neither_hang_nor_exhaust_isolate() {
+    // gix reads some files of the job's git directory whole: a link to a FIFO blocks that read
+    // forever (the job cannot make a FIFO in its worktree, but can link to any the machine has),
+    // a link to /dev/zero or a sparse file of gigabytes fills memory. Each must be refused at once,
+    // the worktree kept, by the job's end, `worktrees` and `prune` alike.
+    let env = TestEnv::new();
+    let fifo = env.path().join("someone else.fifo");
+    let made = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo on a path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(made.as_ptr(), 0o644) }, 0);
+    let fifo = fifo.display().to_string();
+    for (what, plant) in [
+        (
+            "info/exclude -> a FIFO",
+            format!("ln -sf \"{fifo}\" .git/info/exclude"),
+        ),
+        (
+            "info/attributes -> /dev/zero",
+            "ln -sf /dev/zero .git/info/attributes".into(),
+        ),
+        (
+            "alternates -> /dev/zero",
+            "ln -sf /dev/zero .git/objects/info/alternates".into(),
+        ),
+        (
+            "a sparse config of 8 GiB",
+            "cat .git/config > \"$TMPDIR/c\" && truncate -s 8G \"$TMPDIR/c\" && \
+             cat .git/config >> \"$TMPDIR/c\" && mv \"$TMPDIR/c\" .git/config"
+                .into(),
+        ),
+    ] {
+        let repo = env.repo(&format!("app-{}", what.len()));
+        let script = format!(
+            "echo work > work.txt && git add work.txt && git commit -q -m work && \
+             mkdir -p .git/info && rm -f .git/info/exclude && {plant} && echo planted"
+        );
+        let (out, report) = attempt_with(&env, &repo, &[], &script, || {});
+        assert_said(&out, "planted");
+        assert_eq!(report["worktree"]["removed"], false, "{what}: {report}");
+        let reason = report["worktree"]["reason"].as_str().unwrap();
+        assert!(reason.starts_with("kept:"), "{what}: {reason}");
+        let wt = PathBuf::from(report["worktree"]["path"].as_str().unwrap());
+        assert_eq!(fs::read_to_string(wt.join("work.txt")).unwrap(), "work\n");
+        for args in [["worktrees", "--json"], ["prune", "--json"]] {
+            let mut cmd = env.isolate_cmd(&repo, args);
+            cmd.stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let out = finish(cmd.spawn().unwrap(), Duration::from_secs(60));
+            assert_status(&out, 0);
+        }
+        assert!(
+            wt.join("work.txt").exists(),
+            "{what}: prune removed the work"
+        );
+    }
+}
+
 // ---- isolate's own state, the home directory, and what isolate copies in ----
 
 #[test]

@@ -694,3 +694,93 @@ fn prune_dry_run_and_worktrees_predict_exactly_what_prune_does() {
 fn status_path(env: &TestEnv, id: &str) -> PathBuf {
     PathBuf::from(status(env, id)["worktree"]["path"].as_str().unwrap())
 }
+
+#[test]
+fn the_preview_shows_every_file_the_job_touched_and_no_name_can_rewrite_it() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(repo.join("security-check.sh"), "check everything\n").unwrap();
+    env.git(&repo, ["add", "security-check.sh"]);
+    env.git(&repo, ["commit", "-q", "-m", "check"]);
+    // A rename hides the deletion from a rename-detecting diff; a name with an escape sequence
+    // would erase the line above it on a terminal.
+    let (out, report) = env.worktree_job(
+        &repo,
+        &[],
+        "git mv security-check.sh docs-notes.txt && echo notes >> docs-notes.txt && \
+         touch \"$(printf 'harmless.txt\\033[1A\\033[2K\\r  only-docs.md')\" && \
+         git add -A && git commit -q -m docs",
+    );
+    assert_status(&out, 0);
+    let id = report["id"].as_str().unwrap();
+    env.git(&repo, ["config", "diff.renames", "true"]);
+    let out = env.isolate(&repo, ["merge", "--yes", id]);
+    assert_status(&out, 0);
+    let preview = stderr(&out);
+    assert!(preview.contains("changing 3 files"), "{preview}");
+    assert!(
+        preview.contains("  security-check.sh\n") && preview.contains("  docs-notes.txt\n"),
+        "{preview}"
+    );
+    assert!(
+        preview.contains("harmless.txt^[[1A^[[2K^M  only-docs.md") && !preview.contains('\u{1b}'),
+        "{preview:?}"
+    );
+}
+
+#[test]
+fn commits_imported_late_are_never_settled_in_the_same_step() {
+    // The job's end could not import its last commit (an object it needed was missing); the
+    // project later came to have that object, so the next import succeeds. What it brings is new
+    // in the project: prune keeps it all, and rm keeps the branch.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (_, first) = env.worktree_job(&repo, &["--keep"], &commit_script("a.txt", "a"));
+    let id = first["id"].as_str().unwrap().to_string();
+    assert_status(&env.isolate(&repo, ["merge", "--yes", &id]), 0);
+    let empty = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--resume",
+            &id,
+            "--",
+            "sh",
+            "-c",
+            &format!(
+                ": > empty.txt && echo precious > work.txt && git add empty.txt work.txt && \
+                 git commit -q -m precious && rm -f .git/objects/{}/{}",
+                &empty[..2],
+                &empty[2..]
+            ),
+        ],
+    );
+    assert_status(&out, 0);
+    let wt = PathBuf::from(status(&env, &id)["worktree"]["path"].as_str().unwrap());
+    assert!(
+        wt.join("work.txt").exists(),
+        "the failed import lost the worktree"
+    );
+    let precious = env.git(&wt, ["rev-parse", "HEAD"]);
+    // The project comes to have the empty blob.
+    commit_on_main(&env, &repo, "init.py", "");
+    let dry = json(&env.isolate(&repo, ["prune", "--dry-run", "--json"]));
+    let done = json(&env.isolate(&repo, ["prune", "--json"]));
+    assert_eq!(
+        predictions(&dry).get(&id),
+        predictions(&done).get(&id),
+        "{dry} / {done}"
+    );
+    assert_eq!(predictions(&done)[&id].0, "kept", "{done}");
+    assert!(wt.join("work.txt").exists(), "prune removed unmerged work");
+    // rm imports it now, removes the clean worktree, and keeps the branch that holds it.
+    let out = env.isolate(&repo, ["rm", &id]);
+    assert_status(&out, 0);
+    assert!(stderr(&out).contains("kept branch"), "{}", stderr(&out));
+    assert_eq!(
+        env.git(&repo, ["rev-parse", &format!("isolate/{id}")]),
+        precious
+    );
+    env.assert_fsck(&repo);
+}

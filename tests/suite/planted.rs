@@ -201,6 +201,59 @@ fn the_jobs_policy_follows_it_into_sync_merge_and_resume() {
 }
 
 #[test]
+fn variables_the_jobs_policy_removes_never_reach_its_planted_code() {
+    // A policy that keeps a token from the job; the token is in isolate's own environment when
+    // the user runs sync and merge, which run git in the worktree, where the job planted hooks.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let policy = env.file(
+        "notoken.toml",
+        "extends = \"default\"\n[environment]\nremove = [\"ISOLATE_TEST_TOKEN\"]\n",
+    );
+    let token = ("ISOLATE_TEST_TOKEN", "ghp_the_users_token");
+    let script = format!(
+        "echo \"job: $ISOLATE_TEST_TOKEN\" > seen.txt; \
+         echo w > w.txt && git add w.txt && git commit -q -m w --no-verify; {} echo pending > p.txt",
+        plant_daemon("echo planted: $ISOLATE_TEST_TOKEN >> seen.txt")
+    );
+    let report_path = env.path().join("notoken.json");
+    let out = env.isolate_with(
+        &repo,
+        &[token],
+        &[
+            "run",
+            "--worktree",
+            "--keep",
+            "--policy",
+            policy.to_str().unwrap(),
+            "--report",
+            report_path.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    );
+    assert_status(&out, 0);
+    let report = env.report(&report_path);
+    let wt = std::path::PathBuf::from(report["worktree"]["path"].as_str().unwrap());
+    let id = report["id"].as_str().unwrap().to_string();
+    commit_on_main(&env, &repo, "upstream.txt");
+    assert_status(&env.isolate_with(&repo, &[token], &["sync", &id]), 0);
+    commit_on_main(&env, &repo, "more.txt");
+    let _ = env.isolate_with(&repo, &[token], &["merge", "--yes", &id]);
+    let seen = fs::read_to_string(wt.join("seen.txt")).unwrap();
+    assert!(
+        seen.contains("planted:"),
+        "the planted code did not run: {seen}"
+    );
+    assert!(
+        !seen.contains(token.1),
+        "a removed variable reached the job's code: {seen}"
+    );
+}
+
+#[test]
 fn merge_lands_exactly_what_was_shown_whatever_the_job_planted() {
     // A post-merge hook (and the same as pre-commit, post-commit and a merge driver) that rewrites
     // the merge: a changed README and a new sneaky.sh, neither in the job's change.

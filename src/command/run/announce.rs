@@ -107,7 +107,7 @@ pub(super) fn announce_end(args: &RunArgs, record: &Record, took: std::time::Dur
         format!("kept at {}", shell_quote(Path::new(&wt.path)))
     };
     say!("  worktree: {place}");
-    say!("  outcome:  {}", wt.reason);
+    say!("  outcome:  {}", crate::controls::name(&wt.reason));
     let branch = if wt.branch_kept {
         format!(
             "{} ({} commit{} beyond base)",

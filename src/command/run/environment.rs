@@ -15,27 +15,16 @@ pub(super) fn environment(
 ) -> Vec<(OsString, OsString)> {
     // The job's policy, then the one that narrows it (`--resume --policy`): both remove, the second
     // sets last.
-    let policies: Vec<_> = std::iter::once(&prepared.policy)
-        .chain(&prepared.narrowing)
-        .map(|p| &p.policy.environment)
-        .collect();
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(k, _)| {
-            !policies
-                .iter()
-                .any(|p| p.remove.iter().any(|r| k == r.as_str()))
-        })
         .filter(|(k, _)| !k.to_string_lossy().starts_with("ISOLATE_"))
         .collect();
+    for policy in std::iter::once(&prepared.policy).chain(&prepared.narrowing) {
+        policy.policy.environment.apply(&mut env);
+    }
     let mut set = |key: &str, value: OsString| {
         env.retain(|(k, _)| k != key);
         env.push((key.into(), value));
     };
-    for policy in &policies {
-        for (k, v) in &policy.set {
-            set(k, v.into());
-        }
-    }
     set("ISOLATE_JOB", prepared.id.as_str().into());
     set("ISOLATE_PORT", port.to_string().into());
     set("TMPDIR", prepared.tmpdir.clone().into());

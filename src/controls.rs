@@ -1,0 +1,53 @@
+//! Text a job wrote, made safe to print on the user's terminal: its control characters made
+//! visible as `cat -v` shows them, so that an escape sequence in a log line or a file name cannot
+//! move the cursor, erase what isolate printed above it, or retitle the terminal.
+
+/// `text` with its control characters visible: C0 controls as `^X` (but tab, newline and carriage
+/// return when `lines` keeps them), DEL as `^?`, and C1 controls (U+0080 to U+009F, two bytes in
+/// UTF-8) as `M-^X`. Nothing else changes, so text in any language reads as it was written.
+pub fn visible(text: &[u8], lines: Lines) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        match b {
+            b'\t' | b'\n' | b'\r' if lines == Lines::Kept => out.push(b),
+            0x00..=0x1f => out.extend_from_slice(&[b'^', b + 0x40]),
+            0x7f => out.extend_from_slice(b"^?"),
+            0xc2 if matches!(text.get(i + 1), Some(0x80..=0x9f)) => {
+                out.extend_from_slice(&[b'M', b'-', b'^', text[i + 1] - 0x40]);
+                i += 1;
+            }
+            _ => out.push(b),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Whether tabs and line breaks stay as they are (a log) or are shown too (one name on one line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lines {
+    Kept,
+    Shown,
+}
+
+/// One name (a path a job chose) as one visible line.
+pub fn name(text: &str) -> String {
+    String::from_utf8_lossy(&visible(text.as_bytes(), Lines::Shown)).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_are_shown_and_text_is_kept() {
+        assert_eq!(
+            visible(b"a\x1b[2J\tb\nc\x7f\xc2\x9b", Lines::Kept),
+            b"a^[[2J\tb\nc^?M-^[".to_vec()
+        );
+        assert_eq!(name("x\ny\r\u{1b}]0;t\u{7}"), "x^Jy^M^[]0;t^G");
+        assert_eq!(name("résumé 日本"), "résumé 日本");
+    }
+}
