@@ -196,7 +196,7 @@ fn human(s: &Shown, out: &mut String) -> std::fmt::Result {
             Access::Write => "write",
             Access::Worktree => "worktree",
             Access::WriteFile => "write-file",
-            Access::Terminal => "terminal",
+            Access::Device => "device",
             Access::Connect => "connect",
         };
         let state = match p.outcome {

@@ -43,10 +43,10 @@ fn rights(access: plan::Access, abi: u32) -> BitFlags<AccessFs> {
                 | AccessFs::WriteFile
                 | (AccessFs::from_file(abi) & AccessFs::Truncate)
         }
-        plan::Access::Terminal => {
+        plan::Access::Device => {
             BitFlags::from(AccessFs::ReadFile)
                 | AccessFs::WriteFile
-                | (AccessFs::from_file(abi) & AccessFs::IoctlDev)
+                | (AccessFs::from_file(abi) & (AccessFs::Truncate | AccessFs::IoctlDev))
         }
         // A rule of the seccomp layer: no Landlock right.
         plan::Access::Connect => BitFlags::empty(),
@@ -118,7 +118,7 @@ pub fn restrict_self(rules: &Rules) -> Result<RestrictionStatus, String> {
                 .iter()
                 .map(|p| (p, plan::Access::WriteFile)),
         )
-        .chain(rules.terminal.iter().map(|p| (p, plan::Access::Terminal)));
+        .chain(rules.devices.iter().map(|p| (p, plan::Access::Device)));
     for (path, access) in rules_with_rights {
         let fd = PathFd::new(path).map_err(|e| err(&path.display().to_string(), &e))?;
         let mut access = rights(access, rules.abi);

@@ -95,6 +95,36 @@ impl Listener {
         rc == 0
     }
 
+    /// Answers `call` with a descriptor of the supervisor's, copied into the caller: the call
+    /// returns its number there (SECCOMP_ADDFD_FLAG_SEND, Linux 5.14). A call whose thread died
+    /// meanwhile needs no answer.
+    pub fn answer_with_fd(&self, call: &Call, fd: &OwnedFd, cloexec: bool) {
+        let addfd = libc::seccomp_notif_addfd {
+            id: call.id,
+            flags: libc::SECCOMP_ADDFD_FLAG_SEND as u32,
+            srcfd: fd.as_raw_fd() as u32,
+            newfd: 0,
+            newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
+        };
+        // SAFETY: the ioctl reads `addfd`, which outlives the call.
+        let rc = unsafe {
+            libc::ioctl(
+                self.fd.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_ADDFD as _,
+                &addfd as *const libc::seccomp_notif_addfd,
+            )
+        };
+        if rc < 0 {
+            // Not taken (a kernel before 5.14): the call fails rather than hang.
+            let errno = std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO);
+            if errno != libc::ENOENT {
+                self.answer(call, Answer::Errno(errno));
+            }
+        }
+    }
+
     /// Answers `call`. A call whose thread died meanwhile needs no answer (ENOENT is ignored).
     pub fn answer(&self, call: &Call, answer: Answer) {
         let (val, error) = match answer {

@@ -28,11 +28,12 @@ pub struct Rules {
     /// The worktree: writable like `write`, but no FIFO may be made in it.
     #[serde(default)]
     pub worktree: Vec<PathBuf>,
-    /// Single writable files (`/dev/null`).
+    /// Single writable files.
     pub write_files: Vec<PathBuf>,
-    /// The job's own terminal in interactive mode (its pty and `/dev/tty`).
+    /// Devices the job uses whole, ioctls included: `/dev/null`, `/dev/ptmx`, `/dev/tty`, and its
+    /// own terminal in interactive mode (`Access::Device`).
     #[serde(default)]
-    pub terminal: Vec<PathBuf>,
+    pub devices: Vec<PathBuf>,
     /// TCP ports the job may connect to; `None` when TCP connect is not restricted.
     #[serde(default)]
     pub connect_tcp: Option<Vec<u16>>,
@@ -67,10 +68,10 @@ impl Rules {
     }
 
     /// The job's own terminal, writable and controllable under every ruleset the job is held to.
-    pub fn add_terminal(&mut self, paths: &[PathBuf]) {
-        self.terminal.extend(paths.iter().cloned());
+    pub fn add_devices(&mut self, paths: &[PathBuf]) {
+        self.devices.extend(paths.iter().cloned());
         if let Some(n) = self.narrowed.as_mut() {
-            n.add_terminal(paths);
+            n.add_devices(paths);
         }
     }
 }
@@ -378,6 +379,72 @@ fn check(loaded: &Loaded, kernel: Kernel) -> Result<u32> {
     Ok(abi)
 }
 
+/// The devices every job may use whole (`Access::Device`): git refuses to start without
+/// `/dev/null`; `/dev/ptmx` makes the job's own ptys (their other ends come from the seccomp
+/// layer's broker, `TIOCGPTPEER`); `/dev/tty` is the controlling terminal, only ever one of the
+/// job's own.
+pub const DEVICES: [&str; 3] = ["/dev/null", "/dev/ptmx", "/dev/tty"];
+
+/// What a read rule over `/dev` grants there: devices that hold nothing of anyone's (and the
+/// shared-memory directory, which libc's semaphores need). Never the rest, for `/dev` is where the
+/// user's terminals are (reading one takes the keystrokes typed there), and input, sound and video
+/// devices, which the user's groups may open.
+pub const DEVICE_READS: [&str; 6] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/shm",
+];
+
+/// `read` with `/dev` carved out of any rule that covers it (`/` becomes its other entries), and
+/// `DEVICE_READS` granted instead.
+fn without_devices(read: Vec<PathBuf>) -> Vec<PathBuf> {
+    let dev = Path::new("/dev");
+    let mut out = Vec::new();
+    let mut covered = false;
+    for path in read {
+        if !dev.starts_with(&path) {
+            out.push(path);
+            continue;
+        }
+        covered = true;
+        // From `path` down to /dev, every entry beside the way there.
+        let mut dir = path;
+        while dir != dev {
+            let Some(next) = dev
+                .strip_prefix(&dir)
+                .ok()
+                .and_then(|rest| rest.components().next())
+                .map(|c| dir.join(c))
+            else {
+                break;
+            };
+            if let Ok(entries) = std::fs::read_dir(&dir) {
+                let mut beside: Vec<PathBuf> = entries
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| *p != next && p.exists())
+                    .collect();
+                beside.sort();
+                out.extend(beside);
+            }
+            dir = next;
+        }
+    }
+    if covered {
+        out.extend(
+            DEVICE_READS
+                .iter()
+                .map(PathBuf::from)
+                .filter(|p| p.exists()),
+        );
+    }
+    out.dedup();
+    out
+}
+
 /// How a path rule is granted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -390,8 +457,12 @@ pub enum Access {
     Worktree,
     /// Read, write and truncate one file.
     WriteFile,
-    /// The job's own terminal: read, write and device ioctls (it is the job's alone).
-    Terminal,
+    /// A device the job uses whole: read, write, truncate and its ioctls. Only devices whose
+    /// ioctls act on nothing but the job's own: `/dev/null` (every ioctl answers ENOTTY),
+    /// `/dev/ptmx` (each open makes a new pty, the job's), `/dev/tty` (the caller's controlling
+    /// terminal: a job runs in a session of its own, so only ever a terminal of its own), and the
+    /// job's own pty in interactive mode.
+    Device,
     /// Connect to the unix socket at this path, or to every socket beneath this directory (a rule
     /// of the seccomp layer, not of Landlock).
     Connect,
@@ -630,7 +701,7 @@ pub fn build(
                     Access::Read => "read path",
                     Access::Write | Access::Worktree => "write path",
                     Access::WriteFile => "writable file",
-                    Access::Terminal => "terminal",
+                    Access::Device => "device",
                     Access::Connect => "unix socket",
                 };
                 let detail = r.detail.clone().unwrap_or_default();
@@ -653,7 +724,7 @@ pub fn build(
         landlock_abi: Some(abi),
         policy: loaded.name.clone(),
         policy_ref: Some(loaded.reference.clone()),
-        gaps: gaps(policy, kernel, &states, reads_unrestricted(&rules.read)),
+        gaps: gaps(policy, kernel, &states, reads_everything(&resolved)),
         allow_write,
         refused: None,
     };
@@ -676,7 +747,12 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
     let enforced = |f: Feature| states.iter().any(|s| s.feature == f && s.enforced);
     let mut read = Vec::new();
     let mut write = Vec::new();
-    let mut write_files = vec![PathBuf::from("/dev/null")];
+    let mut write_files = Vec::new();
+    let devices: Vec<PathBuf> = DEVICES
+        .iter()
+        .map(PathBuf::from)
+        .filter(|p| p.exists())
+        .collect();
     let mut worktree = Vec::new();
     let mut unix_allowed = Vec::new();
     for r in resolved {
@@ -690,13 +766,14 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
             Access::Worktree => &mut worktree,
             Access::WriteFile => &mut write_files,
             Access::Connect => &mut unix_allowed,
-            // Policies name no terminals: the job's own is added by the supervisor.
-            Access::Terminal => continue,
+            // Policies name no devices: isolate's own list, and the job's terminal.
+            Access::Device => continue,
         };
         if !list.contains(path) {
             list.push(path.clone());
         }
     }
+    let read = without_devices(read);
     let network = enforced(Feature::Network);
     let scopes = enforced(Feature::Scopes);
     let net = &policy.network;
@@ -724,7 +801,7 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
         write,
         worktree,
         write_files,
-        terminal: Vec::new(),
+        devices,
         connect_tcp: network
             .then(|| policy.network.connect.allowed().map(<[u16]>::to_vec))
             .flatten(),
@@ -739,8 +816,13 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
     }
 }
 
-fn reads_unrestricted(read: &[PathBuf]) -> bool {
-    read.iter().any(|p| p == Path::new("/"))
+/// The policy reads `/` (all but the devices `without_devices` keeps back).
+fn reads_everything(resolved: &[Resolved]) -> bool {
+    resolved.iter().any(|r| {
+        r.access == Access::Read
+            && r.outcome == Outcome::Granted
+            && r.path.as_deref() == Some(Path::new("/"))
+    })
 }
 
 fn is_socket(path: &Path) -> bool {
@@ -801,7 +883,10 @@ fn gaps(
         }
     }
     if reads_unrestricted {
-        gaps.push("reads are not restricted: the policy may read every file".to_string());
+        gaps.push(
+            "reads are not restricted: the policy may read every file (but the devices in /dev)"
+                .to_string(),
+        );
     }
     if state(Feature::DeviceIoctls).is_some_and(|s| !s.available) {
         gaps.push(format!(
@@ -874,12 +959,12 @@ pub fn preview(loaded: &Loaded) -> Preview {
             Access::Read,
             "the project (top level, git directory, objects, hooks); without --worktree the current directory",
         ),
-        Resolved {
-            path: Some(PathBuf::from("/dev/null")),
-            detail: None,
-            ..placeholder("/dev/null", Access::WriteFile, "")
-        },
     ]);
+    paths.extend(DEVICES.iter().map(|device| Resolved {
+        path: Some(PathBuf::from(device)),
+        detail: None,
+        ..placeholder(device, Access::Device, "")
+    }));
     let mut notes = Vec::new();
     let mut problems = Vec::new();
     for r in &paths {
@@ -894,12 +979,7 @@ pub fn preview(loaded: &Loaded) -> Preview {
         problems.push(e.to_string());
     }
     let states = features(policy, kernel);
-    let read: Vec<PathBuf> = paths
-        .iter()
-        .filter(|r| r.access == Access::Read && r.outcome == Outcome::Granted)
-        .filter_map(|r| r.path.clone())
-        .collect();
-    let gaps = gaps(policy, kernel, &states, reads_unrestricted(&read));
+    let gaps = gaps(policy, kernel, &states, reads_everything(&paths));
     Preview {
         landlock_abi: abi,
         paths,

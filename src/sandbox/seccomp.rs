@@ -9,7 +9,8 @@
 //! io_uring (its requests never pass through this filter) and new user namespaces. Every `connect`,
 //! and `listen` when TCP bind is restricted, goes to the job's supervisor by user notification
 //! (supervise/broker.rs), which decides on the socket and the address it reads, and makes the
-//! connection itself: no window between check and use. If the supervisor is gone, the kernel
+//! connection itself: no window between check and use. So does `ioctl(TIOCGPTPEER)`, the other end
+//! of a pty the job made, which the supervisor opens for it. If the supervisor is gone, the kernel
 //! fails those calls (`ENOSYS`); they never proceed unchecked.
 //!
 //! This module must never allow a call it cannot judge: what the filter does not refuse or hand
@@ -235,6 +236,18 @@ fn context(sockets: &Sockets) -> Result<ScmpFilterContext, libseccomp::error::Se
             )?;
         }
     }
+
+    // The other end of a pty the job made: Landlock refuses the job the devpts directory (where the
+    // user's own terminals are), so the supervisor opens the job's pty's other end for it.
+    ctx.add_rule_conditional(
+        ScmpAction::Notify,
+        sys(libc::SYS_ioctl)?,
+        &[arg(
+            1,
+            ScmpCompareOp::MaskedEqual(INT),
+            libc::TIOCGPTPEER as u64,
+        )],
+    )?;
 
     // io_uring performs socket (and file) operations without system calls this filter sees.
     for call in [

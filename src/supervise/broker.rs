@@ -1,5 +1,5 @@
 //! The broker: the job's supervisor answering the calls the seccomp filter hands over (every
-//! `connect`, and `listen` where TCP bind is restricted), on a thread of its own so that a job that
+//! `connect`, `listen` where TCP bind is restricted, and `ioctl(TIOCGPTPEER)`: pty.rs), on a thread of its own so that a job that
 //! floods it slows only itself while the supervisor goes on relaying output and honouring `stop`.
 //!
 //! For each call it reads the caller's arguments once, takes the caller's socket itself
@@ -16,6 +16,7 @@ mod caller;
 mod connection;
 mod inet;
 mod listeners;
+mod pty;
 mod unix;
 
 use std::os::fd::{AsFd, OwnedFd};
@@ -46,6 +47,8 @@ pub enum Verdict {
     Connect,
     /// Allowed: the broker connects the socket to this socket file, the one it checked.
     ConnectTo(Arc<OwnedFd>),
+    /// The call returns this descriptor, copied into the caller (close-on-exec there if `true`).
+    Send(OwnedFd, bool),
 }
 
 /// A running broker; its thread lives until the job's last process is gone.
@@ -215,6 +218,7 @@ fn serve(
         };
         match (decided.verdict, decided.socket) {
             (Verdict::Done(answer), _) => listener.answer(&call, answer),
+            (Verdict::Send(fd, cloexec), _) => listener.answer_with_fd(&call, &fd, cloexec),
             (Verdict::Refused, _) => {
                 let count = match decided.kind {
                     Kind::Unix => &counts.unix_connect,
@@ -308,6 +312,21 @@ fn decide(
                 verdict: inet::listen(&socket, call.args[1]),
                 kind: Kind::Listen,
                 socket: Some(socket),
+                addr: Vec::new(),
+            })
+        }
+        libc::SYS_ioctl => {
+            let master = match take(call.args[0]) {
+                Ok(master) => master,
+                Err(decision) => return decision,
+            };
+            Decision::Decided(Decided {
+                verdict: match pty::peer(&master, call.args[2]) {
+                    Ok((slave, cloexec)) => Verdict::Send(slave, cloexec),
+                    Err(errno) => Verdict::Done(Answer::Errno(errno)),
+                },
+                kind: Kind::Tcp,
+                socket: None,
                 addr: Vec::new(),
             })
         }

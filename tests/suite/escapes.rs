@@ -1403,6 +1403,108 @@ fn tiocsti_into_a_terminal_passed_through_with_no_pty() {
     drop(master);
 }
 
+#[test]
+fn the_users_terminals_stay_out_of_reach_while_the_job_makes_its_own() {
+    // A terminal of the user's (a pty this test holds, as a shell in another window would): the job
+    // may make ptys of its own, but may neither read this one (the keystrokes typed there), nor
+    // write to it, nor push keystrokes into it, by its path or through /proc.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty fills two descriptors this test owns.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0);
+    // SAFETY: ptsname_r writes a NUL-terminated name into the buffer.
+    let mut name = [0u8; 64];
+    assert_eq!(
+        unsafe { libc::ptsname_r(master, name.as_mut_ptr().cast(), name.len()) },
+        0
+    );
+    let users = std::ffi::CStr::from_bytes_until_nul(&name)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let via_proc = format!("/proc/{}/fd/{slave}", std::process::id());
+    let program = env.probe(
+        "terminals.py",
+        &format!(
+            r#"
+import fcntl, termios, struct
+for path in [{users:?}, {via_proc:?}, "/dev/pts/ptmx"]:
+    attempt("read " + path, lambda: open(path, "rb", buffering=0).read(1))
+    attempt("write " + path, lambda: open(path, "wb", buffering=0).write(b"pwned\n"))
+# Its own pty works, and TIOCSTI into it (its controlling terminal there) reaches the job.
+import pty
+pid, fd = pty.fork()
+if pid == 0:
+    for c in b"pushed\n":
+        fcntl.ioctl(0, termios.TIOCSTI, bytes([c]))
+    print("child read", input(), flush=True)
+    os._exit(0)
+seen = b""
+while True:
+    try:
+        chunk = os.read(fd, 1000)
+    except OSError:
+        break
+    if not chunk:
+        break
+    seen += chunk
+os.waitpid(pid, 0)
+print("own pty", b"child read pushed" in seen)
+m, s = os.openpty()
+# No other device gains ioctls; the broker answers TIOCGPTPEER on anything but a master as the
+# kernel does.
+attempt("urandom ioctl", lambda: fcntl.ioctl(open("/dev/urandom", "rb"), 0x80045200, b"\0" * 4))
+attempt("peer of a slave", lambda: fcntl.ioctl(s, termios.TIOCGPTPEER if hasattr(termios, "TIOCGPTPEER") else 0x5441, 0))
+attempt("peer of null", lambda: fcntl.ioctl(open("/dev/null"), 0x5441, 0))
+"#
+        ),
+    );
+    let (out, _) = attempt_with(&env, &repo, &[], &format!("python3 {}", program), || {});
+    let said = stdout(&out);
+    for path in [&users, &via_proc, &"/dev/pts/ptmx".to_string()] {
+        for what in ["read", "write"] {
+            assert!(
+                said.contains(&format!("{what} {path}: EACCES")),
+                "{what} {path}: {said}"
+            );
+        }
+    }
+    assert!(said.contains("own pty True"), "{said}");
+    assert!(said.contains("urandom ioctl: EACCES"), "{said}");
+    assert!(said.contains("peer of a slave: ENOTTY"), "{said}");
+    assert!(said.contains("peer of null: ENOTTY"), "{said}");
+    // Nothing reached the user's terminal.
+    // SAFETY: fcntl and read on this test's own master.
+    unsafe { libc::fcntl(master, libc::F_SETFL, libc::O_NONBLOCK) };
+    let mut buf = [0u8; 64];
+    let n = unsafe { libc::read(master, buf.as_mut_ptr().cast(), buf.len()) };
+    assert!(
+        n <= 0,
+        "the job wrote to the user's terminal: {:?}",
+        &buf[..n as usize]
+    );
+    let mut attrs: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: the slave is this test's; FIONREAD counts what is queued for its reader.
+    let mut queued: libc::c_int = 0;
+    unsafe {
+        libc::tcgetattr(slave, &mut attrs);
+        libc::ioctl(slave, libc::FIONREAD, &mut queued);
+        libc::close(master);
+        libc::close(slave);
+    }
+    assert_eq!(queued, 0, "keystrokes were pushed into the user's terminal");
+}
+
 // ---- Descriptors, handles and paths resolved behind the sandbox's back ----
 
 #[test]

@@ -212,3 +212,88 @@ fn vim_edits_a_file_in_the_worktree_and_bash_keeps_job_control() {
     screen.line("sleep 30 & jobs; echo JO\"\"BS=$(jobs | wc -l); kill %1; exit");
     assert!(screen.wait_for("JOBS=1"), "{}", screen.screen());
 }
+
+/// A Python program, run as a job, that makes a pty and uses it as programs do.
+const USE_A_PTY: &str = r#"
+import os, pty, struct, fcntl, termios, subprocess
+m, s = os.openpty()
+attrs = termios.tcgetattr(s)
+attrs[3] &= ~termios.ECHO
+termios.tcsetattr(s, termios.TCSANOW, attrs)
+fcntl.ioctl(m, termios.TIOCSWINSZ, struct.pack("HHHH", 31, 97, 0, 0))
+print("size", struct.unpack("HHHH", fcntl.ioctl(s, termios.TIOCGWINSZ, b"\0" * 8))[:2])
+os.write(m, b"typed\n")
+print("read", os.read(s, 100))
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("sh", ["sh", "-c", "tty >/dev/null && echo child-on-a-tty; stty size"])
+out = b""
+while True:
+    try:
+        chunk = os.read(fd, 1000)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+os.waitpid(pid, 0)
+print("forked", out.replace(b"\r", b""))
+r = subprocess.run(["script", "-qec", "tty >/dev/null && echo script-on-a-tty", "/dev/null"],
+                   capture_output=True, text=True)
+print("script", r.returncode, r.stdout.strip())
+try:
+    termios.tcgetattr(os.open("/dev/null", os.O_RDONLY))
+except termios.error as e:
+    print("null", e.args[0])
+"#;
+
+#[test]
+fn a_job_makes_ptys_of_its_own_under_every_profile() {
+    let env = TestEnv::new();
+    let program = env.file("use_a_pty.py", USE_A_PTY);
+    for profile in ["default", "strict", "offline", "claude-code", "codex"] {
+        let out = env.isolate(
+            env.path(),
+            [
+                "run",
+                "-q",
+                "--policy",
+                profile,
+                "--",
+                "python3",
+                program.to_str().unwrap(),
+            ],
+        );
+        let text = stdout(&out);
+        assert_status(&out, 0);
+        for want in [
+            "size (31, 97)",
+            "read b'typed\\n'",
+            "forked b'child-on-a-tty\\n0 0\\n'",
+            "script 0 script-on-a-tty",
+            &format!("null {}", libc::ENOTTY),
+        ] {
+            assert!(
+                text.contains(want),
+                "{profile}: no {want:?} in {text}{}",
+                stderr(&out)
+            );
+        }
+    }
+}
+
+#[test]
+fn tmux_runs_inside_a_job_with_a_server_of_its_own() {
+    let env = TestEnv::new();
+    // The user's own tmux server runs beside it, untouched.
+    let screen = Screen::new(&env);
+    screen.run("echo OUT\"\"SIDE", "OUTSIDE");
+    let script =
+        "tmux -S \"$TMPDIR/own\" new-session -d -x 80 -y 20 'echo inside-the-job; sleep 30' && \
+                  sleep 1 && tmux -S \"$TMPDIR/own\" capture-pane -p | grep inside-the-job && \
+                  tmux -S \"$TMPDIR/own\" kill-server && echo served";
+    let out = env.isolate(env.path(), ["run", "-q", "--", "sh", "-c", script]);
+    assert_status(&out, 0);
+    assert!(stdout(&out).contains("inside-the-job") && stdout(&out).contains("served"));
+    screen.run("echo STILL\"\"HERE", "STILLHERE");
+}

@@ -168,11 +168,10 @@ fn execute(
     } else {
         None
     };
-    // The job's own terminal is the one device it may write and control.
+    // The job's own terminal is a device it may write and control.
     if let (Some(rules), Some(t)) = (rules.as_mut(), terminal.as_ref()) {
-        let mut paths: Vec<PathBuf> = t.slave_path().into_iter().collect();
-        paths.push(PathBuf::from("/dev/tty"));
-        rules.add_terminal(&paths);
+        let paths: Vec<PathBuf> = t.slave_path().into_iter().collect();
+        rules.add_devices(&paths);
     }
     let env = environment(&args, &prepared, ports.first);
     let cgroup = Cgroup::create(prepared.id.as_str());
