@@ -239,14 +239,13 @@ fn context(sockets: &Sockets) -> Result<ScmpFilterContext, libseccomp::error::Se
 
     // The other end of a pty the job made: Landlock refuses the job the devpts directory (where the
     // user's own terminals are), so the supervisor opens the job's pty's other end for it.
+    // (libc's ioctl numbers are u64 here and i32 elsewhere.)
+    #[allow(clippy::unnecessary_cast)]
+    let peer = libc::TIOCGPTPEER as u64;
     ctx.add_rule_conditional(
         ScmpAction::Notify,
         sys(libc::SYS_ioctl)?,
-        &[arg(
-            1,
-            ScmpCompareOp::MaskedEqual(INT),
-            libc::TIOCGPTPEER as u64,
-        )],
+        &[arg(1, ScmpCompareOp::MaskedEqual(INT), peer)],
     )?;
 
     // io_uring performs socket (and file) operations without system calls this filter sees.
