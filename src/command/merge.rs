@@ -221,7 +221,7 @@ fn merge_one(
             Landing::Landed { commit } => Outcome::Merged {
                 commit,
                 commits: preview.commits,
-                files: preview.files,
+                files: preview.files(),
             },
             Landing::Conflicted {
                 worktree,
@@ -246,15 +246,13 @@ fn show(recorded: &Recorded, preview: &Preview) {
         recorded.id.branch(),
         preview.target,
         &preview.shown[..12.min(preview.shown.len())],
-        preview.files.len(),
-        plural(preview.files.len())
+        preview.changes.len(),
+        plural(preview.changes.len())
     );
-    for f in preview.files.iter().take(50) {
-        // The job chose these names: an escape sequence in one must not rewrite the list.
-        eprintln!("  {}", controls::name(f));
-    }
-    if preview.files.len() > 50 {
-        eprintln!("  … and {} more", preview.files.len() - 50);
+    // Every file, however many (a list cut short could hide one past the cut); the job chose
+    // these names, so an escape sequence in one is shown, never obeyed.
+    for change in &preview.changes {
+        eprintln!("  {} {}", change.status, controls::name(&change.path));
     }
     if preview.moved > 0 {
         eprintln!(

@@ -7,7 +7,6 @@
 //! removal goes through the cleanup rule (import, record checked against the disk, decision taken
 //! again right before deleting). It takes a lock, so two prunes never work at once.
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -21,6 +20,7 @@ use crate::job::id::JobId;
 use crate::job::record::{Record, State};
 use crate::job::store;
 use crate::lockfile::Lock;
+use crate::worktree::checkouts;
 use crate::worktree::cleanup::{
     self, Action, Branch, BranchAction, Outcome, Recorded, Settling, Tree, Verdict,
 };
@@ -176,10 +176,11 @@ fn settle(state: &Path, dir: &Path, record: &Record, dry_run: bool) -> Result<Op
     Ok(Some(Line::new(&record.id, path, &done, false)))
 }
 
-/// `isolate/<id>` branches (and base pins) of `project` whose job has no directory in the state
-/// directory: a branch the project's current branch has all of is deleted with its pin, an
-/// unmerged one is kept and listed with the command that shows its commits; a pin without a branch
-/// goes.
+/// `isolate/<id>` branches of `project` whose job has no directory in the state directory: one the
+/// project's current branch has all of is deleted, one with commits it lacks is kept and listed
+/// with the command that shows them. A branch that still has its base pin belongs to a worktree
+/// that is alive somewhere (another state directory's job, running): kept; so is a branch a
+/// checkout holds, and a pin without a branch is left alone (it keeps only a commit from `gc`).
 fn orphans(project: &Project, state: &Path, dry_run: bool) -> Vec<Line> {
     let Ok(out) = git::run(
         &project.top,
@@ -195,108 +196,98 @@ fn orphans(project: &Project, state: &Path, dry_run: bool) -> Vec<Line> {
     };
     let text = out.text();
     let refs: Vec<(&str, &str)> = text.lines().filter_map(|l| l.split_once(' ')).collect();
-    let target = git::try_run(&project.top, ["symbolic-ref", "--quiet", "--short", "HEAD"])
+    let target = git::try_run(&project.top, ["symbolic-ref", "--quiet", "HEAD"])
         .ok()
         .filter(|o| o.status.success())
         .map(|o| o.text());
     let mut lines = Vec::new();
-    let mut seen = HashSet::new();
-    for (name, value) in &refs {
-        let (id, is_pin) = match (
-            name.strip_prefix("refs/heads/isolate/"),
-            name.strip_prefix("refs/isolate/")
-                .and_then(|r| r.strip_suffix("/base")),
-        ) {
-            (Some(id), _) => (id, false),
-            (None, Some(id)) => (id, true),
-            _ => continue,
-        };
-        let Some(id) = JobId::parse(id) else {
+    for (name, tip) in &refs {
+        let Some(id) = name
+            .strip_prefix("refs/heads/isolate/")
+            .and_then(JobId::parse)
+        else {
             continue;
         };
         // A job being started has its directory before its refs: only a job without one is
-        // nobody's.
-        if store::known(state, id.as_str()) || !seen.insert((id.to_string(), is_pin)) {
+        // nobody's here.
+        if store::known(state, id.as_str()) {
             continue;
         }
-        let branch = format!("refs/heads/{}", id.branch());
-        let pin = pin_ref(&id);
-        if is_pin {
-            if refs.iter().any(|(n, _)| *n == branch) {
-                continue;
-            }
-            if !dry_run {
-                let _ = git::run(
-                    &project.top,
-                    ["update-ref", "-d", "--end-of-options", &pin, value],
-                );
-            }
-            continue;
-        }
-        let pin_value = refs.iter().find(|(n, _)| *n == pin).map(|(_, v)| *v);
-        let standing = target
-            .as_deref()
-            .map(|t| standing::standing(&project.top, &format!("refs/heads/{t}"), value));
-        let (outcome, delete) = match (&target, standing) {
-            (Some(t), Some(Ok(s))) if s.landed() => (
-                Outcome {
-                    action: Action::Remove,
-                    branch: Some(BranchAction::Delete),
-                    reason: format!("no job on record; its commits are in {t}"),
-                },
-                true,
-            ),
-            (Some(t), Some(Ok(s))) => (
-                Outcome {
-                    action: Action::Keep,
-                    branch: Some(BranchAction::Keep),
-                    reason: format!(
-                        "no job on record; {} commit{} not in {t} (git -C {} log {t}..{})",
-                        s.unmerged,
-                        if s.unmerged == 1 { "" } else { "s" },
-                        cleanup::shell_quote(&project.top),
-                        id.branch()
-                    ),
-                },
-                false,
-            ),
-            (_, Some(Err(e))) => (
-                Outcome {
-                    action: Action::Keep,
-                    branch: Some(BranchAction::Keep),
-                    reason: format!("no job on record; cannot decide: {e}"),
-                },
-                false,
-            ),
-            _ => (
-                Outcome {
-                    action: Action::Keep,
-                    branch: Some(BranchAction::Keep),
-                    reason: "no job on record; the project is on a detached HEAD, nothing to compare with"
-                        .into(),
-                },
-                false,
-            ),
+        let kept = |reason: String| Outcome {
+            action: Action::Keep,
+            branch: Some(BranchAction::Keep),
+            reason: format!("no job on record; {reason}"),
         };
-        let mut outcome = outcome;
-        if delete && !dry_run {
-            let mut stdin = format!("delete {branch} {value}\n");
-            if let Some(pin_value) = pin_value {
-                stdin.push_str(&format!("delete {pin} {pin_value}\n"));
+        let outcome = match orphan_fate(project, &id, name, tip, &refs, target.as_deref()) {
+            Ok(Fate::Landed(target)) if dry_run => Outcome {
+                action: Action::Remove,
+                branch: Some(BranchAction::Delete),
+                reason: format!("no job on record; its commits are in {target}"),
+            },
+            Ok(Fate::Landed(target)) => {
+                let stdin = format!("delete {name} {tip}\n");
+                match git::run_with_input(&project.top, ["update-ref", "--stdin"], stdin.as_bytes())
+                {
+                    Ok(_) => Outcome {
+                        action: Action::Remove,
+                        branch: Some(BranchAction::Delete),
+                        reason: format!("no job on record; its commits are in {target}"),
+                    },
+                    Err(_) => kept("the branch moved while prune looked".into()),
+                }
             }
-            if git::run_with_input(&project.top, ["update-ref", "--stdin"], stdin.as_bytes())
-                .is_err()
-            {
-                outcome = Outcome {
-                    action: Action::Keep,
-                    branch: Some(BranchAction::Keep),
-                    reason: "no job on record; the branch moved while prune looked".into(),
-                };
-            }
-        }
+            Ok(Fate::Kept(why)) => kept(why),
+            Err(e) => kept(format!("cannot decide: {e}")),
+        };
         lines.push(Line::new(&id.branch(), "", &outcome, dry_run));
     }
     lines
+}
+
+/// What becomes of an orphaned job branch.
+enum Fate {
+    /// Its commits are in this branch (short name): it goes.
+    Landed(String),
+    Kept(String),
+}
+
+fn orphan_fate(
+    project: &Project,
+    id: &JobId,
+    name: &str,
+    tip: &str,
+    refs: &[(&str, &str)],
+    target: Option<&str>,
+) -> Result<Fate> {
+    let pin = pin_ref(id);
+    if refs.iter().any(|(n, _)| *n == pin) {
+        return Ok(Fate::Kept(format!(
+            "its base pin {pin} is there, so a worktree (of another state directory?) may use it"
+        )));
+    }
+    if let Some(held) = checkouts::holding(project, name)? {
+        return Ok(Fate::Kept(format!("it is {held}")));
+    }
+    let Some(target) = target.filter(|t| *t != name) else {
+        return Ok(Fate::Kept(
+            "the project's checkout is on no other branch to compare it with".into(),
+        ));
+    };
+    let short = target
+        .strip_prefix("refs/heads/")
+        .unwrap_or(target)
+        .to_string();
+    let standing = standing::standing(&project.top, target, tip)?;
+    if standing.landed() {
+        return Ok(Fate::Landed(short));
+    }
+    Ok(Fate::Kept(format!(
+        "{} commit{} not in {short} (git -C {} log {short}..{})",
+        standing.unmerged,
+        if standing.unmerged == 1 { "" } else { "s" },
+        cleanup::shell_quote(&project.top),
+        id.branch()
+    )))
 }
 
 /// A lost job: what is left of its processes is killed, and its record says it was lost.

@@ -17,6 +17,7 @@ use crate::job::id::JobId;
 use crate::job::record::{Dirty, State, WorktreeReport};
 use crate::job::store;
 use crate::lockfile::Lock;
+use crate::worktree::checkouts;
 use crate::worktree::create::pin_ref;
 use crate::worktree::import;
 use crate::worktree::inspect::{self, Inspection};
@@ -91,6 +92,9 @@ pub struct Facts {
     pub branch_after: Option<String>,
     /// Other branches and tags of the job (and a detached HEAD) whose commits the project lacks.
     pub unimported: Vec<String>,
+    /// A checkout of the project that holds the job's branch (checked out, being rebased or
+    /// bisected), when the branch could otherwise go: it never goes from under a checkout.
+    pub branch_held: Option<String>,
     pub settling: Settling,
 }
 
@@ -185,6 +189,8 @@ pub enum Keep {
     Changed,
     /// `prune`: the branch holds commits the project branch lacks.
     Unmerged(Unmerged),
+    /// `prune`: a checkout of the project holds the branch.
+    BranchHeld(String),
 }
 
 /// Why a branch is not known to be in the project branch.
@@ -219,6 +225,7 @@ impl std::fmt::Display for Keep {
             }
             Keep::Unmerged(Unmerged::ToImport) => f.write_str("commits not imported yet"),
             Keep::Unmerged(Unmerged::JustImported) => f.write_str("commits imported just now"),
+            Keep::BranchHeld(held) => write!(f, "its branch is {held}"),
             Keep::Unmerged(Unmerged::NoProjectBranch) => {
                 f.write_str("commits, and no project branch to compare them with")
             }
@@ -267,7 +274,10 @@ pub fn decide(facts: &Facts) -> Verdict {
         return Verdict::Keep(Keep::Asked);
     }
     if facts.settling == Settling::Prune && !branch_goes(facts) {
-        return Verdict::Keep(Keep::Unmerged(unmerged(facts)));
+        return Verdict::Keep(match &facts.branch_held {
+            Some(held) => Keep::BranchHeld(held.clone()),
+            None => Keep::Unmerged(unmerged(facts)),
+        });
     }
     Verdict::Remove {
         delete_branch: branch_goes(facts),
@@ -278,6 +288,9 @@ pub fn decide(facts: &Facts) -> Verdict {
 /// its commits were imported just now: what is new in the project is never settled in the same
 /// step, so that a dry run predicts it).
 fn branch_goes(facts: &Facts) -> bool {
+    if facts.branch_held.is_some() {
+        return false;
+    }
     match &facts.branch {
         Branch::AtBase => true,
         Branch::Commits {
@@ -419,6 +432,10 @@ pub fn branch_fate(job: &Job, facts: &Facts, delete_branch: bool) -> String {
     let target = job.project_branch.unwrap_or("the project branch");
     match (&facts.branch, delete_branch) {
         (Branch::Gone, _) => String::new(),
+        (_, false) if facts.branch_held.is_some() => format!(
+            "branch kept: {}",
+            facts.branch_held.as_deref().unwrap_or_default()
+        ),
         (Branch::AtBase, true) => "branch deleted: no commits".into(),
         (_, true) => format!("branch deleted: its commits are in {target}"),
         (Branch::AtBase, false) => "branch kept: no commits".into(),
@@ -686,6 +703,25 @@ fn gather(job: &Job, look: Look) -> Facts {
             None => Branch::Gone,
         },
     };
+    // Whether a checkout holds the branch, asked only when the branch could go.
+    let may_go = match &branch_state {
+        Branch::AtBase => true,
+        Branch::Commits {
+            standing: Some(standing),
+            ..
+        } => job.settling.settles_landed() && standing.landed(),
+        _ => false,
+    };
+    let branch_held = if may_go {
+        match checkouts::holding(job.project, &format!("refs/heads/{branch}")) {
+            Ok(held) => held.map(|h| h.to_string()),
+            Err(e) => Some(format!(
+                "perhaps checked out (cannot list the checkouts: {e})"
+            )),
+        }
+    } else {
+        None
+    };
     let unimported = match &tree {
         Tree::Present(Ok(insp)) => {
             unimported_refs(job, insp).unwrap_or_else(|e| vec![format!("(cannot check: {e})")])
@@ -709,6 +745,7 @@ fn gather(job: &Job, look: Look) -> Facts {
         pin,
         branch_after,
         unimported,
+        branch_held,
         settling: job.settling,
     }
 }
@@ -824,7 +861,7 @@ const INSPECT_LIMIT: Duration = Duration::from_secs(120);
 
 /// `inspect` on a thread of its own, given up on after `INSPECT_LIMIT` (the thread is left blocked;
 /// the supervisor exits soon after).
-fn inspect_bounded(path: &Path, branch: &str) -> std::result::Result<Inspection, String> {
+pub fn inspect_bounded(path: &Path, branch: &str) -> std::result::Result<Inspection, String> {
     let (tx, rx) = mpsc::channel();
     let (path, branch) = (path.to_path_buf(), branch.to_string());
     thread::spawn(move || {

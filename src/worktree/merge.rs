@@ -18,11 +18,20 @@ use crate::git;
 use crate::job::record::Record;
 use crate::job::store;
 use crate::sandbox::policy::Loaded;
+use crate::worktree::checkouts::{self, Hold};
 use crate::worktree::cleanup::{self, Recorded, Settling};
 use crate::worktree::create;
 use crate::worktree::project::Project;
 use crate::worktree::sandboxed;
 use crate::worktree::standing;
+
+/// One file the merge changes on the project branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// git's status letter: `A`dded, `M`odified, `D`eleted, `T`ype changed.
+    pub status: char,
+    pub path: String,
+}
 
 /// What would land: the job's own change, as shown before asking.
 #[derive(Debug, Clone)]
@@ -33,12 +42,24 @@ pub struct Preview {
     pub shown: String,
     /// The job's tip: the merge's second parent.
     pub tip: String,
+    /// The merged tree (`merge-tree --write-tree` of the two: they are commit ids, so it is what
+    /// lands); `None` when they conflict.
+    pub tree: Option<String>,
     /// The job's commits the project branch does not have.
     pub commits: usize,
-    /// The files the job changed since it and the project branch parted (`merge-base...tip`).
-    pub files: Vec<String>,
+    /// What the merge changes on the project branch (the files of `merge-base...tip`, unless the
+    /// two histories criss-cross, where git merges against a base of its own making); for a
+    /// conflict, the files of `merge-base...tip`.
+    pub changes: Vec<Change>,
     /// The project branch's commits since the job's base (0: it has not moved).
     pub moved: usize,
+}
+
+impl Preview {
+    /// The paths of the changes.
+    pub fn files(&self) -> Vec<String> {
+        self.changes.iter().map(|c| c.path.clone()).collect()
+    }
 }
 
 /// What a look at a job before merging found.
@@ -97,19 +118,26 @@ pub fn preview(recorded: &Recorded) -> Result<Plan> {
     if standing.landed() {
         return Ok(Plan::AlreadyIn { target });
     }
-    let fork = git::run(
-        &project.top,
-        ["merge-base", "--end-of-options", &shown, &tip],
-    )?
-    .text();
-    let files = changed_files(project, &fork, &tip)?;
+    let tree = merge_tree(project, &shown, &tip)?;
+    let changes = match &tree {
+        Some(tree) => changes(project, &shown, tree)?,
+        None => {
+            let fork = git::run(
+                &project.top,
+                ["merge-base", "--end-of-options", &shown, &tip],
+            )?
+            .text();
+            changes(project, &fork, &tip)?
+        }
+    };
     let (moved, _) = left_right(project, &shown, &recorded.worktree.base)?;
     Ok(Plan::Merge(Preview {
         target,
         shown,
         tip,
+        tree,
         commits: standing.ahead,
-        files,
+        changes,
         moved,
     }))
 }
@@ -135,9 +163,9 @@ pub fn land(
     if rev(project, &target_ref)? != preview.shown {
         return Err(moved());
     }
-    // 1. The merge, computed in the project from objects alone: no worktree, nothing of the job's
-    // repository (hooks, drivers, configuration) is read or run.
-    let Some(tree) = merge_tree(project, &preview.shown, &preview.tip)? else {
+    // 1. The merge, computed in the project from objects alone when the preview was: no worktree,
+    // nothing of the job's repository (hooks, drivers, configuration) is read or run.
+    let Some(tree) = &preview.tree else {
         return conflict(recorded, record, job_dir, policy, preview);
     };
     let result = git::run(
@@ -151,7 +179,7 @@ pub fn land(
             "-m",
             message,
             "--end-of-options",
-            &tree,
+            tree,
         ],
     )?
     .text();
@@ -174,28 +202,17 @@ pub fn land(
             preview.target
         )));
     }
-    // 2. Fast-forward, only from the commit that was shown, only over a checkout that has no
-    // uncommitted changes to the files involved.
-    match checkout_of(project, &target_ref)? {
-        Some(dir) => {
-            let involved = changed_files(project, &preview.shown, &result)?;
-            // `:(literal)`: a name the job chose is a path, never pathspec magic.
-            let literal: Vec<String> = involved.iter().map(|f| format!(":(literal){f}")).collect();
-            let mut args = vec!["status", "--porcelain", "--untracked-files=no", "--"];
-            args.extend(literal.iter().map(String::as_str));
-            let dirty = git::run(&dir, &args)?.text();
-            if !dirty.is_empty() {
-                return Err(Error::Refused(format!(
-                    "the checkout {} has uncommitted changes to files the merge changes:\n{dirty}\nnothing merged into {}",
-                    dir.display(),
-                    preview.target
-                )));
-            }
-            if rev(project, &target_ref)? != preview.shown {
-                return Err(moved());
-            }
-            git::run(&dir, ["merge", "--ff-only", "--quiet", &result])?;
+    // 2. Fast-forward, only from the commit that was shown, never where a checkout is in the
+    // middle of a rebase or bisect of the branch, and in a checkout that has it only over files
+    // the merge does not touch (uncommitted changes, untracked and ignored files are the user's).
+    match checkouts::holding(project, &target_ref)? {
+        Some(held) if held.hold != Hold::CheckedOut => {
+            return Err(Error::Refused(format!(
+                "{} is {held}; nothing merged into it",
+                preview.target
+            )))
         }
+        Some(held) => fast_forward(project, &held.dir, preview, &result, &target_ref)?,
         None => {
             git::run(
                 &project.top,
@@ -220,6 +237,110 @@ pub fn land(
         )));
     }
     Ok(Landing::Landed { commit: result })
+}
+
+/// The longest file name (`NAME_MAX`) and path (`PATH_MAX`) a checkout can hold.
+const NAME_MAX: usize = 255;
+const PATH_MAX: usize = 4096;
+
+/// The checkout `dir` of the project branch, fast-forwarded from `preview.shown` to `result`: only
+/// if nothing of the user's is where the merge writes, and every name fits the filesystem (git
+/// would fail part-way and leave the checkout half-merged). If git fails all the same, the files
+/// the merge touched are put back as they were at `preview.shown`.
+fn fast_forward(
+    project: &Project,
+    dir: &Path,
+    preview: &Preview,
+    result: &str,
+    target_ref: &str,
+) -> Result<()> {
+    let involved = changes(project, &preview.shown, result)?;
+    let refused = |why: String| {
+        Error::Refused(format!(
+            "{why}; nothing merged into {} (checkout {})",
+            preview.target,
+            dir.display()
+        ))
+    };
+    let top_len = dir.as_os_str().len() + 1;
+    if let Some(long) = involved.iter().find(|c| {
+        top_len + c.path.len() >= PATH_MAX || c.path.split('/').any(|part| part.len() > NAME_MAX)
+    }) {
+        return Err(refused(format!(
+            "{} is a name longer than a checkout can hold",
+            crate::controls::name(&long.path)
+        )));
+    }
+    // `:(literal)`: a name the job chose is a path, never pathspec magic.
+    let literal: Vec<String> = involved
+        .iter()
+        .map(|c| format!(":(literal){}", c.path))
+        .collect();
+    let mut args = vec![
+        "status",
+        "--porcelain",
+        "--untracked-files=all",
+        "--ignored=matching",
+        "--",
+    ];
+    args.extend(literal.iter().map(String::as_str));
+    let dirty = git::run(dir, &args)?.text();
+    if !dirty.is_empty() {
+        let shown: Vec<String> = dirty.lines().map(crate::controls::name).collect();
+        return Err(refused(format!(
+            "the checkout has changes of its own (uncommitted, untracked or ignored) where the merge writes:\n{}",
+            shown.join("\n")
+        )));
+    }
+    if rev(project, target_ref)? != preview.shown {
+        return Err(refused(format!(
+            "{} moved since the preview",
+            preview.target
+        )));
+    }
+    // --no-overwrite-ignore: an ignored file or directory in the way (a `.env`, `data/`) stops the
+    // merge rather than go.
+    let merged = git::try_run(
+        dir,
+        [
+            "merge",
+            "--ff-only",
+            "--quiet",
+            "--no-overwrite-ignore",
+            result,
+        ],
+    )?;
+    if merged.status.success() {
+        return Ok(());
+    }
+    restore(dir, preview, &involved);
+    Err(Error::git(
+        "merge --ff-only (in the project's checkout, which is put back as it was)",
+        merged.status.code(),
+        &merged.stderr,
+    ))
+}
+
+/// After a fast-forward that failed part-way: the files the merge touched as they were at the
+/// commit shown (those it added, where nothing of the user's was in the way, removed again).
+fn restore(dir: &Path, preview: &Preview, involved: &[Change]) {
+    let (added, existed): (Vec<&Change>, Vec<&Change>) =
+        involved.iter().partition(|c| c.status == 'A');
+    if !existed.is_empty() {
+        let mut args = vec![
+            "checkout".to_string(),
+            preview.shown.clone(),
+            "--".to_string(),
+        ];
+        args.extend(existed.iter().map(|c| format!(":(literal){}", c.path)));
+        let _ = git::try_run(dir, &args);
+    }
+    for change in added {
+        let path = dir.join(&change.path);
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_dir()) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
 }
 
 /// The project branch the job started from.
@@ -248,6 +369,27 @@ fn conflict(
     let recreated = !path.is_dir();
     if recreated {
         recreate(recorded, record, job_dir, policy, &preview.tip)?;
+    } else {
+        // The merge goes where the job's work is: never over work not committed yet, never on top
+        // of a merge (or rebase) left in progress.
+        let resume = format!("isolate run --resume {} -- \"$SHELL\"", recorded.id);
+        let insp = cleanup::inspect_bounded(path, &recorded.id.branch())
+            .map_err(|why| Error::Refused(format!("cannot read the job's worktree: {why}")))?;
+        if let Some(op) = insp.in_progress.first() {
+            return Err(Error::Refused(format!(
+                "a {op} is in progress in {}: finish it there ({resume}), then run isolate merge again",
+                path.display()
+            )));
+        }
+        if insp.modified + insp.untracked + insp.conflicted > 0 {
+            return Err(Error::Refused(format!(
+                "{} conflicts with {}, and the job's worktree {} has work not committed: commit it \
+                 there ({resume}), then run isolate merge again",
+                recorded.id.branch(),
+                preview.target,
+                path.display()
+            )));
+        }
     }
     let merged = sandboxed::git(
         project,
@@ -404,14 +546,15 @@ fn left_right(project: &Project, a: &str, b: &str) -> Result<(usize, usize)> {
     }
 }
 
-fn changed_files(project: &Project, from: &str, to: &str) -> Result<Vec<String>> {
+/// What differs from `from` to `to` (commits or trees), one change a path. `--no-renames`: a rename
+/// shows as the deletion and the addition it is, whatever the user's `diff.renames` (a rename
+/// would list the new name only).
+fn changes(project: &Project, from: &str, to: &str) -> Result<Vec<Change>> {
     let out = git::run(
         &project.top,
-        // --no-renames: a rename shows as the deletion and the addition it is, whatever the
-        // user's diff.renames (a rename would list the new name only).
         [
             "diff",
-            "--name-only",
+            "--name-status",
             "--no-renames",
             "-z",
             "--end-of-options",
@@ -419,25 +562,13 @@ fn changed_files(project: &Project, from: &str, to: &str) -> Result<Vec<String>>
             to,
         ],
     )?;
-    Ok(out
-        .stdout
-        .split(|&b| b == 0)
-        .filter(|p| !p.is_empty())
-        .map(|p| String::from_utf8_lossy(p).into_owned())
-        .collect())
-}
-
-/// The checkout (main or linked worktree) that has `reference` checked out, if any.
-fn checkout_of(project: &Project, reference: &str) -> Result<Option<PathBuf>> {
-    let list = git::run(&project.top, ["worktree", "list", "--porcelain", "-z"])?;
-    let mut current: Option<PathBuf> = None;
-    for field in list.stdout.split(|&b| b == 0) {
-        let field = String::from_utf8_lossy(field);
-        if let Some(path) = field.strip_prefix("worktree ") {
-            current = Some(PathBuf::from(path));
-        } else if field.strip_prefix("branch ") == Some(reference) {
-            return Ok(current.filter(|p| Path::new(p).is_dir()));
-        }
+    let mut fields = out.stdout.split(|&b| b == 0).filter(|p| !p.is_empty());
+    let mut changes = Vec::new();
+    while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
+        changes.push(Change {
+            status: status.first().map(|&b| b as char).unwrap_or('M'),
+            path: String::from_utf8_lossy(path).into_owned(),
+        });
     }
-    Ok(None)
+    Ok(changes)
 }

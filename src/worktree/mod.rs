@@ -4,6 +4,7 @@
 //! predicate every ending goes through (cleanup.rs), and where a job's branch stands against the
 //! project branch (standing.rs).
 
+pub mod checkouts;
 pub mod cleanup;
 pub mod create;
 pub mod import;

@@ -1,7 +1,8 @@
 //! Where a job's branch stands against the project branch, read in the project only: how many of its
 //! commits the project branch lacks, counted by patch as `git cherry` sees them (a rebase or
-//! cherry-pick of them counts as merged), and none when merging it would change nothing (a squash
-//! merge); and how many commits of the project branch it lacks. `rm`, `prune`, `worktrees` and
+//! cherry-pick of them counts as merged; a merge commit always counts, for git cherry does not see
+//! merges), and none when merging it would change nothing (a squash merge); and how many commits of
+//! the project branch it lacks. `rm`, `prune`, `worktrees` and
 //! `merge` all read it here.
 
 use std::path::Path;
@@ -52,9 +53,23 @@ pub fn standing(top: &Path, target: &str, branch: &str) -> Result<Standing> {
     };
     let mut unmerged = 0;
     if ahead > 0 {
-        // Commits whose patch the project branch does not have ("+" in git cherry).
+        // Commits whose patch the project branch does not have ("+" in git cherry). git cherry
+        // passes over merge commits, and a merge can hold work of its own (a resolution, an amend):
+        // each counts as unmerged until the tree says otherwise.
         let cherry = git::run(top, ["cherry", "--end-of-options", target, branch])?.text();
         unmerged = cherry.lines().filter(|l| l.starts_with('+')).count();
+        let merges = git::run(
+            top,
+            [
+                "rev-list",
+                "--count",
+                "--merges",
+                "--end-of-options",
+                &format!("{target}..{branch}"),
+            ],
+        )?
+        .text();
+        unmerged += merges.parse::<usize>().unwrap_or(1);
         if unmerged > 0 && merges_to_nothing(top, target, branch)? {
             // A squash merge: no single commit matches, but merging would change nothing.
             unmerged = 0;

@@ -719,7 +719,7 @@ fn the_preview_shows_every_file_the_job_touched_and_no_name_can_rewrite_it() {
     let preview = stderr(&out);
     assert!(preview.contains("changing 3 files"), "{preview}");
     assert!(
-        preview.contains("  security-check.sh\n") && preview.contains("  docs-notes.txt\n"),
+        preview.contains("  D security-check.sh\n") && preview.contains("  A docs-notes.txt\n"),
         "{preview}"
     );
     assert!(
@@ -783,4 +783,219 @@ fn commits_imported_late_are_never_settled_in_the_same_step() {
         precious
     );
     env.assert_fsck(&repo);
+}
+
+#[test]
+fn the_preview_lists_what_the_merge_changes_when_histories_criss_cross() {
+    // Two merges on main make two merge bases; the job's tip merges both sides and undoes one
+    // side's change. git merges against a base of its own making, so the merge changes `g` too,
+    // which a preview of merge-base...tip (with one of the bases) never lists.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let git = |args: &[&str]| env.git(&repo, args);
+    fs::write(repo.join("f"), "x\n").unwrap();
+    fs::write(repo.join("g"), "1\n").unwrap();
+    git(&["add", "f", "g"]);
+    git(&["commit", "-q", "-m", "f and g"]);
+    git(&["checkout", "-q", "-b", "fix"]);
+    fs::write(repo.join("f"), "y\n").unwrap();
+    git(&["commit", "-q", "-am", "fix f"]);
+    git(&["checkout", "-q", "main"]);
+    git(&["checkout", "-q", "-b", "other"]);
+    fs::write(repo.join("g"), "2\n").unwrap();
+    git(&["commit", "-q", "-am", "change g"]);
+    git(&["checkout", "-q", "main"]);
+    git(&["merge", "-q", "--no-ff", "--no-edit", "fix"]);
+    git(&["merge", "-q", "--no-ff", "--no-edit", "other"]);
+    let script = "set -e; P1=$(git rev-parse HEAD^1); P2=$(git rev-parse HEAD^2); \
+        echo job > job.txt; git add job.txt; \
+        T0=$(git commit-tree $(git write-tree) -p $P1 -p $P2 -m tmp); \
+        FORK=$(git merge-base HEAD $T0); \
+        if [ $FORK = $P1 ]; then OTHER=$P2; else OTHER=$P1; fi; \
+        B=$(git merge-base $P1 $P2); \
+        for f in $(git diff --name-only $B $OTHER); do git checkout $FORK -- $f; done; \
+        T=$(git commit-tree $(git write-tree) -p $P1 -p $P2 -m 'add job.txt'); \
+        git reset -q --hard $T";
+    let (out, report) = env.worktree_job(&repo, &[], script);
+    assert_status(&out, 0);
+    let id = report["id"].as_str().unwrap();
+    let before = env.git(&repo, ["rev-parse", "main"]);
+    let out = env.isolate(&repo, ["merge", "--yes", id]);
+    assert_status(&out, 0);
+    // Whatever the merge changed on main, the preview listed.
+    let changed = env.git(
+        &repo,
+        ["diff", "--name-only", "--no-renames", &before, "main"],
+    );
+    for file in changed.lines() {
+        assert!(
+            stderr(&out)
+                .lines()
+                .any(|l| l.trim_start().ends_with(&format!(" {file}"))),
+            "{file} changed but was not shown:\n{}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn merge_never_overwrites_the_users_ignored_files_nor_leaves_the_checkout_half_merged() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(repo.join(".gitignore"), "target/\n.env\ndata/\n").unwrap();
+    env.git(&repo, ["commit", "-q", "-am", "ignore"]);
+    // The user's ignored files: a secret and a directory of data.
+    fs::write(repo.join(".env"), "SECRET=the users\n").unwrap();
+    fs::create_dir_all(repo.join("data/sub")).unwrap();
+    fs::write(repo.join("data/big.csv"), "a,b\n").unwrap();
+    for (what, script) in [
+        (".env", "echo SECRET=attacker > .env && git add -f .env && git commit -q -m env"),
+        ("data/", "echo not a directory > data && git add -f data && git commit -q -m data"),
+        (
+            "a name too long for the filesystem",
+            "echo changed > README && for i in 1 2 3; do echo $i > new$i; done && \
+             git add README new1 new2 new3 && \
+             git update-index --add --cacheinfo 100644,$(echo hi | git hash-object -w --stdin),\"zz/$(printf 'z%.0s' $(seq 1 300))\" && \
+             git commit -q -m long",
+        ),
+    ] {
+        let (out, report) = env.worktree_job(&repo, &[], script);
+        assert_status(&out, 0);
+        let id = report["id"].as_str().unwrap();
+        let main = env.git(&repo, ["rev-parse", "main"]);
+        let out = env.isolate(&repo, ["merge", "--yes", id]);
+        assert_status(&out, 1);
+        assert_eq!(env.git(&repo, ["rev-parse", "main"]), main, "{what}");
+        assert_eq!(env.git(&repo, ["status", "--porcelain"]), "", "{what}: half-merged");
+        assert_eq!(
+            fs::read_to_string(repo.join(".env")).unwrap(),
+            "SECRET=the users\n",
+            "{what}"
+        );
+        assert!(repo.join("data/big.csv").exists(), "{what}");
+        assert_eq!(fs::read_to_string(repo.join("README")).unwrap(), "hello\n", "{what}");
+        assert!(!repo.join("new1").exists(), "{what}");
+    }
+}
+
+#[test]
+fn work_held_in_a_merge_commit_is_never_taken_for_merged() {
+    // The job merges main into its branch and folds its work into that merge (an amend): git
+    // cherry passes over merges, so the work looked merged, and rm deleted the branch.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = start(
+        &env,
+        &repo,
+        &["--keep"],
+        "while [ ! -f go ]; do sleep 0.05; done; git fetch -q project && \
+         git merge -q --no-ff --no-edit project/main && echo work > work.txt && git add work.txt && \
+         git commit -q --amend --no-edit",
+    );
+    commit_on_main(&env, &repo, "main.txt", "main\n");
+    let wt = PathBuf::from(status(&env, &id)["worktree"]["path"].as_str().unwrap());
+    fs::write(wt.join("go"), "").unwrap();
+    wait(&env, &id);
+    fs::remove_file(wt.join("go")).unwrap();
+    let rows = json(&env.isolate(env.path(), ["worktrees", "--json"]));
+    assert!(
+        !rows[0]["marks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m == "merged"),
+        "{rows}"
+    );
+    assert_status(&env.isolate(env.path(), ["rm", &id]), 0);
+    assert!(
+        has_ref(&env, &repo, &format!("refs/heads/isolate/{id}")),
+        "rm deleted the work"
+    );
+}
+
+#[test]
+fn a_branch_a_checkout_holds_is_never_deleted_nor_moved_behind_it() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    // A merged job whose branch the user has checked out in a linked worktree of the project.
+    let (_, merged) = env.worktree_job(&repo, &[], &commit_script("m.txt", "m"));
+    let merged = merged["id"].as_str().unwrap().to_string();
+    assert_status(&env.isolate(&repo, ["merge", "--yes", &merged]), 0);
+    let linked = env.path().join("linked");
+    env.git(
+        &repo,
+        [
+            "worktree",
+            "add",
+            "-q",
+            linked.to_str().unwrap(),
+            &format!("isolate/{merged}"),
+        ],
+    );
+    let out = json(&env.isolate(&repo, ["prune", "--json"]));
+    assert!(
+        has_ref(&env, &repo, &format!("refs/heads/isolate/{merged}")),
+        "{out}"
+    );
+    assert_status(&env.isolate(env.path(), ["rm", &merged]), 0);
+    assert!(has_ref(
+        &env,
+        &repo,
+        &format!("refs/heads/isolate/{merged}")
+    ));
+    // Now an orphan, checked out in the project's own checkout, with commits of the user's.
+    env.git(&linked, ["checkout", "-q", "--detach"]);
+    env.git(&repo, ["checkout", "-q", &format!("isolate/{merged}")]);
+    commit_on_main(&env, &repo, "users.txt", "the user's\n");
+    json(&env.isolate(&repo, ["prune", "--json"]));
+    assert!(has_ref(
+        &env,
+        &repo,
+        &format!("refs/heads/isolate/{merged}")
+    ));
+    env.git(&repo, ["checkout", "-q", "main"]);
+
+    // merge never moves a branch that a checkout is rebasing.
+    let (_, job) = env.worktree_job(&repo, &[], &commit_script("j.txt", "j"));
+    let job = job["id"].as_str().unwrap().to_string();
+    commit_on_main(&env, &repo, "r1.txt", "1\n");
+    env.git(&linked, ["checkout", "-q", "-b", "topic", "main~1"]);
+    fs::write(linked.join("r1.txt"), "conflicting\n").unwrap();
+    env.git(&linked, ["add", "r1.txt"]);
+    env.git(&linked, ["commit", "-q", "-m", "topic"]);
+    let _ = env.git_output(&repo, ["rebase", "-q", "topic"]);
+    assert!(
+        repo.join(".git/rebase-merge/head-name").exists()
+            || repo.join(".git/rebase-apply").exists()
+    );
+    let head = fs::read_to_string(repo.join(".git/rebase-merge/head-name")).unwrap_or_default();
+    assert_eq!(head.trim(), "refs/heads/main");
+    let main = env.git(&repo, ["rev-parse", "refs/heads/main"]);
+    let out = env.isolate(&repo, ["merge", "--yes", &job]);
+    assert_status(&out, 1);
+    assert!(stderr(&out).contains("being rebased"), "{}", stderr(&out));
+    assert_eq!(env.git(&repo, ["rev-parse", "refs/heads/main"]), main);
+    env.git(&repo, ["rebase", "--abort"]);
+}
+
+#[test]
+fn prune_of_another_state_directory_leaves_a_running_jobs_branch_alone() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let id = start(&env, &repo, &[], "sleep 300");
+    let other = env.path().join("other-state");
+    fs::create_dir_all(&other).unwrap();
+    let out = env.isolate_with(
+        &repo,
+        &[("ISOLATE_HOME", other.to_str().unwrap())],
+        &["prune", "--json"],
+    );
+    assert_status(&out, 0);
+    assert!(
+        has_ref(&env, &repo, &format!("refs/heads/isolate/{id}")),
+        "{}",
+        stdout(&out)
+    );
+    assert!(has_ref(&env, &repo, &format!("refs/isolate/{id}/base")));
+    assert_status(&env.isolate(env.path(), ["stop", &id]), 0);
 }

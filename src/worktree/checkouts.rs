@@ -1,0 +1,98 @@
+//! The project's checkouts (its main worktree and the linked ones) and what each holds: the branch
+//! it has checked out, or the branch a rebase or bisect in it will come back to. A branch a
+//! checkout holds is never deleted or moved behind it: `merge` fast-forwards it in that checkout (or
+//! refuses during a rebase or bisect), and `rm` and `prune` keep it.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::Result;
+use crate::git;
+use crate::textfile;
+use crate::worktree::project::Project;
+
+/// How a checkout holds a branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    CheckedOut,
+    Rebasing,
+    Bisecting,
+}
+
+/// A checkout holding a branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    pub dir: PathBuf,
+    pub hold: Hold,
+}
+
+impl std::fmt::Display for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let how = match self.hold {
+            Hold::CheckedOut => "checked out",
+            Hold::Rebasing => "being rebased",
+            Hold::Bisecting => "being bisected",
+        };
+        write!(f, "{how} in {}", self.dir.display())
+    }
+}
+
+/// The checkout of the project that holds `reference` (a full ref name), if one does.
+pub fn holding(project: &Project, reference: &str) -> Result<Option<Held>> {
+    let list = git::run(&project.top, ["worktree", "list", "--porcelain", "-z"])?;
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for field in list.stdout.split(|&b| b == 0) {
+        let field = String::from_utf8_lossy(field);
+        if let Some(path) = field.strip_prefix("worktree ") {
+            dirs.push(PathBuf::from(path));
+        } else if field.strip_prefix("branch ") == Some(reference) {
+            if let Some(dir) = dirs.last().filter(|d| d.is_dir()) {
+                return Ok(Some(Held {
+                    dir: dir.clone(),
+                    hold: Hold::CheckedOut,
+                }));
+            }
+        }
+    }
+    for dir in dirs {
+        let Some(git_dir) = git_dir_of(&dir, project) else {
+            continue;
+        };
+        let read = |name: &str| {
+            textfile::read_untrusted(&git_dir.join(name), 4 << 10)
+                .ok()
+                .map(|t| t.trim().to_string())
+        };
+        let rebasing = ["rebase-merge/head-name", "rebase-apply/head-name"]
+            .iter()
+            .any(|name| read(name).as_deref() == Some(reference));
+        let bisecting = read("BISECT_START")
+            .is_some_and(|b| b == reference || format!("refs/heads/{b}") == reference);
+        let hold = match (rebasing, bisecting) {
+            (true, _) => Hold::Rebasing,
+            (_, true) => Hold::Bisecting,
+            _ => continue,
+        };
+        return Ok(Some(Held { dir, hold }));
+    }
+    Ok(None)
+}
+
+/// The git directory of checkout `dir`: the project's own for the main worktree, else the one its
+/// `.git` file names.
+fn git_dir_of(dir: &Path, project: &Project) -> Option<PathBuf> {
+    let dot_git = dir.join(".git");
+    let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+    if meta.is_dir() {
+        return Some(dot_git);
+    }
+    if dir == project.top {
+        return Some(project.git_dir.clone());
+    }
+    let text = textfile::read_untrusted(&dot_git, 4 << 10).ok()?;
+    let named = PathBuf::from(text.trim().strip_prefix("gitdir: ")?);
+    Some(if named.is_absolute() {
+        named
+    } else {
+        dir.join(named)
+    })
+}
