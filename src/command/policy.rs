@@ -193,6 +193,7 @@ fn human(s: &Shown, out: &mut String) -> std::fmt::Result {
     for p in &s.paths {
         let access = match p.access {
             Access::Read => "read",
+            Access::List => "list",
             Access::Write => "write",
             Access::Worktree => "worktree",
             Access::WriteFile => "write-file",

@@ -24,6 +24,7 @@ fn rights(access: plan::Access, abi: u32) -> BitFlags<AccessFs> {
     let abi = fs_abi(abi);
     match access {
         plan::Access::Read => AccessFs::from_read(abi),
+        plan::Access::List => BitFlags::from(AccessFs::ReadDir),
         // Writable trees get every right except making device nodes and ioctls on devices.
         plan::Access::Write => {
             AccessFs::from_all(abi)
@@ -110,6 +111,7 @@ pub fn restrict_self(rules: &Rules) -> Result<RestrictionStatus, String> {
     }
     let mut created = ruleset.create().map_err(|e| err("landlock ruleset", &e))?;
     let rules_with_rights = (rules.read.iter().map(|p| (p, plan::Access::Read)))
+        .chain(rules.list.iter().map(|p| (p, plan::Access::List)))
         .chain(rules.write.iter().map(|p| (p, plan::Access::Write)))
         .chain(rules.worktree.iter().map(|p| (p, plan::Access::Worktree)))
         .chain(

@@ -3,11 +3,14 @@
 //! (landlock.rs), applied by the pre-exec helper (exec.rs); probe.rs asks the kernel what it has.
 //! The supervisor itself is never restricted: only the helper process that becomes CMD is.
 
+pub mod agent;
 pub mod exec;
 pub mod handover;
 pub mod landlock;
+pub mod made;
 pub mod notify;
 pub mod plan;
 pub mod policy;
 pub mod probe;
 pub mod seccomp;
+pub mod seed;

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::job::record::SandboxReport;
+use crate::sandbox::made::Made;
 use crate::sandbox::policy::{Level, Loaded, Missing, PathRule, Policy};
 use crate::sandbox::probe;
 
@@ -23,6 +24,10 @@ pub struct Rules {
     pub abi: u32,
     /// Readable and executable, with everything beneath (files get the file rights only).
     pub read: Vec<PathBuf>,
+    /// Directories that may be listed, with everything beneath, and nothing read: `/` when a read
+    /// rule over it is carved around `/dev` (its other entries are in `read`).
+    #[serde(default)]
+    pub list: Vec<PathBuf>,
     /// Writable directories (every right but creating devices and device ioctls).
     pub write: Vec<PathBuf>,
     /// The worktree: writable like `write`, but no FIFO may be made in it.
@@ -189,6 +194,9 @@ pub struct Job<'a> {
     pub readable: &'a [PathBuf],
     /// `--allow-write`.
     pub allow_write: &'a [PathBuf],
+    /// The command's own installation (sandbox/agent.rs), readable when the policy says
+    /// `installation = true`.
+    pub installation: &'a [PathBuf],
 }
 
 /// A kernel feature a policy may ask for: a Landlock ABI, or the seccomp layer.
@@ -398,11 +406,13 @@ pub const DEVICE_READS: [&str; 6] = [
     "/dev/shm",
 ];
 
-/// `read` with `/dev` carved out of any rule that covers it (`/` becomes its other entries), and
-/// `DEVICE_READS` granted instead.
-fn without_devices(read: Vec<PathBuf>) -> Vec<PathBuf> {
+/// `read` with `/dev` carved out of any rule that covers it, and `DEVICE_READS` granted instead: a
+/// rule over `/` becomes one to list every directory (nothing read by it) and one to read each of its
+/// other entries. Returns the read rules and the list-only ones.
+fn without_devices(read: Vec<PathBuf>) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let dev = Path::new("/dev");
     let mut out = Vec::new();
+    let mut list = Vec::new();
     let mut covered = false;
     for path in read {
         if !dev.starts_with(&path) {
@@ -410,6 +420,7 @@ fn without_devices(read: Vec<PathBuf>) -> Vec<PathBuf> {
             continue;
         }
         covered = true;
+        list.push(path.clone());
         // From `path` down to /dev, every entry beside the way there.
         let mut dir = path;
         while dir != dev {
@@ -442,7 +453,7 @@ fn without_devices(read: Vec<PathBuf>) -> Vec<PathBuf> {
         );
     }
     out.dedup();
-    out
+    (out, list)
 }
 
 /// How a path rule is granted.
@@ -451,6 +462,8 @@ fn without_devices(read: Vec<PathBuf>) -> Vec<PathBuf> {
 pub enum Access {
     /// Read and execute, everything beneath.
     Read,
+    /// List directories, everything beneath; read nothing (`/` around `/dev`).
+    List,
     /// Every right but devices, everything beneath.
     Write,
     /// The job's worktree: `Write` without making FIFOs.
@@ -500,8 +513,9 @@ pub struct Resolved {
     noted: bool,
 }
 
-/// Resolves every path rule of `policy`; creates `missing = "create"` paths when `create`.
-fn resolve_policy_paths(policy: &Policy, create: bool) -> Vec<Resolved> {
+/// Resolves every path rule of `policy`, creating nothing (a `missing = "create"` path that does
+/// not exist is `WillCreate`).
+fn resolve_policy_paths(policy: &Policy) -> Vec<Resolved> {
     let fs = &policy.filesystem;
     let lists = [
         (&fs.read, Access::Read),
@@ -512,11 +526,11 @@ fn resolve_policy_paths(policy: &Policy, create: bool) -> Vec<Resolved> {
     lists
         .into_iter()
         .flat_map(|(rules, access)| rules.iter().map(move |rule| (rule, access)))
-        .map(|(rule, access)| resolve_rule(rule, access, create))
+        .map(|(rule, access)| resolve_rule(rule, access))
         .collect()
 }
 
-fn resolve_rule(rule: &PathRule, access: Access, create: bool) -> Resolved {
+fn resolve_rule(rule: &PathRule, access: Access) -> Resolved {
     let mut out = Resolved {
         written: rule.path.clone(),
         access,
@@ -527,7 +541,7 @@ fn resolve_rule(rule: &PathRule, access: Access, create: bool) -> Resolved {
     };
     let expanded = match expand(&rule.path) {
         Ok(expanded) => expanded,
-        Err(e) => return missing(out, rule.missing, e, None, create),
+        Err(e) => return missing(out, rule.missing, e, None),
     };
     if !Path::new(&expanded).is_absolute() {
         out.detail = Some(format!("{expanded} is not an absolute path"));
@@ -540,13 +554,7 @@ fn resolve_rule(rule: &PathRule, access: Access, create: bool) -> Resolved {
                 std::io::ErrorKind::NotFound => format!("{expanded} does not exist"),
                 _ => format!("{expanded}: {e}"),
             };
-            missing(
-                out,
-                rule.missing,
-                why,
-                Some(PathBuf::from(expanded)),
-                create,
-            )
+            missing(out, rule.missing, why, Some(PathBuf::from(expanded)))
         }
     }
 }
@@ -587,7 +595,6 @@ fn missing(
     missing: Missing,
     why: String,
     expanded: Option<PathBuf>,
-    create: bool,
 ) -> Resolved {
     match (missing, expanded) {
         (Missing::Error, _) => {
@@ -605,42 +612,93 @@ fn missing(
         (Missing::Create, Some(_)) if out.access == Access::Connect => {
             out.detail = Some(format!("{why} (missing = \"create\" cannot make a socket)"));
         }
-        (Missing::Create, Some(path)) if !create => {
-            out.outcome = Outcome::WillCreate;
-            out.detail = Some(format!("created (mode 0700) by a run: {why}"));
-            out.path = Some(path);
-        }
-        (Missing::Create, Some(path)) => {
-            let made = if out.access == Access::WriteFile {
-                fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o600)
-                    .open(&path)
-                    .map(drop)
-            } else {
-                fs::DirBuilder::new().mode(0o700).create(&path)
-            };
-            match made.and_then(|()| fs::canonicalize(&path)) {
-                Ok(canonical) => {
-                    out.outcome = Outcome::Created;
-                    out.detail = Some(format!("created {}", path.display()));
-                    return granted(out, canonical);
-                }
-                Err(e) => out.detail = Some(format!("cannot create {}: {e}", path.display())),
+        (Missing::Create, Some(path)) => match creatable(&path) {
+            Ok(()) => {
+                out.outcome = Outcome::WillCreate;
+                out.detail = Some(format!("created (mode 0700) by a run: {why}"));
+                out.path = Some(path);
             }
-        }
+            Err(e) => out.detail = Some(format!("{why}, and cannot be created: {e}")),
+        },
     }
     out
 }
 
-/// Builds the rules for `job` under `loaded`, on this kernel (see `check_kernel`). Returns the rules
-/// (`None` with `--no-sandbox`), what the report says about them, and notes for the start line.
-pub fn build(
-    loaded: &Loaded,
-    job: &Job,
-    no_sandbox: bool,
-) -> Result<(Option<Rules>, SandboxReport, Vec<String>)> {
+/// Whether `path` can be made: its nearest existing ancestor is a directory isolate may write.
+fn creatable(path: &Path) -> std::result::Result<(), String> {
+    let existing = path
+        .ancestors()
+        .skip(1)
+        .find(|a| fs::symlink_metadata(a).is_ok())
+        .unwrap_or(Path::new("/"));
+    if !existing.is_dir() {
+        return Err(format!("{} is not a directory", existing.display()));
+    }
+    nix::unistd::access(
+        existing,
+        nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
+    )
+    .map_err(|e| format!("{}: {}", existing.display(), e.desc()))
+}
+
+/// Creates a `WillCreate` path, each missing parent included (mode 0700; a writable file 0600),
+/// recording in `made` what it made; the rule it becomes.
+fn create(mut out: Resolved, made: &mut Made) -> std::result::Result<Resolved, String> {
+    let Some(path) = out.path.take() else {
+        return Ok(out);
+    };
+    let cannot = |e: std::io::Error| format!("cannot create {}: {e}", path.display());
+    let mut missing: Vec<&Path> = path
+        .ancestors()
+        .skip(1)
+        .take_while(|a| fs::symlink_metadata(a).is_err())
+        .collect();
+    missing.reverse();
+    for dir in missing {
+        fs::DirBuilder::new()
+            .mode(0o700)
+            .create(dir)
+            .map_err(cannot)?;
+        made.directory(dir);
+    }
+    if out.access == Access::WriteFile {
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(cannot)?;
+        made.file(&path);
+    } else {
+        fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&path)
+            .map_err(cannot)?;
+        made.directory(&path);
+    }
+    let canonical = fs::canonicalize(&path).map_err(cannot)?;
+    out.outcome = Outcome::Created;
+    out.detail = Some(format!("created {}", path.display()));
+    Ok(granted(out, canonical))
+}
+
+/// What `build` makes of a policy for one job.
+#[derive(Debug)]
+pub struct Built {
+    /// `None` with `--no-sandbox`.
+    pub rules: Option<Rules>,
+    /// What the job's record says about them.
+    pub report: SandboxReport,
+    /// For the start line.
+    pub notes: Vec<String>,
+    /// The paths created for it (`missing = "create"`), for a run that fails to undo.
+    pub made: Made,
+}
+
+/// Builds the rules for `job` under `loaded`, on this kernel (see `check_kernel`). Every path is
+/// resolved and checked before any `missing = "create"` path is made; a failure while making them
+/// undoes what was made.
+pub fn build(loaded: &Loaded, job: &Job, no_sandbox: bool) -> Result<Built> {
     let policy = &loaded.policy;
     if no_sandbox {
         let report = SandboxReport {
@@ -652,7 +710,12 @@ pub fn build(
             allow_write: Vec::new(),
             refused: None,
         };
-        return Ok((None, report, Vec::new()));
+        return Ok(Built {
+            rules: None,
+            report,
+            notes: Vec::new(),
+            made: Made::default(),
+        });
     }
     let abi = check_kernel(loaded)?;
     let fail = |message: String| Error::Policy {
@@ -660,7 +723,7 @@ pub fn build(
         message,
     };
 
-    let mut resolved = resolve_policy_paths(policy, true);
+    let mut resolved = resolve_policy_paths(policy);
     let mut allow_write = Vec::new();
     for path in job.allow_write {
         let canonical = fs::canonicalize(path)
@@ -685,7 +748,11 @@ pub fn build(
         ));
     }
     // What the job must read whatever the policy says; a path that does not exist needs no rule.
-    for path in job.readable {
+    let installation = job
+        .installation
+        .iter()
+        .filter(|_| policy.filesystem.installation);
+    for path in job.readable.iter().chain(installation) {
         if let Ok(canonical) = fs::canonicalize(path) {
             resolved.push(granted(
                 job_path(&path.display().to_string(), Access::Read),
@@ -693,26 +760,41 @@ pub fn build(
             ));
         }
     }
+    // Every path is checked before anything is made.
+    if let Some(r) = resolved.iter().find(|r| r.outcome == Outcome::Failed) {
+        let what = match r.access {
+            Access::Read | Access::List => "read path",
+            Access::Write | Access::Worktree => "write path",
+            Access::WriteFile => "writable file",
+            Access::Device => "device",
+            Access::Connect => "unix socket",
+        };
+        let detail = r.detail.clone().unwrap_or_default();
+        return Err(fail(format!("{what} {}: {detail}", r.written)));
+    }
+    let mut made = Made::default();
+    let mut created = Vec::with_capacity(resolved.len());
+    for r in resolved {
+        if r.outcome != Outcome::WillCreate {
+            created.push(r);
+            continue;
+        }
+        let written = r.written.clone();
+        match create(r, &mut made) {
+            Ok(r) => created.push(r),
+            Err(e) => {
+                made.undo();
+                return Err(fail(format!("write path {written}: {e}")));
+            }
+        }
+    }
+    let resolved = created;
     let mut notes = Vec::new();
     for r in &resolved {
+        let detail = r.detail.clone().unwrap_or_default();
         match r.outcome {
-            Outcome::Failed => {
-                let what = match r.access {
-                    Access::Read => "read path",
-                    Access::Write | Access::Worktree => "write path",
-                    Access::WriteFile => "writable file",
-                    Access::Device => "device",
-                    Access::Connect => "unix socket",
-                };
-                let detail = r.detail.clone().unwrap_or_default();
-                return Err(fail(format!("{what} {}: {detail}", r.written)));
-            }
-            Outcome::Skipped if r.noted => notes.push(format!(
-                "{} skipped: {}",
-                r.written,
-                r.detail.clone().unwrap_or_default()
-            )),
-            Outcome::Created => notes.push(r.detail.clone().unwrap_or_default()),
+            Outcome::Skipped if r.noted => notes.push(format!("{} skipped: {detail}", r.written)),
+            Outcome::Created => notes.push(detail),
             _ => {}
         }
     }
@@ -728,7 +810,12 @@ pub fn build(
         allow_write,
         refused: None,
     };
-    Ok((Some(rules), report, notes))
+    Ok(Built {
+        rules: Some(rules),
+        report,
+        notes,
+        made,
+    })
 }
 
 fn job_path(written: &str, access: Access) -> Resolved {
@@ -762,6 +849,8 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
         }
         let list = match r.access {
             Access::Read => &mut read,
+            // Only what a read rule over /dev becomes, never written in a policy.
+            Access::List => continue,
             Access::Write => &mut write,
             Access::Worktree => &mut worktree,
             Access::WriteFile => &mut write_files,
@@ -773,7 +862,7 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
             list.push(path.clone());
         }
     }
-    let read = without_devices(read);
+    let (read, list) = without_devices(read);
     let network = enforced(Feature::Network);
     let scopes = enforced(Feature::Scopes);
     let net = &policy.network;
@@ -798,6 +887,7 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
     Rules {
         abi,
         read,
+        list,
         write,
         worktree,
         write_files,
@@ -938,7 +1028,7 @@ pub fn preview(loaded: &Loaded) -> Preview {
     let kernel = Kernel::probe();
     let abi = kernel.landlock_abi;
     let policy = &loaded.policy;
-    let mut paths = resolve_policy_paths(policy, false);
+    let mut paths = resolve_policy_paths(policy);
     let placeholder = |written: &str, access, detail: &str| Resolved {
         written: written.to_string(),
         access,
@@ -991,8 +1081,13 @@ pub fn preview(loaded: &Loaded) -> Preview {
 }
 
 /// Expands `~` and `$VAR`/`${VAR}`.
-fn expand(raw: &str) -> std::result::Result<String, String> {
-    let var = |name: &str| std::env::var(name).map_err(|_| format!("${name} is not set"));
+pub(crate) fn expand(raw: &str) -> std::result::Result<String, String> {
+    let var = |name: &str| match std::env::var(name) {
+        Ok(value) => Ok(value),
+        // A shell variable, never exported: the user's id.
+        Err(_) if name == "UID" => Ok(nix::unistd::getuid().to_string()),
+        Err(_) => Err(format!("${name} is not set")),
+    };
     let mut out = match raw.strip_prefix('~') {
         Some(rest) if rest.is_empty() || rest.starts_with('/') => var("HOME")? + rest,
         _ => raw.to_string(),

@@ -21,6 +21,9 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("strict", include_str!("../../policy/strict.toml")),
     ("claude-code", include_str!("../../policy/claude-code.toml")),
     ("codex", include_str!("../../policy/codex.toml")),
+    ("aider", include_str!("../../policy/aider.toml")),
+    ("opencode", include_str!("../../policy/opencode.toml")),
+    ("gemini", include_str!("../../policy/gemini.toml")),
 ];
 
 /// A policy resolved along its `extends` chain, every default filled in.
@@ -42,6 +45,21 @@ pub struct Filesystem {
     pub write: Vec<PathRule>,
     /// Single writable files (default `missing`: error).
     pub write_files: Vec<PathRule>,
+    /// The tree the command's own installation occupies is readable and executable
+    /// (sandbox/agent.rs `installation`): an agent installed per user runs under a policy that
+    /// does not read the home directory.
+    pub installation: bool,
+    /// Files copied before the job starts, when `to` does not exist and `from` does.
+    pub seed: Vec<Seed>,
+}
+
+/// State an agent profile carries over before the job starts: `from` (the agent's file where it
+/// keeps it outside isolate) copied to `to` (where the profile makes it keep it), once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Seed {
+    pub from: String,
+    pub to: String,
 }
 
 /// One path of a policy, as written, and what to do when it does not exist.
@@ -184,18 +202,37 @@ pub struct Environment {
     /// Variables removed before exec.
     #[serde(default)]
     pub remove: Vec<String>,
-    /// Variables set before exec.
+    /// Variables set before exec (a leading `~/` is the home directory).
     #[serde(default)]
     pub set: BTreeMap<String, String>,
+    /// Variables set before exec unless the caller has them (a leading `~/` is the home directory).
+    #[serde(default)]
+    pub default: BTreeMap<String, String>,
 }
 
 impl Environment {
-    /// `env` as this section makes it: its variables removed, then its values set.
+    /// `env` as this section makes it: its variables removed, then its values set, then its
+    /// defaults where `env` has none.
     pub fn apply(&self, env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>) {
         env.retain(|(k, _)| !self.remove.iter().any(|r| k == r.as_str()));
-        for (key, value) in &self.set {
+        let home = env
+            .iter()
+            .find(|(k, _)| k == "HOME")
+            .map(|(_, v)| v.clone());
+        let value = |v: &str| -> std::ffi::OsString {
+            match (v.strip_prefix("~/"), &home) {
+                (Some(rest), Some(home)) => Path::new(home).join(rest).into(),
+                _ => v.into(),
+            }
+        };
+        for (key, v) in &self.set {
             env.retain(|(k, _)| k != key.as_str());
-            env.push((key.into(), value.into()));
+            env.push((key.into(), value(v)));
+        }
+        for (key, v) in &self.default {
+            if !env.iter().any(|(k, _)| k == key.as_str()) {
+                env.push((key.into(), value(v)));
+            }
         }
     }
 }
@@ -255,8 +292,10 @@ pub struct Loaded {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
-    /// Another profile (by name) or file (relative to this one) that this one adds to.
-    extends: Option<String>,
+    /// Another profile (by name) or file (relative to this one) that this one adds to; or a list:
+    /// the first with everything it extends, then what each of the others says itself (not what
+    /// they extend), so that `["strict", "claude-code"]` is strict with Claude Code's state.
+    extends: Option<Extends>,
     #[serde(default)]
     filesystem: FilesystemFile,
     #[serde(default)]
@@ -271,6 +310,23 @@ struct File {
     compatibility: CompatibilityFile,
 }
 
+/// `extends = "name"` or `extends = ["first", "second", ...]`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Extends {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Extends {
+    fn names(&self) -> Vec<&str> {
+        match self {
+            Extends::One(name) => vec![name.as_str()],
+            Extends::Many(names) => names.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FilesystemFile {
@@ -280,6 +336,9 @@ struct FilesystemFile {
     write: Vec<PathEntry>,
     #[serde(default)]
     write_files: Vec<PathEntry>,
+    installation: Option<bool>,
+    #[serde(default)]
+    seed: Vec<Seed>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -525,25 +584,58 @@ fn load_chain(
         source_name: found.label.clone(),
         message: e.to_string().trim_end().to_string(),
     })?;
-    let base = match &file.extends {
-        Some(parent) => {
-            let dir = match &found.origin {
-                Origin::File(path) => path.parent().unwrap_or(Path::new("/")).to_path_buf(),
-                Origin::Builtin(_) if is_file_reference(parent) => {
-                    return Err(Error::Policy {
-                        source_name: found.label,
-                        message: format!(
-                            "a built-in profile extends only profiles by name, not {parent}"
-                        ),
-                    })
-                }
-                Origin::Builtin(_) => PathBuf::from("."),
-            };
-            load_chain(parent, &dir, stack)?.1
-        }
-        None => Policy::default(),
+    let names = file
+        .extends
+        .as_ref()
+        .map(Extends::names)
+        .unwrap_or_default();
+    if file.extends.is_some() && names.is_empty() {
+        return Err(Error::Policy {
+            source_name: found.label,
+            message: "extends names no profile".into(),
+        });
+    }
+    let dir = match &found.origin {
+        Origin::File(path) => path.parent().unwrap_or(Path::new("/")).to_path_buf(),
+        Origin::Builtin(_) => PathBuf::from("."),
     };
+    if let (Origin::Builtin(_), Some(parent)) =
+        (&found.origin, names.iter().find(|n| is_file_reference(n)))
+    {
+        return Err(Error::Policy {
+            source_name: found.label,
+            message: format!("a built-in profile extends only profiles by name, not {parent}"),
+        });
+    }
+    let mut base = Policy::default();
+    for (i, parent) in names.iter().enumerate() {
+        base = if i == 0 {
+            load_chain(parent, &dir, stack)?.1
+        } else {
+            // What the profile itself says, on top of what came before.
+            let (own, depth) = (own_file(parent, &dir, stack)?, stack.len());
+            stack.truncate(depth);
+            merge(base, own)
+        };
+    }
     Ok((found.name, merge(base, file)))
+}
+
+/// The file of profile `reference` as written, without what it extends (a later entry of an
+/// `extends` list). It is on the chain while it is read, so a cycle through it is still refused.
+fn own_file(reference: &str, from_dir: &Path, stack: &mut Vec<(Origin, String)>) -> Result<File> {
+    let found = find(reference, from_dir)?;
+    if stack.iter().any(|(o, _)| *o == found.origin) {
+        return Err(Error::Policy {
+            source_name: found.label,
+            message: format!("extends makes a cycle through {}", found.name),
+        });
+    }
+    stack.push((found.origin.clone(), found.name.clone()));
+    toml::from_str(&found.text).map_err(|e| Error::Policy {
+        source_name: found.label.clone(),
+        message: e.to_string().trim_end().to_string(),
+    })
 }
 
 /// A profile's text, where it came from, the name it is reported under and the label its errors
@@ -641,12 +733,26 @@ fn merge(base: Policy, file: File) -> Policy {
         environment.remove.retain(|r| *r != k);
         environment.set.insert(k, v);
     }
+    for (k, v) in file.environment.default {
+        environment.remove.retain(|r| *r != k);
+        environment.default.insert(k, v);
+    }
     let limits = file.limits;
     Policy {
         filesystem: Filesystem {
             read: paths(base.filesystem.read, fs.read, Missing::Note),
             write: paths(base.filesystem.write, fs.write, Missing::Error),
             write_files: paths(base.filesystem.write_files, fs.write_files, Missing::Error),
+            installation: fs.installation.unwrap_or(base.filesystem.installation),
+            seed: {
+                let mut seed = base.filesystem.seed;
+                for added in fs.seed {
+                    if !seed.contains(&added) {
+                        seed.push(added);
+                    }
+                }
+                seed
+            },
         },
         network: Network {
             connect: net.connect.unwrap_or(base.network.connect),
@@ -757,7 +863,15 @@ mod tests {
         let default = load("default").unwrap().policy;
         let policy = loaded.policy;
         assert_eq!(policy.filesystem.read, default.filesystem.read);
-        assert_eq!(policy.environment, default.environment);
+        assert_eq!(policy.environment.remove, default.environment.remove);
+        assert_eq!(
+            policy
+                .environment
+                .default
+                .get("CLAUDE_CONFIG_DIR")
+                .map(String::as_str),
+            Some("~/.claude")
+        );
         assert!(policy
             .filesystem
             .write
@@ -766,5 +880,54 @@ mod tests {
         let offline = load("offline").unwrap().policy;
         assert_eq!(offline.network.connect, Ports::Only(vec![]));
         assert_eq!(offline.environment, default.environment);
+    }
+
+    #[test]
+    fn a_list_extends_the_first_whole_and_adds_what_the_others_say_themselves() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("strict-claude.toml");
+        std::fs::write(&file, "extends = [\"strict\", \"claude-code\"]\n").unwrap();
+        let policy = load(file.to_str().unwrap()).unwrap().policy;
+        let strict = load("strict").unwrap().policy;
+        // strict's reads, not default's "/" (which claude-code extends).
+        assert_eq!(policy.filesystem.read, strict.filesystem.read);
+        assert!(policy
+            .filesystem
+            .write
+            .iter()
+            .any(|r| r.path == "~/.claude"));
+        assert_eq!(policy.network.udp, Reach::None);
+        assert!(policy.environment.default.contains_key("CLAUDE_CONFIG_DIR"));
+        assert!(policy.filesystem.installation);
+        // A cycle through a later entry is refused; so is an empty list.
+        let a = dir.path().join("a.toml");
+        std::fs::write(&a, "extends = [\"default\", \"./a.toml\"]\n").unwrap();
+        assert!(load(a.to_str().unwrap()).is_err());
+        let empty = dir.path().join("empty.toml");
+        std::fs::write(&empty, "extends = []\n").unwrap();
+        assert!(load(empty.to_str().unwrap()).is_err());
+    }
+
+    #[test]
+    fn defaults_apply_only_where_the_caller_has_none_and_a_tilde_is_home() {
+        let env = Environment {
+            remove: vec!["GONE".into()],
+            set: BTreeMap::from([("SET".to_string(), "~/set".to_string())]),
+            default: BTreeMap::from([
+                ("KEPT".to_string(), "~/ignored".to_string()),
+                ("ADDED".to_string(), "~/.claude".to_string()),
+            ]),
+        };
+        let mut vars: Vec<(std::ffi::OsString, std::ffi::OsString)> = vec![
+            ("HOME".into(), "/home/u".into()),
+            ("GONE".into(), "x".into()),
+            ("KEPT".into(), "mine".into()),
+        ];
+        env.apply(&mut vars);
+        let get = |k: &str| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        assert_eq!(get("GONE"), None);
+        assert_eq!(get("KEPT"), Some("mine".into()));
+        assert_eq!(get("ADDED"), Some("/home/u/.claude".into()));
+        assert_eq!(get("SET"), Some("/home/u/set".into()));
     }
 }

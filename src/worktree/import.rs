@@ -269,6 +269,7 @@ fn reader_rules(project: &Project, job_objects: &Path, tmp: &Path) -> Option<pla
     Some(plan::Rules {
         abi,
         read,
+        list: Vec::new(),
         write: vec![tmp.to_path_buf()],
         worktree: Vec::new(),
         write_files: Vec::new(),

@@ -53,8 +53,9 @@ pub fn git(
         writable: &writable,
         readable: &readable,
         allow_write: &[],
+        installation: &[],
     };
-    let (rules, _, _) = plan::build(loaded, &job, false)?;
+    let rules = plan::build(loaded, &job, false)?.rules;
     // The caller's environment (identity, global config) as the job's policy makes it for the job
     // (what it removes, such as tokens, never reaches what the job planted), less what would point
     // git elsewhere.

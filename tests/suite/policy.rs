@@ -5,6 +5,7 @@
 
 use std::fs;
 use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -12,7 +13,16 @@ use serde_json::Value;
 
 use crate::support::*;
 
-const BUILTINS: &[&str] = &["default", "offline", "strict", "claude-code", "codex"];
+const BUILTINS: &[&str] = &[
+    "default",
+    "offline",
+    "strict",
+    "claude-code",
+    "codex",
+    "aider",
+    "opencode",
+    "gemini",
+];
 
 fn isolate_with(env: &TestEnv, dir: &Path, vars: &[(&str, &str)], args: &[&str]) -> Output {
     env.isolate_with(dir, vars, args)
@@ -361,6 +371,110 @@ fn a_missing_write_path_is_125_and_a_missing_read_path_a_note() {
 }
 
 #[test]
+fn missing_create_makes_parents_and_a_policy_that_fails_leaves_nothing_it_made() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let cargo = env.path().join("cargo home");
+    let vars = [("CARGO_HOME", cargo.to_str().unwrap())];
+    // Parents are made too ($CARGO_HOME itself is missing), each 0700.
+    let file = policy_file(
+        &env,
+        "cargo.toml",
+        "extends = \"default\"\n[filesystem]\nwrite = [{ path = \"$CARGO_HOME/registry/cache\", missing = \"create\" }]\n",
+    );
+    let script = "echo x > \"$CARGO_HOME/registry/cache/crate\" && echo wrote";
+    let (out, _) = job_with(&env, env.path(), &vars, file.to_str().unwrap(), script);
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "wrote\n", "{}", stderr(&out));
+    for dir in ["", "registry", "registry/cache"] {
+        let mode = fs::metadata(cargo.join(dir)).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{dir}");
+    }
+
+    let records = env.records().len();
+    // A later path of the list that cannot be made: 125, checked before anything is created.
+    let blocker = env.file("blocker", "a file\n");
+    let text = format!(
+        "extends = \"default\"\n[filesystem]\nwrite = [\n  {{ path = \"~/first/a\", missing = \"create\" }},\n  {{ path = \"{}/under\", missing = \"create\" }},\n]\n",
+        blocker.display()
+    );
+    let file = policy_file(&env, "second.toml", &text);
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--policy",
+            file.to_str().unwrap(),
+            "--",
+            "echo",
+            "ran",
+        ],
+    );
+    assert_status(&out, 125);
+    assert!(
+        stderr(&out).contains("is not a directory"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!env.home.join("first").exists());
+    assert!(env.worktree_dirs().is_empty() && env.records().len() == records);
+
+    // One that fails while being made (a name longer than the filesystem holds): what was made
+    // before it is undone.
+    let long = "n".repeat(300);
+    let text = format!(
+        "extends = \"default\"\n[filesystem]\nwrite = [\n  {{ path = \"~/first/a\", missing = \"create\" }},\n  {{ path = \"~/second/{long}\", missing = \"create\" }},\n]\n"
+    );
+    let file = policy_file(&env, "long.toml", &text);
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--policy",
+            file.to_str().unwrap(),
+            "--",
+            "echo",
+            "ran",
+        ],
+    );
+    assert_status(&out, 125);
+    assert!(stderr(&out).contains("cannot create"), "{}", stderr(&out));
+    assert!(!env.home.join("first").exists());
+    assert!(!env.home.join("second").exists());
+    assert!(env.worktree_dirs().is_empty() && env.records().len() == records);
+
+    // A run that fails after the plan (CMD not found, 127) undoes it as well.
+    let out = env.isolate_with(
+        env.path(),
+        &vars,
+        &[
+            "run",
+            "--policy",
+            env.path().join("cargo.toml").to_str().unwrap(),
+            "--",
+            "no-such-command-x",
+        ],
+    );
+    assert_status(&out, 127);
+    fs::remove_dir_all(&cargo).unwrap();
+    let out = env.isolate_with(
+        env.path(),
+        &vars,
+        &[
+            "run",
+            "--policy",
+            env.path().join("cargo.toml").to_str().unwrap(),
+            "--",
+            "no-such-command-x",
+        ],
+    );
+    assert_status(&out, 127);
+    assert!(!cargo.exists(), "{}", stderr(&out));
+}
+
+#[test]
 fn policy_show_json_has_every_field() {
     let env = TestEnv::new();
     let (out, value) = show_json(&env, &[], "claude-code");
@@ -520,28 +634,36 @@ fn claude_code_writes_its_state_directory_and_nothing_else_of_the_home_directory
     fs::write(env.home.join(".bashrc"), "original\n").unwrap();
     let script = "mkdir -p \"$HOME/.claude/projects\" && echo s > \"$HOME/.claude/projects/session\" && echo state; \
                   echo evil > \"$HOME/.bashrc\"; echo evil > \"$HOME/new-file\"; mkdir \"$HOME/.config\"; \
-                  echo '{\"k\":1}' > \"$HOME/.claude.json\" && echo config; echo done";
-    // No ~/.claude and no ~/.claude.json yet: the directory is created, the file is a note.
-    let out = env.isolate(
-        &repo,
-        [
-            "run",
-            "--worktree",
-            "--policy",
-            "claude-code",
-            "--",
-            "sh",
-            "-c",
-            script,
-        ],
-    );
+                  echo '{\"k\":1}' > \"$HOME/.claude.json\" && echo home-config; \
+                  echo \"dir=$CLAUDE_CONFIG_DIR\"; cat \"$CLAUDE_CONFIG_DIR/.claude.json\" 2>/dev/null; \
+                  echo '{\"k\":2}' > \"$CLAUDE_CONFIG_DIR/.claude.json.tmp\" && mv \"$CLAUDE_CONFIG_DIR/.claude.json.tmp\" \"$CLAUDE_CONFIG_DIR/.claude.json\" && echo config; echo done";
+    let claude = |env: &TestEnv| {
+        env.isolate(
+            &repo,
+            [
+                "run",
+                "--worktree",
+                "--policy",
+                "claude-code",
+                "--",
+                "sh",
+                "-c",
+                script,
+            ],
+        )
+    };
+    // No ~/.claude and no ~/.claude.json yet: the directory is created, and the configuration
+    // lives in it (CLAUDE_CONFIG_DIR), written atomically; the home directory stays read-only.
+    let out = claude(&env);
     assert_status(&out, 0);
-    assert_eq!(stdout(&out), "state\ndone\n", "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains(".claude.json skipped"),
+    let home = env.home.display();
+    assert_eq!(
+        stdout(&out),
+        format!("state\ndir={home}/.claude\nconfig\ndone\n"),
         "{}",
         stderr(&out)
     );
+    assert!(!stderr(&out).contains("skipped"), "{}", stderr(&out));
     assert_eq!(
         fs::read_to_string(env.home.join(".claude/projects/session")).unwrap(),
         "s\n"
@@ -553,28 +675,37 @@ fn claude_code_writes_its_state_directory_and_nothing_else_of_the_home_directory
     assert!(!env.home.join("new-file").exists());
     assert!(!env.home.join(".config").exists());
     assert!(!env.home.join(".claude.json").exists());
-
-    // With ~/.claude.json present it is writable too, and still nothing else.
-    fs::write(env.home.join(".claude.json"), "{}").unwrap();
-    let out = env.isolate(
-        &repo,
-        [
-            "run",
-            "--worktree",
-            "--policy",
-            "claude-code",
-            "--",
-            "sh",
-            "-c",
-            script,
-        ],
+    assert_eq!(
+        fs::read_to_string(env.home.join(".claude/.claude.json")).unwrap(),
+        "{\"k\":2}\n"
     );
+
+    // The user's ~/.claude.json (their login and settings) is carried over the first time, into a
+    // fresh ~/.claude, and is never written by a job.
+    fs::remove_dir_all(env.home.join(".claude")).unwrap();
+    fs::write(env.home.join(".claude.json"), "{\"user\":1}\n").unwrap();
+    let out = claude(&env);
     assert_status(&out, 0);
-    assert_eq!(stdout(&out), "state\nconfig\ndone\n", "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!("state\ndir={home}/.claude\n{{\"user\":1}}\nconfig\ndone\n"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("carried ~/.claude.json over to ~/.claude/.claude.json"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(
         fs::read_to_string(env.home.join(".claude.json")).unwrap(),
-        "{\"k\":1}\n"
+        "{\"user\":1}\n"
     );
+    // Once only: the job's own copy is kept from then on.
+    let out = claude(&env);
+    assert_status(&out, 0);
+    assert!(stdout(&out).contains("{\"k\":2}"), "{}", stdout(&out));
+    assert!(!stderr(&out).contains("carried"), "{}", stderr(&out));
     assert_eq!(
         fs::read_to_string(env.home.join(".bashrc")).unwrap(),
         "original\n"

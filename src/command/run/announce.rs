@@ -9,7 +9,7 @@ use crate::job::record::{Record, State};
 use crate::job::store;
 use crate::worktree::cleanup::shell_quote;
 
-use super::prepare::Prepared;
+use super::prepare::{Chosen, Prepared};
 
 /// `--report FILE`: atomically for a file path; straight into `/dev/fd/N` or another non-file.
 pub(super) fn write_report(path: &Path, record: &Record) -> Result<()> {
@@ -24,8 +24,18 @@ pub(super) fn write_report(path: &Path, record: &Record) -> Result<()> {
 }
 
 pub(super) fn announce_start(prepared: &Prepared, record: &Record, notes: &[String]) {
+    let why = match &prepared.chosen {
+        Chosen::Agent(found) => format!(
+            " (the command is {}: {})",
+            found.agent.name,
+            found.executable.display()
+        ),
+        Chosen::Configured => " (the configuration's)".into(),
+        Chosen::Recorded => " (the job's own)".into(),
+        Chosen::Given | Chosen::Default => String::new(),
+    };
     let sandbox = match (record.sandbox.enforced, record.sandbox.landlock_abi) {
-        (true, Some(abi)) => format!("landlock ABI {abi}, policy {}", record.sandbox.policy),
+        (true, Some(abi)) => format!("landlock ABI {abi}, policy {}{why}", record.sandbox.policy),
         _ => "UNSANDBOXED (--no-sandbox)".to_string(),
     };
     let place = match &prepared.worktree {

@@ -14,7 +14,7 @@ use crate::command::report_error;
 use crate::error::{Error, Result};
 use crate::job::record::State;
 use crate::job::store;
-use crate::sandbox::plan;
+use crate::sandbox::{agent, plan, seed};
 use crate::supervise::background::{self, Notify, Role};
 use crate::supervise::cgroup::Cgroup;
 use crate::supervise::interactive::{self, Interactive};
@@ -74,7 +74,7 @@ fn fail(err: &Error) -> i32 {
 /// waits on it for the running record, or for the reason CMD could not start.
 fn execute(
     args: RunArgs,
-    prepared: Prepared,
+    mut prepared: Prepared,
     signals: &mut Signals,
     notify: Option<Notify>,
 ) -> i32 {
@@ -109,6 +109,11 @@ fn execute(
         ],
         None => vec![prepared.cwd.clone()],
     };
+    let installation = prepared
+        .executable
+        .as_deref()
+        .map(agent::installation)
+        .unwrap_or_default();
     let job = plan::Job {
         worktree: prepared
             .worktree
@@ -117,18 +122,25 @@ fn execute(
         writable: &writable,
         readable: &readable,
         allow_write: &args.allow_write,
+        installation: &installation,
     };
-    let (mut rules, mut sandbox, mut notes) =
-        match plan::build(&prepared.policy, &job, args.no_sandbox) {
-            Ok(built) => built,
-            Err(e) => return not_started(notify, &prepared, &e),
-        };
+    let built = match plan::build(&prepared.policy, &job, args.no_sandbox) {
+        Ok(built) => built,
+        Err(e) => return not_started(notify, &prepared, &e),
+    };
+    let (mut rules, mut sandbox, mut notes) = (built.rules, built.report, built.notes);
+    prepared.made.extend(built.made);
+    // The state the job's agent profile carries over, before anything of the job runs.
+    let seeds = &prepared.policy.policy.filesystem.seed;
+    notes.extend(seed::carry(seeds, &mut prepared.made));
     // `--resume` with another --policy: the job is held to both.
     if let Some(extra) = &prepared.narrowing {
-        let (more, report, more_notes) = match plan::build(extra, &job, args.no_sandbox) {
+        let built = match plan::build(extra, &job, args.no_sandbox) {
             Ok(built) => built,
             Err(e) => return not_started(notify, &prepared, &e),
         };
+        let (more, report, more_notes) = (built.rules, built.report, built.notes);
+        prepared.made.extend(built.made);
         rules = match (rules, more) {
             (Some(rules), Some(more)) => Some(rules.narrowed_by(more)),
             (rules, _) => rules,

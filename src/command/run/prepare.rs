@@ -11,7 +11,8 @@ use crate::error::{Error, Result};
 use crate::job::id::JobId;
 use crate::job::record::{Record, State};
 use crate::job::store;
-use crate::sandbox::{plan, policy};
+use crate::sandbox::made::Made;
+use crate::sandbox::{agent, plan, policy};
 use crate::worktree::create::{self, Created};
 use crate::worktree::project::Project;
 
@@ -34,10 +35,31 @@ pub(super) struct Prepared {
     pub(super) resumed: Option<Record>,
     /// The project's setup command, for a fresh worktree.
     pub(super) setup: Option<String>,
+    /// Why the job runs under its policy.
+    pub(super) chosen: Chosen,
+    /// CMD's real executable, when it resolves (PATH looked up, symlinks followed).
+    pub(super) executable: Option<PathBuf>,
+    /// What the plan made for the policy (undone with the rest).
+    pub(super) made: Made,
+}
+
+/// Why a job runs under its policy.
+#[derive(Debug, Clone)]
+pub(super) enum Chosen {
+    /// `--policy`.
+    Given,
+    /// The project's `.isolate.toml` (or the user's configuration).
+    Configured,
+    /// CMD is a known agent: its profile.
+    Agent(agent::Detected),
+    /// `--resume`: the job's own.
+    Recorded,
+    Default,
 }
 
 impl Prepared {
     pub(super) fn undo(&self) {
+        self.made.undo();
         if self.resumed.is_some() {
             let _ = fs::remove_dir_all(&self.tmpdir);
             let _ = fs::remove_file(self.job_dir.join(RESUME_LOCK));
@@ -123,6 +145,7 @@ pub(super) fn prepare_resume(query: &str, args: &RunArgs) -> Result<Prepared> {
             included: 0,
             project_branch: wt.project_branch.clone(),
         };
+        let record_cwd = path.clone();
         Ok(Prepared {
             id: id.clone(),
             job_dir: job_dir.clone(),
@@ -133,6 +156,9 @@ pub(super) fn prepare_resume(query: &str, args: &RunArgs) -> Result<Prepared> {
             worktree: Some((project, created, key_dir)),
             resumed: Some(record.clone()),
             setup: None,
+            chosen: Chosen::Recorded,
+            executable: executable(&args.command, &record_cwd),
+            made: Made::default(),
         })
     };
     take().inspect_err(|_| {
@@ -168,11 +194,18 @@ pub(super) fn prepare(args: &RunArgs) -> Result<Prepared> {
         Some(t) => t.config.clone(),
         None => config::load(None)?,
     };
-    let policy_name = args
-        .policy
-        .clone()
-        .or(config.config.policy.clone())
-        .unwrap_or_else(|| "default".into());
+    // --policy, then the configuration's, then the agent's when CMD is a known one, then default.
+    let executable = executable(&args.command, &cwd);
+    let detected = args
+        .command
+        .first()
+        .and_then(|cmd| agent::detect(cmd, &cwd, std::env::var("PATH").ok().as_deref()));
+    let (policy_name, chosen) = match (&args.policy, &config.config.policy, detected) {
+        (Some(name), _, _) => (name.clone(), Chosen::Given),
+        (None, Some(name), _) => (name.clone(), Chosen::Configured),
+        (None, None, Some(found)) => (found.agent.profile.to_string(), Chosen::Agent(found)),
+        (None, None, None) => ("default".to_string(), Chosen::Default),
+    };
     let mut policy = policy::load(&policy_name)?;
     // Fail closed before anything is made: every feature the policy requires, on this kernel.
     if !args.no_sandbox {
@@ -208,6 +241,9 @@ pub(super) fn prepare(args: &RunArgs) -> Result<Prepared> {
             worktree: None,
             resumed: None,
             setup: None,
+            chosen: chosen.clone(),
+            executable: executable.clone(),
+            made: Made::default(),
         };
         let Some(t) = target else {
             return Ok(prepared);
@@ -372,4 +408,9 @@ pub(super) fn slug_source(command: &[String]) -> &[u8] {
                 .map_or(c.as_bytes(), |n| n.as_encoded_bytes())
         })
         .unwrap_or(b"task")
+}
+
+/// CMD's real executable, as exec will find it from `cwd` on the caller's `PATH`.
+fn executable(command: &[String], cwd: &Path) -> Option<PathBuf> {
+    agent::resolve(command.first()?, cwd, std::env::var("PATH").ok().as_deref())
 }
