@@ -228,7 +228,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
 
-    /// Machine-readable messages from isolate itself, on stderr (stdout belongs to CMD).
+    /// Machine-readable output from isolate itself: in the foreground one JSON line on stderr at
+    /// the start and the final report at the end (stdout belongs to CMD); with --bg the job's
+    /// record on stdout.
     #[arg(long)]
     pub json: bool,
 

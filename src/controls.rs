@@ -2,6 +2,18 @@
 //! visible as `cat -v` shows them, so that an escape sequence in a log line or a file name cannot
 //! move the cursor, erase what isolate printed above it, or retitle the terminal.
 
+/// A path as a shell word: bare when safe, else in single quotes.
+pub fn shell_quote(path: &std::path::Path) -> String {
+    let s = path.to_string_lossy();
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b))
+    {
+        return s.into_owned();
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
 /// `text` with its control characters visible: C0 controls as `^X` (but tab, newline and carriage
 /// return when `lines` keeps them), DEL as `^?`, and C1 controls (U+0080 to U+009F, two bytes in
 /// UTF-8) as `M-^X`. Nothing else changes, so text in any language reads as it was written.

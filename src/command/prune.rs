@@ -285,7 +285,7 @@ fn orphan_fate(
         "{} commit{} not in {short} (git -C {} log {short}..{})",
         standing.unmerged,
         if standing.unmerged == 1 { "" } else { "s" },
-        cleanup::shell_quote(&project.top),
+        crate::controls::shell_quote(&project.top),
         id.branch()
     )))
 }

@@ -99,7 +99,7 @@ fn remove(args: &RmArgs) -> Result<(), Error> {
         say!(
             "isolate: kept branch {branch} ({}): see it with git -C {} log {target}..{branch}",
             settled.outcome.reason,
-            cleanup::shell_quote(&recorded.project.top)
+            crate::controls::shell_quote(&recorded.project.top)
         );
     }
     Ok(())

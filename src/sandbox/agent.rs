@@ -125,8 +125,9 @@ fn python_entry_point(executable: &Path, name: &str, module: &str) -> bool {
         && text.contains(module)
 }
 
-/// Directories a toolchain or installer keeps all of its installation in, wherever they are.
-const ROOTS: [&str; 9] = [
+/// Directories a toolchain or installer keeps all of its installation in, wherever they are (and
+/// no credentials: `~/.cargo`, which holds `credentials.toml`, is not one).
+const ROOTS: [&str; 8] = [
     ".pyenv",
     ".nvm",
     ".bun",
@@ -135,15 +136,25 @@ const ROOTS: [&str; 9] = [
     ".deno",
     ".opencode",
     ".rustup",
-    ".cargo",
 ];
 
 /// The directory tree `executable`'s installation occupies, for a profile to make readable: npm's
 /// prefix (its `node` and `lib/node_modules`, as nvm and a per-user prefix lay them out), a
 /// toolchain's own root (`~/.pyenv`, `~/.nvm`, `~/.bun`, ...), an installer's directory under
 /// `.local/share`, a Python virtual environment with the Python it was made from, else the
-/// executable's own directory.
-pub fn installation(executable: &Path) -> Vec<PathBuf> {
+/// executable alone. Never `home` or a directory above it (an npm prefix of `~` would otherwise
+/// open the whole home directory): the executable alone then.
+pub fn installation(executable: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let too_wide =
+        |tree: &PathBuf| tree.parent().is_none() || home.is_some_and(|home| home.starts_with(tree));
+    let trees = layout(executable);
+    if trees.iter().any(too_wide) {
+        return vec![executable.to_path_buf()];
+    }
+    trees
+}
+
+fn layout(executable: &Path) -> Vec<PathBuf> {
     let shown = executable.to_string_lossy();
     if let Some(at) = shown.find("/lib/node_modules/") {
         return vec![PathBuf::from(&shown[..at])];
@@ -163,10 +174,7 @@ pub fn installation(executable: &Path) -> Vec<PathBuf> {
             }
         }
     }
-    venv_or(
-        executable.parent().unwrap_or(Path::new("/")).to_path_buf(),
-        executable,
-    )
+    venv_or(executable.to_path_buf(), executable)
 }
 
 /// `fallback`, or the virtual environment `executable` lives in (the directory with `pyvenv.cfg`)
@@ -249,11 +257,19 @@ mod tests {
             ),
             ("/home/u/.bun/bin/gemini", "/home/u/.bun"),
             ("/root/.pyenv/shims/python3", "/root/.pyenv"),
-            ("/home/u/tools/agent", "/home/u/tools"),
+            ("/home/u/tools/agent", "/home/u/tools/agent"),
+            // Never the home directory, or above it.
+            (
+                "/home/u/lib/node_modules/x/cli.js",
+                "/home/u/lib/node_modules/x/cli.js",
+            ),
+            ("/home/u/.cargo/bin/cargo", "/home/u/.cargo/bin/cargo"),
+            ("/lib/node_modules/x/cli.js", "/lib/node_modules/x/cli.js"),
         ];
+        let home = Some(Path::new("/home/u"));
         for (exe, tree) in cases {
             assert_eq!(
-                installation(Path::new(exe)),
+                installation(Path::new(exe), home),
                 vec![PathBuf::from(tree)],
                 "{exe}"
             );

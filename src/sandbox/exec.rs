@@ -12,7 +12,7 @@ use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 use crate::sandbox::plan::{Limit, Plan, Resource};
-use crate::sandbox::{handover, landlock, seccomp};
+use crate::sandbox::{agent, handover, landlock, seccomp};
 use crate::supervise::monitor;
 
 /// The argument that selects the helper; not a subcommand users see.
@@ -80,6 +80,18 @@ pub fn main(args: &[String]) -> ! {
             fail(SETUP_FAILED, e);
         }
     }
+    // Held until the supervisor has said what it starts (its JSON start line comes before any
+    // output of CMD); end of file instead means it is gone, and CMD must not run unsupervised.
+    // SAFETY: the supervisor passed us this descriptor, open and owned by nobody else here.
+    let mut go = unsafe { std::fs::File::from_raw_fd(plan.go_fd) };
+    let mut byte = [0u8; 1];
+    if !matches!(std::io::Read::read(&mut go, &mut byte), Ok(1)) {
+        fail(
+            SETUP_FAILED,
+            "the supervisor did not release the job".into(),
+        );
+    }
+    drop(go);
     if plan.job_control {
         if let Err(e) = monitor::split(plan.status_fd) {
             fail(SETUP_FAILED, e);
@@ -89,11 +101,57 @@ pub fn main(args: &[String]) -> ! {
         .args(&cmd[1..])
         .env_remove(PLAN_VAR)
         .exec();
-    let code = match err.kind() {
-        std::io::ErrorKind::NotFound => NOT_FOUND,
-        _ => NOT_EXECUTABLE,
+    match err.kind() {
+        std::io::ErrorKind::NotFound => fail(NOT_FOUND, err.to_string()),
+        _ => fail(NOT_EXECUTABLE, unexecutable(&cmd[0], &err)),
+    }
+}
+
+/// Why exec of `command` failed with `err`, naming the file the sandbox kept the job from: the
+/// command's real executable, or the interpreter its `#!` line names.
+fn unexecutable(command: &str, err: &std::io::Error) -> String {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
+    let path = std::env::var("PATH").ok();
+    let Some(executable) = agent::resolve(command, &cwd, path.as_deref()) else {
+        return err.to_string();
     };
-    fail(code, err.to_string())
+    let denied = |file: &std::path::Path| {
+        format!(
+            "{err}: the job may not read or execute {} (a read rule in the policy, or \
+             `installation = true`, grants it)",
+            file.display()
+        )
+    };
+    let mut head = [0u8; 256];
+    let read = std::fs::File::open(&executable).and_then(|mut f| {
+        use std::io::Read;
+        f.read(&mut head)
+    });
+    let n = match read {
+        Ok(n) => n,
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => return denied(&executable),
+        Err(_) => return format!("{err}: {}", executable.display()),
+    };
+    let Some(line) = head[..n].strip_prefix(b"#!") else {
+        return format!("{err}: {}", executable.display());
+    };
+    let line = String::from_utf8_lossy(line.split(|&b| b == b'\n').next().unwrap_or_default());
+    let mut words = line.split_whitespace();
+    let interpreter = match (words.next(), words.next()) {
+        (Some(env), Some(program)) if env.ends_with("/env") => {
+            agent::resolve(program, &cwd, path.as_deref())
+        }
+        (Some(program), _) => std::fs::canonicalize(program).ok(),
+        _ => None,
+    };
+    match interpreter {
+        Some(interpreter) if std::fs::File::open(&interpreter).is_err() => format!(
+            "{} (a script for {})",
+            denied(&interpreter),
+            executable.display()
+        ),
+        _ => format!("{err}: {}", executable.display()),
+    }
 }
 
 /// Lowers a resource limit, soft and hard, so that the job cannot raise it again. Never raises the

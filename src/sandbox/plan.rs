@@ -161,6 +161,8 @@ pub struct Plan {
     pub rules: Option<Rules>,
     /// Descriptor on which the helper reports why CMD could not be executed.
     pub status_fd: i32,
+    /// Descriptor the helper reads one byte from before it execs CMD (the supervisor's release).
+    pub go_fd: i32,
     /// Interactive mode: CMD gets its own process group on its terminal, under a monitor.
     #[serde(default)]
     pub job_control: bool,
@@ -682,6 +684,22 @@ fn create(mut out: Resolved, made: &mut Made) -> std::result::Result<Resolved, S
     Ok(granted(out, canonical))
 }
 
+/// An `--allow-write` path, canonical; one that does not exist is an error saying how to make it.
+pub fn allowed_write(path: &Path) -> Result<PathBuf> {
+    fs::canonicalize(path).map_err(|e| {
+        let shown = path.display();
+        Error::Usage(match e.kind() {
+            std::io::ErrorKind::NotFound => format!(
+                "--allow-write {shown}: it does not exist; create it first (mkdir -p {}), or grant \
+                 it in a profile of your own as {{ path = \"{shown}\", missing = \"create\" }} under \
+                 [filesystem] write",
+                crate::controls::shell_quote(path)
+            ),
+            _ => format!("--allow-write {shown}: {e}"),
+        })
+    })
+}
+
 /// What `build` makes of a policy for one job.
 #[derive(Debug)]
 pub struct Built {
@@ -726,8 +744,7 @@ pub fn build(loaded: &Loaded, job: &Job, no_sandbox: bool) -> Result<Built> {
     let mut resolved = resolve_policy_paths(policy);
     let mut allow_write = Vec::new();
     for path in job.allow_write {
-        let canonical = fs::canonicalize(path)
-            .map_err(|e| Error::Usage(format!("--allow-write {}: {e}", path.display())))?;
+        let canonical = allowed_write(path)?;
         allow_write.push(canonical.display().to_string());
         resolved.push(granted(
             job_path(&path.display().to_string(), Access::Write),

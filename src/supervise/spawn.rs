@@ -49,6 +49,23 @@ pub struct Spawned {
 
 /// Starts the job and returns the pid of its main process once CMD runs.
 pub fn spawn(job: Spawn) -> Result<Spawned> {
+    start(job)?.release()
+}
+
+/// A job whose helper is forked and held before it execs CMD: its pid is known, nothing of CMD has
+/// run, and it goes on when `release`d (a supervisor that dies first takes it with it).
+pub struct Starting {
+    pub pid: Pid,
+    go: std::fs::File,
+    status: std::os::fd::OwnedFd,
+    pending: Option<Pending>,
+    shown: String,
+}
+
+/// Forks the job's helper, which restricts itself and then waits to be released.
+pub fn start(job: Spawn) -> Result<Starting> {
+    let (go_read, go_write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+        .map_err(|e| Error::Other(format!("cannot create a pipe: {e}")))?;
     let (status_read, status_write) = socketpair(
         AddressFamily::Unix,
         SockType::Stream,
@@ -60,6 +77,7 @@ pub fn spawn(job: Spawn) -> Result<Spawned> {
     let plan = Plan {
         rules: job.rules,
         status_fd: status_write.as_raw_fd(),
+        go_fd: go_read.as_raw_fd(),
         job_control: job.terminal.is_some(),
     };
     let plan_json = serde_json::to_string(&plan).map_err(|e| Error::Other(e.to_string()))?;
@@ -93,7 +111,7 @@ pub fn spawn(job: Spawn) -> Result<Spawned> {
     let cgroup_fd = job.cgroup_procs.as_ref().map(|f| f.as_raw_fd());
     let terminal = job.terminal;
     let parent = std::process::id() as libc::pid_t;
-    let fd = status_write.as_raw_fd();
+    let fds = [status_write.as_raw_fd(), go_read.as_raw_fd()];
     // SAFETY: only async-signal-safe calls (setsid, ioctl, dup2, prctl, write, getppid, fcntl)
     // between fork and exec.
     unsafe {
@@ -115,9 +133,12 @@ pub fn spawn(job: Spawn) -> Result<Spawned> {
             if libc::getppid() != parent {
                 libc::_exit(125);
             }
-            // The helper keeps the status descriptor; CMD's exec closes it again (close_range).
-            if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
-                return Err(std::io::Error::last_os_error());
+            // The helper keeps the status and release descriptors; CMD's exec closes them again
+            // (close_range).
+            for fd in fds {
+                if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             Ok(())
         });
@@ -129,8 +150,40 @@ pub fn spawn(job: Spawn) -> Result<Spawned> {
     // The reaper owns waitpid from here on; std's handle is never waited on.
     drop(child);
     drop(status_write);
+    drop(go_read);
+    Ok(Starting {
+        pid,
+        go: std::fs::File::from(go_write),
+        status: status_read,
+        pending,
+        shown: job.argv[0].clone(),
+    })
+}
 
-    let (listener, report) = handover::read_status(&status_read);
+impl Starting {
+    /// Lets the helper exec CMD; returns once CMD runs, or with the reason it could not.
+    pub fn release(self) -> Result<Spawned> {
+        let Starting {
+            pid,
+            mut go,
+            status,
+            pending,
+            shown,
+        } = self;
+        // A helper that died meanwhile has its reason on the status socket.
+        let _ = std::io::Write::write_all(&mut go, b"g");
+        drop(go);
+        finish_start(pid, &status, pending, shown)
+    }
+}
+
+fn finish_start(
+    pid: Pid,
+    status_read: &std::os::fd::OwnedFd,
+    pending: Option<Pending>,
+    shown: String,
+) -> Result<Spawned> {
+    let (listener, report) = handover::read_status(status_read);
     let Some((&code, message)) = report.split_first() else {
         let broker = match (pending, listener) {
             (None, _) => None,
@@ -160,7 +213,6 @@ pub fn spawn(job: Spawn) -> Result<Spawned> {
     // CMD never ran: collect the helper so that no zombie is left, then say why.
     let _ = waitpid(pid, None).map(|s| matches!(s, WaitStatus::Exited(..)));
     let message = String::from_utf8_lossy(message).into_owned();
-    let shown = job.argv[0].clone();
     Err(match code {
         NOT_FOUND => Error::CommandNotFound(shown),
         NOT_EXECUTABLE => Error::CommandNotExecutable {

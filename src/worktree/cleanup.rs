@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::controls::shell_quote;
+
 use crate::error::Result;
 use crate::git;
 use crate::job::id::JobId;
@@ -952,18 +954,6 @@ fn plural(n: usize) -> &'static str {
     } else {
         "s"
     }
-}
-
-/// A path as a shell word: bare when safe, else in single quotes.
-pub fn shell_quote(path: &Path) -> String {
-    let s = path.to_string_lossy();
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b))
-    {
-        return s.into_owned();
-    }
-    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// A job's worktree as its record names it, with what the record says checked against what isolate

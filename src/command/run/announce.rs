@@ -4,10 +4,10 @@ use std::fs;
 use std::path::Path;
 
 use crate::cli::RunArgs;
+use crate::controls::shell_quote;
 use crate::error::{Error, Result};
 use crate::job::record::{Record, State};
 use crate::job::store;
-use crate::worktree::cleanup::shell_quote;
 
 use super::prepare::{Chosen, Prepared};
 
@@ -86,7 +86,7 @@ pub(super) fn announce_end(args: &RunArgs, record: &Record, took: std::time::Dur
     }
     let how = match (record.state, record.exit) {
         (State::TimedOut, _) => format!(
-            "timed out after {}",
+            "timed out (its limit: {})",
             humantime::format_duration(args.timeout.unwrap_or_default())
         ),
         (_, Some(exit)) => match exit.signal {

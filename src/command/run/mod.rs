@@ -26,6 +26,7 @@ use crate::worktree::cleanup;
 
 mod announce;
 mod environment;
+mod hints;
 mod prepare;
 mod records;
 
@@ -112,7 +113,7 @@ fn execute(
     let installation = prepared
         .executable
         .as_deref()
-        .map(agent::installation)
+        .map(|exe| agent::installation(exe, std::env::var_os("HOME").as_deref().map(Path::new)))
         .unwrap_or_default();
     let job = plan::Job {
         worktree: prepared
@@ -257,7 +258,12 @@ fn execute(
         },
         None => (Stdio::inherit(), Stdio::inherit(), Stdio::inherit()),
     };
-    let spawned = spawn::spawn(spawn::Spawn {
+    // What the job could write, for the hint at the end (`None` unsandboxed: everything).
+    let writable_paths = rules.as_ref().map(|r| {
+        let dirs: Vec<PathBuf> = r.write.iter().chain(&r.worktree).cloned().collect();
+        (dirs, r.write_files.clone())
+    });
+    let starting = spawn::start(spawn::Spawn {
         argv: args.command.clone(),
         cwd: prepared.cwd.clone(),
         env,
@@ -268,8 +274,8 @@ fn execute(
         cgroup_procs: cgroup.as_ref().and_then(Cgroup::procs_for_child),
         terminal: terminal.as_ref().map(Interactive::slave_fd),
     });
-    let (pid, broker) = match spawned {
-        Ok(spawned) => (spawned.pid, spawned.broker),
+    let starting = match starting {
+        Ok(starting) => starting,
         Err(e) => {
             ports.release();
             if let Some(cg) = &cgroup {
@@ -278,6 +284,7 @@ fn execute(
             return not_started(notify, &prepared, &e);
         }
     };
+    let pid = starting.pid;
     // The child moved itself into the cgroup before exec; if it could not, the walk stops the tree.
     let cgroup = cgroup.filter(|cg| {
         let inside = cg.contains(pid);
@@ -288,17 +295,27 @@ fn execute(
     });
     record.cgroup = cgroup.as_ref().map(|cg| cg.path().display().to_string());
     record.pid = Some(pid.as_raw());
+    // In the foreground the JSON start line, like the human one, comes before anything of CMD.
+    if notify.is_none() && args.json {
+        if let Ok(line) = serde_json::to_string(&record) {
+            say!("{line}");
+        }
+    }
+    let broker = match starting.release() {
+        Ok(spawned) => spawned.broker,
+        Err(e) => {
+            ports.release();
+            if let Some(cg) = &cgroup {
+                cg.remove();
+            }
+            return not_started(notify, &prepared, &e);
+        }
+    };
     if let Err(e) = store::write_record(&prepared.job_dir, &record) {
         report_error(&e);
     }
-    match notify {
-        Some(n) => n.started(&record),
-        None if args.json => {
-            if let Ok(line) = serde_json::to_string(&record) {
-                say!("{line}");
-            }
-        }
-        None => {}
+    if let Some(n) = notify {
+        n.started(&record);
     }
 
     if let Some(t) = terminal.as_mut() {
@@ -369,7 +386,22 @@ fn execute(
         }
     }
     announce_end(&args, &record, clock.elapsed());
-    record.exit_status().unwrap_or(125)
+    let status = record.exit_status().unwrap_or(125);
+    if let (Some((dirs, files)), false) = (&writable_paths, args.json || args.quiet) {
+        let writable = hints::Writable { dirs, files };
+        let command = args.command.first().map(String::as_str).unwrap_or_default();
+        let policy_name = &prepared.policy.name;
+        if let Some(hint) = hints::after(
+            command,
+            prepared.agent.as_ref(),
+            policy_name,
+            &writable,
+            status,
+        ) {
+            say!("isolate: hint: {hint}");
+        }
+    }
+    status
 }
 
 /// How long the project's setup may run when the job has no `--timeout` (the job's own when it has).

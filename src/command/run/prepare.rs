@@ -39,6 +39,8 @@ pub(super) struct Prepared {
     pub(super) chosen: Chosen,
     /// CMD's real executable, when it resolves (PATH looked up, symlinks followed).
     pub(super) executable: Option<PathBuf>,
+    /// The agent CMD is, whatever policy it runs under (for the hint at the end).
+    pub(super) agent: Option<agent::Detected>,
     /// What the plan made for the policy (undone with the rest).
     pub(super) made: Made,
 }
@@ -146,6 +148,7 @@ pub(super) fn prepare_resume(query: &str, args: &RunArgs) -> Result<Prepared> {
             project_branch: wt.project_branch.clone(),
         };
         let record_cwd = path.clone();
+        let agent = detect(&args.command, &record_cwd, &[&record_cwd, &project.top]);
         Ok(Prepared {
             id: id.clone(),
             job_dir: job_dir.clone(),
@@ -158,6 +161,7 @@ pub(super) fn prepare_resume(query: &str, args: &RunArgs) -> Result<Prepared> {
             setup: None,
             chosen: Chosen::Recorded,
             executable: executable(&args.command, &record_cwd),
+            agent,
             made: Made::default(),
         })
     };
@@ -196,11 +200,14 @@ pub(super) fn prepare(args: &RunArgs) -> Result<Prepared> {
     };
     // --policy, then the configuration's, then the agent's when CMD is a known one, then default.
     let executable = executable(&args.command, &cwd);
-    let detected = args
-        .command
-        .first()
-        .and_then(|cmd| agent::detect(cmd, &cwd, std::env::var("PATH").ok().as_deref()));
-    let (policy_name, chosen) = match (&args.policy, &config.config.policy, detected) {
+    let project_top = match &target {
+        Some(t) => Some(t.project.top.clone()),
+        None => Project::discover(&cwd).ok().map(|p| p.top),
+    };
+    let mut untrusted = vec![cwd.as_path()];
+    untrusted.extend(project_top.as_deref());
+    let detected = detect(&args.command, &cwd, &untrusted);
+    let (policy_name, chosen) = match (&args.policy, &config.config.policy, detected.clone()) {
         (Some(name), _, _) => (name.clone(), Chosen::Given),
         (None, Some(name), _) => (name.clone(), Chosen::Configured),
         (None, None, Some(found)) => (found.agent.profile.to_string(), Chosen::Agent(found)),
@@ -243,6 +250,7 @@ pub(super) fn prepare(args: &RunArgs) -> Result<Prepared> {
             setup: None,
             chosen: chosen.clone(),
             executable: executable.clone(),
+            agent: detected.clone(),
             made: Made::default(),
         };
         let Some(t) = target else {
@@ -255,7 +263,11 @@ pub(super) fn prepare(args: &RunArgs) -> Result<Prepared> {
         let include = t.config.config.include.as_deref().unwrap_or_default();
         match create::create(&t.project, &prepared.id, &path, &t.base, include) {
             Ok(Some(mut created)) => {
-                let inside = path.join(&t.project.prefix);
+                // `join("")` would add a trailing slash the worktree's path has not.
+                let inside = match t.project.prefix.as_os_str().is_empty() {
+                    true => path.clone(),
+                    false => path.join(&t.project.prefix),
+                };
                 prepared.cwd = if inside.is_dir() {
                     inside
                 } else {
@@ -317,8 +329,7 @@ pub(super) fn check_allow_write(
     protected.push((real(state), "isolate's state directory", true));
     protected.push((real(worktree_root), "the worktree root", true));
     for path in paths {
-        let canonical = fs::canonicalize(path)
-            .map_err(|e| Error::Usage(format!("--allow-write {}: {e}", path.display())))?;
+        let canonical = plan::allowed_write(path)?;
         let refuse = |what: &str| {
             Error::Usage(format!(
                 "--allow-write {}: that is {what}; the sandbox never opens it to a job \
@@ -413,4 +424,16 @@ pub(super) fn slug_source(command: &[String]) -> &[u8] {
 /// CMD's real executable, as exec will find it from `cwd` on the caller's `PATH`.
 fn executable(command: &[String], cwd: &Path) -> Option<PathBuf> {
     agent::resolve(command.first()?, cwd, std::env::var("PATH").ok().as_deref())
+}
+
+/// The agent CMD is, found as `executable` finds it; never an executable inside `untrusted` (the
+/// project, the current directory): a project's own `node_modules/@anthropic-ai/claude-code` is
+/// the project's code, and gets no agent's profile.
+fn detect(command: &[String], cwd: &Path, untrusted: &[&Path]) -> Option<agent::Detected> {
+    let found = agent::detect(command.first()?, cwd, std::env::var("PATH").ok().as_deref())?;
+    let inside = |dir: &&Path| {
+        let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        found.executable.starts_with(dir)
+    };
+    (!untrusted.iter().any(inside)).then_some(found)
 }

@@ -1,0 +1,123 @@
+//! Hints at the end of a job, where a user would otherwise be stuck without a word: a known agent
+//! run under a policy that does not let it write its state (it often goes on, logging EACCES
+//! nobody reads), and a command that failed while the home directory was read-only to it.
+
+use std::path::{Path, PathBuf};
+
+use crate::sandbox::agent::Detected;
+use crate::sandbox::plan::expand;
+use crate::sandbox::policy;
+
+/// What the job could write: its policy's write rules, its worktree, `--allow-write`.
+pub(super) struct Writable<'a> {
+    pub(super) dirs: &'a [PathBuf],
+    pub(super) files: &'a [PathBuf],
+}
+
+impl Writable<'_> {
+    fn covers(&self, path: &Path) -> bool {
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        self.dirs.iter().any(|d| path.starts_with(d)) || self.files.contains(&path)
+    }
+}
+
+/// The hint for a job that ran `command` under `policy_name` and ended with `status`, if any.
+pub(super) fn after(
+    command: &str,
+    agent: Option<&Detected>,
+    policy_name: &str,
+    writable: &Writable,
+    status: i32,
+) -> Option<String> {
+    match agent {
+        Some(found) if found.agent.profile != policy_name => known(found, policy_name, writable),
+        Some(_) => None,
+        None if status != 0 => unknown(command, policy_name, writable),
+        None => None,
+    }
+}
+
+/// A known agent whose profile grants state the job's policy did not.
+fn known(found: &Detected, policy_name: &str, writable: &Writable) -> Option<String> {
+    let profile = policy::load(found.agent.profile).ok()?;
+    let fs = &profile.policy.filesystem;
+    let lacking: Vec<&str> = fs
+        .write
+        .iter()
+        .chain(&fs.write_files)
+        .filter(|rule| expand(&rule.path).is_ok_and(|path| !writable.covers(Path::new(&path))))
+        .map(|rule| rule.path.as_str())
+        .collect();
+    if lacking.is_empty() {
+        return None;
+    }
+    let profile = found.agent.profile;
+    Some(format!(
+        "{} keeps its state in {}, which policy {policy_name} does not let the job write: it may \
+         have failed or lost that state. Its profile does: --policy {profile} (or a profile of \
+         your own with extends = [\"{policy_name}\", \"{profile}\"])",
+        found.agent.name,
+        lacking.join(", ")
+    ))
+}
+
+/// A failed command that is no known agent, with the home directory read-only: where tools keep
+/// state there, and how to grant it.
+fn unknown(command: &str, policy_name: &str, writable: &Writable) -> Option<String> {
+    let home = PathBuf::from(std::env::var_os("HOME")?);
+    if writable.covers(&home) {
+        return None;
+    }
+    let name = Path::new(command)
+        .file_name()?
+        .to_string_lossy()
+        .into_owned();
+    let places = [
+        format!(".{name}"),
+        format!(".config/{name}"),
+        format!(".cache/{name}"),
+        format!(".local/share/{name}"),
+        format!(".local/state/{name}"),
+    ];
+    let found: Vec<String> = places
+        .iter()
+        .filter(|place| {
+            let path = home.join(place);
+            path.exists() && !writable.covers(&path)
+        })
+        .map(|place| format!("~/{place}"))
+        .collect();
+    let flags: Vec<String> = found.iter().map(|p| format!("--allow-write {p}")).collect();
+    Some(match found.as_slice() {
+        [] => format!(
+            "under policy {policy_name} the home directory is read-only to the job; if {name} \
+             keeps state there, grant its directory with --allow-write DIR (it must exist), or in \
+             a profile with {{ path = \"~/.{name}\", missing = \"create\" }} under [filesystem] write"
+        ),
+        _ => format!(
+            "under policy {policy_name} the job could not write {}, where {name} may keep its \
+             state: {} grants it",
+            found.join(", "),
+            flags.join(" ")
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_is_covered_by_a_directory_above_it_or_the_file_itself() {
+        let dirs = [PathBuf::from("/w/tree")];
+        let files = [PathBuf::from("/w/file")];
+        let writable = Writable {
+            dirs: &dirs,
+            files: &files,
+        };
+        assert!(writable.covers(Path::new("/w/tree/a/b")));
+        assert!(writable.covers(Path::new("/w/file")));
+        assert!(!writable.covers(Path::new("/w/treehouse")));
+        assert!(!writable.covers(Path::new("/w")));
+    }
+}
