@@ -220,6 +220,9 @@ fn exit_statuses_follow_the_job() {
     assert_status(&out, 124);
     assert_eq!(report["state"], "timed_out");
     assert_eq!(report["exit"]["signal"], 15);
+    let said = stderr(&out);
+    assert!(said.contains("timed out (its limit: 1s) after "), "{said}");
+    assert!(!said.contains("after 1s after"), "{said}");
 
     let out = env.isolate(&repo, ["run", "--worktree", "--", "./no-such-command"]);
     assert_status(&out, 127);
@@ -405,6 +408,21 @@ fn what_cmd_gets() {
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["state"], "running");
     assert_eq!(lines[1]["state"], "exited");
+    // The job's directory is its worktree's path, exactly (no trailing slash).
+    assert_eq!(lines[1]["cwd"], lines[1]["worktree"]["path"]);
+
+    // The start line comes before anything CMD prints, on the same stream, every time.
+    for _ in 0..20 {
+        let out = env.isolate(&repo, ["run", "--json", "--", "sh", "-c", "echo early >&2"]);
+        assert_status(&out, 0);
+        let err = stderr(&out);
+        let mut lines = err.lines();
+        let first: serde_json::Value = serde_json::from_str(lines.next().unwrap_or_default())
+            .unwrap_or_else(|_| panic!("the start line is not first: {err}"));
+        assert_eq!(first["state"], "running", "{err}");
+        assert!(first["pid"].is_u64(), "{err}");
+        assert_eq!(lines.next(), Some("early"), "{err}");
+    }
 }
 
 #[test]

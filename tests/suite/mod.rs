@@ -1,3 +1,4 @@
+mod agents;
 mod background;
 mod bad_input;
 mod concurrency;
