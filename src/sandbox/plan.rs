@@ -549,6 +549,14 @@ fn resolve_rule(rule: &PathRule, access: Access) -> Resolved {
         out.detail = Some(format!("{expanded} is not an absolute path"));
         return out;
     }
+    if let Some((link, owner)) = foreign_link(Path::new(&expanded)) {
+        out.detail = Some(format!(
+            "{} is a symbolic link of another user (uid {owner}); isolate follows no other user's \
+             link into a rule (one planted in /tmp would aim the rule anywhere)",
+            link.display()
+        ));
+        return out;
+    }
     match fs::canonicalize(&expanded) {
         Ok(path) => granted(out, path),
         Err(e) => {
@@ -559,6 +567,25 @@ fn resolve_rule(rule: &PathRule, access: Access) -> Resolved {
             missing(out, rule.missing, why, Some(PathBuf::from(expanded)))
         }
     }
+}
+
+/// The first symbolic link on the way to `path` owned by neither this user nor root, with its
+/// owner: in a directory others may write (`/tmp`), another user's link would aim the rule at
+/// whatever they chose (the kernel's `fs.protected_symlinks` is not always on).
+fn foreign_link(path: &Path) -> Option<(PathBuf, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    let me = nix::unistd::getuid().as_raw();
+    let mut walked = PathBuf::new();
+    for part in path.components() {
+        walked.push(part);
+        let Ok(meta) = fs::symlink_metadata(&walked) else {
+            return None;
+        };
+        if meta.file_type().is_symlink() && meta.uid() != me && meta.uid() != 0 {
+            return Some((walked, meta.uid()));
+        }
+    }
+    None
 }
 
 /// A path that exists: a rule, after checking that its kind fits its access.

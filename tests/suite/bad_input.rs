@@ -376,3 +376,60 @@ fn allow_write_refuses_what_the_sandbox_protects_and_names_what_it_grants() {
         "{granted}"
     );
 }
+
+#[test]
+fn a_tool_stuck_on_a_read_only_home_gets_a_hint_never_silence() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    // An unknown tool that keeps its state in ~/.mytool: it fails, and the end says how to grant it.
+    let bin = env.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let tool = bin.join("mytool");
+    fs::write(
+        &tool,
+        "#!/bin/sh\nmkdir -p \"$HOME/.mytool\" && echo state > \"$HOME/.mytool/db\" || exit 3\n",
+    )
+    .unwrap();
+    fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "--worktree"];
+        args.extend_from_slice(extra);
+        args.extend(["--", "mytool"]);
+        env.isolate_with(&repo, &[("PATH", &path)], &args)
+    };
+    let out = run(&[]);
+    assert_status(&out, 3);
+    let said = stderr(&out);
+    assert!(
+        said.contains("hint: under policy default the home directory is read-only to the job")
+            && said.contains("{ path = \"~/.mytool\", missing = \"create\" }"),
+        "{said}"
+    );
+    // Once the directory exists, the hint names it and the flag that grants it.
+    fs::create_dir(env.home.join(".mytool")).unwrap();
+    let out = run(&[]);
+    assert_status(&out, 3);
+    assert!(
+        stderr(&out).contains("could not write ~/.mytool")
+            && stderr(&out).contains("--allow-write ~/.mytool grants it"),
+        "{}",
+        stderr(&out)
+    );
+    let granted = env.home.join(".mytool");
+    let out = run(&["--allow-write", granted.to_str().unwrap()]);
+    assert_status(&out, 0);
+    assert!(!stderr(&out).contains("hint:"), "{}", stderr(&out));
+
+    // --allow-write of a path that does not exist says how to make it, and nothing is left.
+    let missing = env.home.join("no such dir");
+    let out = run(&["--allow-write", missing.to_str().unwrap()]);
+    assert_status(&out, 125);
+    assert!(
+        stderr(&out).contains("it does not exist; create it first (mkdir -p '")
+            && stderr(&out).contains("missing = \"create\""),
+        "{}",
+        stderr(&out)
+    );
+    assert!(env.worktree_dirs().is_empty());
+}

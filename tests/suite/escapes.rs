@@ -2372,3 +2372,69 @@ fn mount_unshare_and_chroot() {
         "{text}"
     );
 }
+
+#[test]
+fn another_users_link_where_a_profile_writes_aims_no_rule() {
+    // Another user plants a link where a profile grants a fixed path in a shared directory (Codex's
+    // /tmp/codex-daemon-<uid>), aimed at the home directory; isolate refuses to follow it. Making a
+    // link another user owns takes root (CI runs as root).
+    if !nix::unistd::getuid().is_root() {
+        eprintln!("skipped: needs root to make a link owned by another user");
+        return;
+    }
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let shared = env.path().join("shared");
+    fs::create_dir(&shared).unwrap();
+    fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
+    let planted = shared.join("daemon-dir");
+    std::os::unix::fs::symlink(&env.home, &planted).unwrap();
+    std::os::unix::fs::lchown(&planted, Some(12345), Some(12345)).unwrap();
+    let file = env.file(
+        "daemon.toml",
+        &format!(
+            "extends = \"default\"\n[filesystem]\nwrite = [{{ path = \"{}\", missing = \"create\" }}]\n",
+            planted.display()
+        ),
+    );
+    fs::write(env.home.join(".bashrc"), "original\n").unwrap();
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--policy",
+            file.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "echo evil > \"$HOME/.bashrc\"",
+        ],
+    );
+    assert_status(&out, 125);
+    assert_said(&out, "symbolic link of another user (uid 12345)");
+    assert_eq!(
+        fs::read_to_string(env.home.join(".bashrc")).unwrap(),
+        "original\n"
+    );
+    // The user's own link is theirs to aim.
+    fs::remove_file(&planted).unwrap();
+    let mine = env.path().join("mine");
+    fs::create_dir(&mine).unwrap();
+    std::os::unix::fs::symlink(&mine, &planted).unwrap();
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--policy",
+            file.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &format!("echo ok > {}/f", planted.display()),
+        ],
+    );
+    assert_status(&out, 0);
+    assert!(mine.join("f").exists());
+}
