@@ -118,6 +118,21 @@ fn ended_clean(screen: &Screen, env: &TestEnv, agent: &str) {
     );
 }
 
+/// A headless run of `agent` that got as far as one of `errors` (its own words for the network
+/// being down), with nothing refused, its worktree removed and nothing of it left running.
+fn reached_its_network_error(env: &TestEnv, out: &Output, agent: &str, errors: &[&str]) {
+    let said = format!("{}{}", stdout(out), stderr(out));
+    assert!(errors.iter().any(|e| said.contains(e)), "{said}");
+    assert!(refusals(&said).is_empty(), "{:?}", refusals(&said));
+    assert!(said.contains("worktree: removed"), "{said}");
+    assert!(
+        wait_until(Duration::from_secs(10), || left_running(env, agent)
+            .is_empty()),
+        "{:?}",
+        left_running(env, agent)
+    );
+}
+
 const CLAUDE: [(&str, &str); 4] = [
     ("ANTHROPIC_API_KEY", "sk-ant-api03-isolate-test"),
     ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"),
@@ -261,20 +276,13 @@ fn codex_comes_up_with_its_daemon_inside_the_job_and_reaches_its_network_error()
 
     let vars = [("OPENAI_API_KEY", "sk-isolate-test"), ("RUST_LOG", "info")];
     let out = headless(&env, &repo, &vars, "20s", &["codex", "exec", "say hi"]);
-    let said = format!("{}{}", stdout(&out), stderr(&out));
-    assert!(
-        said.contains("Reconnecting") || said.contains("stream disconnected"),
-        "{said}"
+    reached_its_network_error(
+        &env,
+        &out,
+        "codex",
+        &["Reconnecting", "stream disconnected"],
     );
-    assert!(refusals(&said).is_empty(), "{:?}", refusals(&said));
-    assert!(said.contains("worktree: removed"), "{said}");
     assert!(env.home.join(".codex").is_dir());
-    assert!(
-        wait_until(Duration::from_secs(10), || left_running(&env, "codex")
-            .is_empty()),
-        "{:?}",
-        left_running(&env, "codex")
-    );
 }
 
 #[test]
@@ -336,20 +344,8 @@ fn aider_comes_up_runs_commands_in_a_pty_and_reaches_its_network_error() {
             "say hi",
         ],
     );
-    let said = format!("{}{}", stdout(&out), stderr(&out));
-    assert!(
-        said.contains("litellm.") || said.contains("AnthropicException"),
-        "{said}"
-    );
-    assert!(refusals(&said).is_empty(), "{:?}", refusals(&said));
-    assert!(said.contains("worktree: removed"), "{said}");
+    reached_its_network_error(&env, &out, "aider", &["litellm.", "AnthropicException"]);
     assert!(env.home.join(".aider").is_dir());
-    assert!(
-        wait_until(Duration::from_secs(10), || left_running(&env, "aider")
-            .is_empty()),
-        "{:?}",
-        left_running(&env, "aider")
-    );
 }
 
 /// A real copy of Claude Code, installed per user as its native installer lays it out.

@@ -200,13 +200,14 @@ pub(super) fn prepare(args: &RunArgs) -> Result<Prepared> {
     };
     // --policy, then the configuration's, then the agent's when CMD is a known one, then default.
     let executable = executable(&args.command, &cwd);
-    let project_top = match &target {
-        Some(t) => Some(t.project.top.clone()),
-        None => Project::discover(&cwd).ok().map(|p| p.top),
-    };
-    let mut untrusted = vec![cwd.as_path()];
-    untrusted.extend(project_top.as_deref());
-    let detected = detect(&args.command, &cwd, &untrusted);
+    // The project is looked up (a git process) only when CMD is an agent at all.
+    let detected = detect(&args.command, &cwd, &[&cwd]).filter(|found| {
+        let top = match &target {
+            Some(t) => Some(t.project.top.clone()),
+            None => Project::discover(&cwd).ok().map(|p| p.top),
+        };
+        !top.is_some_and(|top| inside(found, &top))
+    });
     let (policy_name, chosen) = match (&args.policy, &config.config.policy, detected.clone()) {
         (Some(name), _, _) => (name.clone(), Chosen::Given),
         (None, Some(name), _) => (name.clone(), Chosen::Configured),
@@ -431,9 +432,10 @@ fn executable(command: &[String], cwd: &Path) -> Option<PathBuf> {
 /// the project's code, and gets no agent's profile.
 fn detect(command: &[String], cwd: &Path, untrusted: &[&Path]) -> Option<agent::Detected> {
     let found = agent::detect(command.first()?, cwd, std::env::var("PATH").ok().as_deref())?;
-    let inside = |dir: &&Path| {
-        let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-        found.executable.starts_with(dir)
-    };
-    (!untrusted.iter().any(inside)).then_some(found)
+    (!untrusted.iter().any(|dir| inside(&found, dir))).then_some(found)
+}
+
+fn inside(found: &agent::Detected, dir: &Path) -> bool {
+    let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    found.executable.starts_with(dir)
 }
