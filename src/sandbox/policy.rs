@@ -51,6 +51,10 @@ pub struct Filesystem {
     pub installation: bool,
     /// Files copied before the job starts, when `to` does not exist and `from` does.
     pub seed: Vec<Seed>,
+    /// Never readable, whatever the read rules above them grant (credential stores): a read rule
+    /// covering one is carved around it. A read rule naming a path inside one re-allows exactly
+    /// that path (an agent's own auth file). Default `missing`: ignore.
+    pub deny_read: Vec<PathRule>,
 }
 
 /// State an agent profile carries over before the job starts: `from` (the agent's file where it
@@ -208,13 +212,47 @@ pub struct Environment {
     /// Variables set before exec unless the caller has them (a leading `~/` is the home directory).
     #[serde(default)]
     pub default: BTreeMap<String, String>,
+    /// Variables removed by name pattern (`*` any run of characters): names that mark
+    /// credentials, `*_TOKEN`, `*_PASSWORD`, `AWS_*`.
+    #[serde(default)]
+    pub remove_matching: Vec<String>,
+    /// Exempt from `remove_matching`: what an agent's profile keeps for its own agent.
+    #[serde(default)]
+    pub keep: Vec<String>,
+}
+
+/// Whether `name` matches `pattern`, where `*` stands for any run of characters (none included).
+pub fn matches(pattern: &str, name: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = name.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 impl Environment {
+    /// Whether this section removes `name`.
+    pub fn removes(&self, name: &str) -> bool {
+        self.remove.iter().any(|r| r == name)
+            || (self.remove_matching.iter().any(|p| matches(p, name))
+                && !self.keep.iter().any(|k| k == name))
+    }
+
     /// `env` as this section makes it: its variables removed, then its values set, then its
     /// defaults where `env` has none.
     pub fn apply(&self, env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>) {
-        env.retain(|(k, _)| !self.remove.iter().any(|r| k == r.as_str()));
+        env.retain(|(k, _)| !k.to_str().is_some_and(|k| self.removes(k)));
         let home = env
             .iter()
             .find(|(k, _)| k == "HOME")
@@ -339,6 +377,8 @@ struct FilesystemFile {
     installation: Option<bool>,
     #[serde(default)]
     seed: Vec<Seed>,
+    #[serde(default)]
+    deny_read: Vec<PathEntry>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -737,6 +777,17 @@ fn merge(base: Policy, file: File) -> Policy {
         environment.remove.retain(|r| *r != k);
         environment.default.insert(k, v);
     }
+    for pattern in file.environment.remove_matching {
+        if !environment.remove_matching.contains(&pattern) {
+            environment.remove_matching.push(pattern);
+        }
+    }
+    for name in file.environment.keep {
+        environment.remove.retain(|r| *r != name);
+        if !environment.keep.contains(&name) {
+            environment.keep.push(name);
+        }
+    }
     let limits = file.limits;
     Policy {
         filesystem: Filesystem {
@@ -753,6 +804,7 @@ fn merge(base: Policy, file: File) -> Policy {
                 }
                 seed
             },
+            deny_read: paths(base.filesystem.deny_read, fs.deny_read, Missing::Ignore),
         },
         network: Network {
             connect: net.connect.unwrap_or(base.network.connect),
@@ -805,6 +857,39 @@ mod tests {
         toml::from_str::<File>(text)
             .map(|f| merge(Policy::default(), f))
             .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn patterns_match_names_as_globs() {
+        for (pattern, name, hit) in [
+            ("*_TOKEN", "GITHUB_TOKEN", true),
+            ("*_TOKEN", "TOKEN", false),
+            ("*_TOKEN", "GITHUB_TOKENS", false),
+            ("AWS_*", "AWS_SECRET_ACCESS_KEY", true),
+            ("AWS_*", "XAWS_A", false),
+            ("*_SECRET*", "MY_SECRET_KEY", true),
+            ("*_SECRET*", "MY_SECRET", true),
+            ("*SECRET*", "SECRET", true),
+            ("PATH", "PATH", true),
+            ("PATH", "PATHS", false),
+            ("A*B*C", "AxxBxxC", true),
+            ("A*B*C", "AxxC", false),
+            ("*_KEY", "_KEY", true),
+        ] {
+            assert_eq!(matches(pattern, name), hit, "{pattern} {name}");
+        }
+    }
+
+    #[test]
+    fn kept_variables_survive_patterns_and_lists_add_along_extends() {
+        let base = parse("[environment]\nremove_matching = [\"*_API_KEY\"]\n").unwrap();
+        let file: File =
+            toml::from_str("[environment]\nkeep = [\"ANTHROPIC_API_KEY\"]\n").unwrap();
+        let policy = merge(base, file);
+        let env = &policy.environment;
+        assert!(env.removes("OPENAI_API_KEY"));
+        assert!(!env.removes("ANTHROPIC_API_KEY"));
+        assert!(!env.removes("HOME"));
     }
 
     #[test]
