@@ -1002,6 +1002,7 @@ mod tests {
                 ("KEPT".to_string(), "~/ignored".to_string()),
                 ("ADDED".to_string(), "~/.claude".to_string()),
             ]),
+            ..Environment::default()
         };
         let mut vars: Vec<(std::ffi::OsString, std::ffi::OsString)> = vec![
             ("HOME".into(), "/home/u".into()),
