@@ -13,6 +13,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// One value per process, parsed once: the size of `Run`'s arguments costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run CMD sandboxed (in a fresh worktree with --worktree).
@@ -80,6 +82,10 @@ pub struct LogsArgs {
     /// screen or write the clipboard).
     #[arg(long)]
     pub raw: bool,
+    /// The job's network decisions instead (its proxy's `net.log`, one JSON object per line:
+    /// time, method, host, port, allowed or refused and why, bytes), foreground jobs included.
+    #[arg(long)]
+    pub net: bool,
 }
 
 #[derive(Debug, Args)]
@@ -211,6 +217,12 @@ pub struct RunArgs {
     /// One more writable path for this run (repeatable).
     #[arg(long = "allow-write", value_name = "PATH")]
     pub allow_write: Vec<PathBuf>,
+
+    /// One more host the job may reach through its network proxy, `NAME`, `*.DOMAIN`, either with
+    /// `:PORT` (without: 443 and 80), for this run (repeatable). Under a policy without an allowlist
+    /// (`default`: TCP open) the run's network becomes exactly these names; `offline` stays offline.
+    #[arg(long = "allow-net", value_name = "DOMAIN")]
+    pub allow_net: Vec<String>,
 
     /// Run without Landlock, on purpose; stated in the start line and the report.
     #[arg(long)]

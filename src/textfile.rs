@@ -13,6 +13,11 @@ pub fn read(path: &Path) -> io::Result<String> {
     read_with(path, MAX, 0)
 }
 
+/// The user's own file, links followed: as `read`, at most `max` bytes.
+pub fn read_at_most(path: &Path, max: u64) -> io::Result<String> {
+    read_with(path, max, 0)
+}
+
 /// A file of a job's repository or worktree: as `read`, but a symlink is not followed either (the
 /// job may point it anywhere), and at most `max` bytes.
 pub fn read_untrusted(path: &Path, max: u64) -> io::Result<String> {

@@ -32,8 +32,41 @@ struct Doctor {
     worktrees_dir: Option<PathBuf>,
     /// The gaps of the default profile on this machine.
     gaps: Vec<String>,
+    /// The domain allowlists of the built-in profiles that have one (their network goes through
+    /// isolate's proxy).
+    allowlists: Vec<Allowlist>,
     /// What failed while looking.
     problems: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct Allowlist {
+    profile: &'static str,
+    allow: Vec<String>,
+    allow_local: bool,
+}
+
+/// The built-in profiles' allowlists.
+fn allowlists(problems: &mut Vec<String>) -> Vec<Allowlist> {
+    let mut found = Vec::new();
+    for (name, _) in policy::BUILTIN {
+        match policy::load(name) {
+            Ok(loaded) if loaded.policy.network.proxied() => found.push(Allowlist {
+                profile: name,
+                allow: loaded
+                    .policy
+                    .network
+                    .allow
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect(),
+                allow_local: loaded.policy.network.allow_local,
+            }),
+            Ok(_) => {}
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    found
 }
 
 #[derive(Serialize)]
@@ -129,6 +162,7 @@ fn doctor() -> Doctor {
         }
     };
     let seccomp = probe::seccomp();
+    let allowlists = allowlists(&mut problems);
     Doctor {
         sandbox: abi.is_some_and(|abi| abi >= probe::MIN_ABI) && seccomp.is_ok(),
         seccomp: Seccomp {
@@ -148,6 +182,7 @@ fn doctor() -> Doctor {
         worktrees_dir: state_dir.as_ref().map(|d| d.join("worktrees")),
         state_dir,
         gaps,
+        allowlists,
         problems,
     }
 }
@@ -223,6 +258,15 @@ fn human(d: &Doctor, out: &mut String) -> std::fmt::Result {
     writeln!(out, "\ngaps of the default profile here")?;
     for gap in &d.gaps {
         writeln!(out, "  - {gap}")?;
+    }
+    if !d.allowlists.is_empty() {
+        writeln!(
+            out,
+            "\nnetwork allowlists (through isolate's proxy; `isolate policy show NAME` for more)"
+        )?;
+        for a in &d.allowlists {
+            writeln!(out, "  {:<12} {}", a.profile, a.allow.join(", "))?;
+        }
     }
     if !d.problems.is_empty() {
         writeln!(out, "\nproblems")?;

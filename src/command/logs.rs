@@ -1,7 +1,8 @@
 //! `isolate logs JOB [-f] [--tail N] [--raw]`: a background job's output. With `-f` it follows the
 //! log across rotation until the job ends. Written to a terminal, the job's control characters are
 //! escaped (`cat -v` style) unless `--raw`: what a job prints is not the user's terminal's to obey.
-//! A closed reader (`isolate logs JOB | head`) is not an error.
+//! A closed reader (`isolate logs JOB | head`) is not an error. `--net` shows the job's network
+//! decisions (`net.log`, its proxy's) the same way.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -35,6 +36,9 @@ pub fn run(args: LogsArgs) -> i32 {
 fn show(args: &LogsArgs) -> Result<(), Error> {
     let state = store::state_dir()?;
     let (dir, record) = store::resolve(&state, &args.job)?;
+    if args.net {
+        return show_net(args, &dir, &record);
+    }
     if !record.background {
         return Err(Error::Refused(format!(
             "job {} ran in the foreground: its output went to its terminal, not to a log",
@@ -65,6 +69,36 @@ fn show(args: &LogsArgs) -> Result<(), Error> {
     out.flush().map_err(write_err)?;
     if args.follow {
         follow(&dir, &path, &mut out)?;
+    }
+    Ok(())
+}
+
+/// `--net`: the job's proxy log (`net.log`, written by one writer a whole line at a time), through
+/// the same escaping as the output.
+fn show_net(args: &LogsArgs, dir: &Path, record: &crate::job::record::Record) -> Result<(), Error> {
+    let path = dir.join(crate::supervise::proxy::LOG);
+    if !path.exists() {
+        return Err(Error::Refused(format!(
+            "job {} has no network log: its policy has no domain allowlist (no proxy ran for it)",
+            record.id
+        )));
+    }
+    let out = io::stdout();
+    let escape = !args.raw && std::io::IsTerminal::is_terminal(&out);
+    let mut out = Output {
+        out: out.lock(),
+        escape,
+    };
+    let write_err = |e: io::Error| Error::io("cannot write", "stdout", e);
+    let text = read_all(&path);
+    let shown = match args.tail {
+        Some(n) => last_lines(&text, n),
+        None => &text[..],
+    };
+    out.write_all(shown).map_err(write_err)?;
+    out.flush().map_err(write_err)?;
+    if args.follow {
+        follow(dir, &path, &mut out)?;
     }
     Ok(())
 }

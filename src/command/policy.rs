@@ -13,7 +13,9 @@ use crate::command::report_error;
 use crate::error::Error;
 use crate::sandbox::landlock::right_names;
 use crate::sandbox::plan::{self, Access, FeatureState, Outcome, Preview};
-use crate::sandbox::policy::{self, Compatibility, Environment, Loaded, Ports, Reach, Scopes};
+use crate::sandbox::policy::{
+    self, Compatibility, Destination, Environment, Loaded, Ports, Reach, Scopes,
+};
 
 pub fn run(command: PolicyCommand) -> i32 {
     match command {
@@ -55,10 +57,15 @@ struct PathShown<'a> {
 struct NetworkShown<'a> {
     tcp_connect: &'a Ports,
     tcp_bind: &'a Ports,
+    /// The policy's `udp` key (with an allowlist UDP is refused whatever it says; `tcp_connect` is
+    /// then the proxy's, see `allow`).
     udp: Reach,
     /// Outside unix sockets the job may connect to (also listed under `paths`, access `connect`).
     unix_sockets: Vec<&'a str>,
     unix_datagram: Reach,
+    /// The domain allowlist (the job's TCP then goes through isolate's proxy only); empty: none.
+    allow: &'a [Destination],
+    allow_local: bool,
 }
 
 #[derive(Serialize)]
@@ -155,6 +162,8 @@ fn shown<'a>(loaded: &'a Loaded, preview: &'a Preview) -> Shown<'a> {
                 .map(|r| r.path.as_str())
                 .collect(),
             unix_datagram: policy.network.unix_datagram,
+            allow: &policy.network.allow,
+            allow_local: policy.network.allow_local,
         },
         scopes: &policy.scopes,
         environment: &policy.environment,
@@ -199,6 +208,7 @@ fn human(s: &Shown, out: &mut String) -> std::fmt::Result {
             Access::WriteFile => "write-file",
             Access::Device => "device",
             Access::Connect => "connect",
+            Access::Deny => "deny-read",
         };
         let state = match p.outcome {
             Outcome::Granted => "",
@@ -233,11 +243,27 @@ fn human(s: &Shown, out: &mut String) -> std::fmt::Result {
     }
     let scoped = |on: bool| if on { "scoped" } else { "NOT scoped" };
     writeln!(out)?;
-    writeln!(
-        out,
-        "network       tcp connect: {}; tcp bind: {}; udp: {}",
-        s.network.tcp_connect, s.network.tcp_bind, s.network.udp
-    )?;
+    if s.network.allow.is_empty() {
+        writeln!(
+            out,
+            "network       tcp connect: {}; tcp bind: {}; udp: {}",
+            s.network.tcp_connect, s.network.tcp_bind, s.network.udp
+        )?;
+    } else {
+        writeln!(
+            out,
+            "network       tcp connect: isolate's proxy and the job's own ports only; tcp bind: {}; udp: none",
+            s.network.tcp_bind
+        )?;
+        let local = match s.network.allow_local {
+            true => "local addresses allowed",
+            false => "local addresses refused",
+        };
+        writeln!(out, "allowlist     {local}; names (no port: 443 and 80):")?;
+        for d in s.network.allow {
+            writeln!(out, "  {d}")?;
+        }
+    }
     let outside = match s.network.unix_sockets.as_slice() {
         [] => "none".to_string(),
         paths => paths.join(", "),

@@ -1,4 +1,5 @@
-//! `isolate status JOB [--json]`: one job's command, state, exit, worktree state and handoff.
+//! `isolate status JOB [--json]`: one job's command, state, exit, what the sandbox refused it (the
+//! seccomp layer's counts, its network proxy's decisions), worktree state and handoff.
 
 use crate::cli::JobArgs;
 use crate::command::ps::shown;
@@ -40,6 +41,30 @@ pub fn run(args: JobArgs) -> i32 {
         _ => "none (--no-sandbox)".into(),
     };
     println!("sandbox:  {sandbox}");
+    if let Some(refused) = &record.sandbox.refused {
+        let layer = [
+            (refused.unix_connect, "unix connects"),
+            (refused.tcp_connect, "tcp connects"),
+            (refused.listen, "listens"),
+        ];
+        if layer.iter().any(|(n, _)| *n > 0) {
+            let shown: Vec<String> = layer
+                .iter()
+                .map(|(n, what)| format!("{n} {what}"))
+                .collect();
+            println!("refused:  {}", shown.join(", "));
+        }
+        if let Some(net) = &refused.network {
+            let first = match net.first_refused.as_slice() {
+                [] => String::new(),
+                hosts => format!(" (first: {})", crate::controls::name(&hosts.join(", "))),
+            };
+            println!(
+                "network:  {} allowed, {} refused by the proxy{first}",
+                net.allowed, net.refused
+            );
+        }
+    }
     if let Some(log) = &record.log {
         println!("log:      {log}");
     }

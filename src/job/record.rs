@@ -57,7 +57,7 @@ pub struct SandboxReport {
 
 /// Calls of the job the seccomp layer's broker refused, by kind. (What the filter refuses by a call's
 /// arguments alone, such as a raw socket, the kernel answers without isolate seeing it.)
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Refused {
     /// Connects to unix sockets served from outside the job (path-named or abstract).
     pub unix_connect: u64,
@@ -65,6 +65,22 @@ pub struct Refused {
     pub tcp_connect: u64,
     /// listen() on a TCP socket that was never bound, where TCP bind is restricted.
     pub listen: u64,
+    /// What the job's network proxy decided, when a domain allowlist applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkCounts>,
+}
+
+/// The decisions of a job's network proxy (its domain allowlist): every one is a line of the job's
+/// `net.log` (`isolate logs --net`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetworkCounts {
+    /// Requests the proxy let through.
+    pub allowed: u64,
+    /// Requests it refused (403: a name not allowed, a local address; 407; malformed requests).
+    pub refused: u64,
+    /// The first destinations it refused (`host:port`), at most 5, each once.
+    #[serde(default)]
+    pub first_refused: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

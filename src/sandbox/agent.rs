@@ -93,9 +93,10 @@ pub fn resolve(command: &str, cwd: &Path, path: Option<&str>) -> Option<PathBuf>
     let found = if command.contains('/') {
         Some(cwd.join(command))
     } else {
+        // An empty entry is the current directory, as execvp has it.
         path.unwrap_or("/usr/local/bin:/usr/bin:/bin")
             .split(':')
-            .filter(|dir| !dir.is_empty())
+            .map(|dir| if dir.is_empty() { "." } else { dir })
             .map(|dir| cwd.join(dir).join(command))
             .find(|candidate| is_executable(candidate))
     }?;
@@ -112,17 +113,30 @@ fn python_entry_point(executable: &Path, name: &str, module: &str) -> bool {
     if executable.file_name().and_then(|n| n.to_str()) != Some(name) {
         return false;
     }
-    let Ok(file) = std::fs::File::open(executable) else {
+    // A regular file only, opened without waiting (a FIFO named `aider` must not hang isolate).
+    let Some(head) = head(executable) else {
         return false;
     };
-    let mut head = Vec::new();
-    if file.take(4096).read_to_end(&mut head).is_err() {
-        return false;
-    }
     let text = String::from_utf8_lossy(&head);
     text.starts_with("#!")
         && text.lines().next().is_some_and(|l| l.contains("python"))
         && text.contains(module)
+}
+
+/// The first 4 KiB of `file`, a regular file: opened non-blocking, so that a FIFO never hangs.
+pub fn head(file: &Path) -> Option<Vec<u8>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(file)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut head = Vec::new();
+    file.take(4096).read_to_end(&mut head).ok()?;
+    Some(head)
 }
 
 /// Directories a toolchain or installer keeps all of its installation in, wherever they are (and
@@ -145,19 +159,56 @@ const ROOTS: [&str; 8] = [
 /// executable alone. Never `home` or a directory above it (an npm prefix of `~` would otherwise
 /// open the whole home directory): the executable alone then.
 pub fn installation(executable: &Path, home: Option<&Path>) -> Vec<PathBuf> {
-    let too_wide =
-        |tree: &PathBuf| tree.parent().is_none() || home.is_some_and(|home| home.starts_with(tree));
-    let trees = layout(executable);
-    if trees.iter().any(too_wide) {
+    let home = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| h.to_path_buf()));
+    // Canonical before judged: `home = ../x` in a pyvenv.cfg must not pass as something narrower.
+    let trees: Vec<PathBuf> = layout(executable, home.as_deref())
+        .into_iter()
+        .map(|t| std::fs::canonicalize(&t).unwrap_or(t))
+        .collect();
+    let too_wide = |tree: &PathBuf| {
+        tree.parent().is_none()
+            || home.as_ref().is_some_and(|home| {
+                home.starts_with(tree) || WIDE.iter().any(|wide| home.join(wide) == *tree)
+            })
+    };
+    if trees.is_empty() || trees.iter().any(too_wide) {
         return vec![executable.to_path_buf()];
     }
     trees
 }
 
-fn layout(executable: &Path) -> Vec<PathBuf> {
+/// Directories of the home directory that hold far more than any one installation (keyrings,
+/// histories, every tool's state): never a whole installation tree.
+const WIDE: [&str; 5] = [
+    ".local",
+    ".local/share",
+    ".config",
+    ".cache",
+    ".local/state",
+];
+
+fn layout(executable: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     let shown = executable.to_string_lossy();
     if let Some(at) = shown.find("/lib/node_modules/") {
-        return vec![PathBuf::from(&shown[..at])];
+        let prefix = PathBuf::from(&shown[..at]);
+        // A prefix in the home directory (`~/.local`, `~/.npm-global`) holds more than npm's:
+        // its package and its bin directory only.
+        if home.is_some_and(|home| prefix.starts_with(home)) {
+            let rest = &shown[at + "/lib/node_modules/".len()..];
+            let mut parts = rest.split('/');
+            let package = match parts.next() {
+                Some(scope) if scope.starts_with('@') => {
+                    format!("{scope}/{}", parts.next().unwrap_or_default())
+                }
+                Some(name) => name.to_string(),
+                None => return Vec::new(),
+            };
+            return vec![
+                prefix.join("lib/node_modules").join(package),
+                prefix.join("bin"),
+            ];
+        }
+        return vec![prefix];
     }
     let mut prefix = PathBuf::new();
     let mut components = executable.components().peekable();
@@ -190,7 +241,9 @@ fn venv_or(fallback: PathBuf, executable: &Path) -> Vec<PathBuf> {
             l.strip_prefix("home")
                 .map(|r| r.trim_start_matches([' ', '=']))
         }) {
-            if let Some(prefix) = Path::new(bin.trim()).parent() {
+            // Only an absolute `home`: a relative one is whatever the file's writer wants.
+            let bin = Path::new(bin.trim());
+            if let Some(prefix) = bin.parent().filter(|_| bin.is_absolute()) {
                 out.push(prefix.to_path_buf());
             }
         }
@@ -248,9 +301,10 @@ mod tests {
     fn an_installation_is_the_tree_its_installer_made() {
         let cases = [
             (
-                "/home/u/.nvm/versions/node/v20/lib/node_modules/@openai/codex/bin/codex.js",
-                "/home/u/.nvm/versions/node/v20",
+                "/opt/node/lib/node_modules/@openai/codex/bin/codex.js",
+                "/opt/node",
             ),
+            ("/home/u/.nvm/versions/node/v20/bin/node", "/home/u/.nvm"),
             (
                 "/home/u/.local/share/claude/versions/2.1.3",
                 "/home/u/.local/share/claude",
@@ -259,14 +313,29 @@ mod tests {
             ("/root/.pyenv/shims/python3", "/root/.pyenv"),
             ("/home/u/tools/agent", "/home/u/tools/agent"),
             // Never the home directory, or above it.
-            (
-                "/home/u/lib/node_modules/x/cli.js",
-                "/home/u/lib/node_modules/x/cli.js",
-            ),
             ("/home/u/.cargo/bin/cargo", "/home/u/.cargo/bin/cargo"),
             ("/lib/node_modules/x/cli.js", "/lib/node_modules/x/cli.js"),
         ];
         let home = Some(Path::new("/home/u"));
+        // npm with a prefix of the home directory itself: the package and ~/bin, not home.
+        assert_eq!(
+            installation(Path::new("/home/u/lib/node_modules/x/cli.js"), home),
+            vec![
+                PathBuf::from("/home/u/lib/node_modules/x"),
+                PathBuf::from("/home/u/bin")
+            ]
+        );
+        // npm with a prefix in the home directory: the package and the bin directory only.
+        assert_eq!(
+            installation(
+                Path::new("/home/u/.local/lib/node_modules/@anthropic-ai/claude-code/cli.js"),
+                home
+            ),
+            vec![
+                PathBuf::from("/home/u/.local/lib/node_modules/@anthropic-ai/claude-code"),
+                PathBuf::from("/home/u/.local/bin")
+            ]
+        );
         for (exe, tree) in cases {
             assert_eq!(
                 installation(Path::new(exe), home),

@@ -8,6 +8,7 @@
 
 use std::io::Write;
 use std::os::fd::FromRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
@@ -122,16 +123,20 @@ fn unexecutable(command: &str, err: &std::io::Error) -> String {
             file.display()
         )
     };
-    let mut head = [0u8; 256];
-    let read = std::fs::File::open(&executable).and_then(|mut f| {
-        use std::io::Read;
-        f.read(&mut head)
-    });
-    let n = match read {
-        Ok(n) => n,
+    // Without waiting: a FIFO given as CMD must not hang the helper.
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&executable);
+    match opened {
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => return denied(&executable),
         Err(_) => return format!("{err}: {}", executable.display()),
+        Ok(_) => {}
+    }
+    let Some(head) = agent::head(&executable) else {
+        return format!("{err}: {}", executable.display());
     };
+    let n = head.len().min(256);
     let Some(line) = head[..n].strip_prefix(b"#!") else {
         return format!("{err}: {}", executable.display());
     };
@@ -145,7 +150,7 @@ fn unexecutable(command: &str, err: &std::io::Error) -> String {
         _ => None,
     };
     match interpreter {
-        Some(interpreter) if std::fs::File::open(&interpreter).is_err() => format!(
+        Some(interpreter) if agent::head(&interpreter).is_none() => format!(
             "{} (a script for {})",
             denied(&interpreter),
             executable.display()

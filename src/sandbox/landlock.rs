@@ -49,8 +49,8 @@ fn rights(access: plan::Access, abi: u32) -> BitFlags<AccessFs> {
                 | AccessFs::WriteFile
                 | (AccessFs::from_file(abi) & (AccessFs::Truncate | AccessFs::IoctlDev))
         }
-        // A rule of the seccomp layer: no Landlock right.
-        plan::Access::Connect => BitFlags::empty(),
+        // A rule of the seccomp layer, and a path carved out of the read rules: no right.
+        plan::Access::Connect | plan::Access::Deny => BitFlags::empty(),
     }
 }
 

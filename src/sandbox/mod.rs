@@ -4,6 +4,7 @@
 //! The supervisor itself is never restricted: only the helper process that becomes CMD is.
 
 pub mod agent;
+pub mod credentials;
 pub mod exec;
 pub mod handover;
 pub mod landlock;

@@ -72,6 +72,28 @@ impl Rules {
         self
     }
 
+    /// The job's TCP, under a domain allowlist, to the proxy on 127.0.0.1:`proxy` and to its own
+    /// `own` ports on loopback: Landlock's connect rule gets those ports, the seccomp layer's broker
+    /// the addresses. Rules without an allowlist are left as they are.
+    pub fn route_through(&mut self, proxy: u16, own: &[u16]) {
+        // (A narrowing policy's rules lend their seccomp part to the first's, `narrowed_by`: its
+        // Landlock connect rule, empty when it has an allowlist too, stays as it is, and matters
+        // only where the seccomp layer, which makes every connect for the job, is missing.)
+        let ports: Vec<u16> = std::iter::once(proxy).chain(own.iter().copied()).collect();
+        let Some(sockets) = self.sockets.as_mut() else {
+            return;
+        };
+        let Some(route) = sockets.route.as_mut() else {
+            return;
+        };
+        route.proxy = Some(proxy);
+        route.own = own.to_vec();
+        sockets.tcp_connect = Some(ports.clone());
+        if self.connect_tcp.is_some() {
+            self.connect_tcp = Some(ports);
+        }
+    }
+
     /// The job's own terminal, writable and controllable under every ruleset the job is held to.
     pub fn add_devices(&mut self, paths: &[PathBuf]) {
         self.devices.extend(paths.iter().cloned());
@@ -99,6 +121,19 @@ pub struct Sockets {
     pub tcp_connect: Option<Vec<u16>>,
     /// TCP ports the job may bind; `None` when TCP bind is not restricted.
     pub tcp_bind: Option<Vec<u16>>,
+    /// With a domain allowlist: the only TCP destinations (`tcp_connect` then lists their ports).
+    #[serde(default)]
+    pub route: Option<Route>,
+}
+
+/// Where a job with a domain allowlist may connect over TCP: isolate's proxy, and its own servers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Route {
+    /// The proxy's port on 127.0.0.1 (exactly that address); `None` until the supervisor has
+    /// started it, and then nothing is reachable.
+    pub proxy: Option<u16>,
+    /// The job's own ports (its `ISOLATE_PORT` block), on any loopback address.
+    pub own: Vec<u16>,
 }
 
 impl Sockets {
@@ -112,6 +147,7 @@ impl Sockets {
             udp: false,
             tcp_connect: Some(Vec::new()),
             tcp_bind: Some(Vec::new()),
+            route: None,
         }
     }
 
@@ -145,6 +181,8 @@ impl Sockets {
             udp: self.udp && other.udp,
             tcp_connect: ports(&self.tcp_connect, &other.tcp_connect),
             tcp_bind: ports(&self.tcp_bind, &other.tcp_bind),
+            // One proxy per job: a route narrows to itself (its ports are in `tcp_connect` too).
+            route: self.route.clone().or_else(|| other.route.clone()),
         }
     }
 
@@ -316,7 +354,9 @@ pub fn features(policy: &Policy, kernel: Kernel) -> Vec<FeatureState> {
             let (asked, required) = match feature {
                 Feature::WriteContainment => (true, true),
                 Feature::Network => (
-                    net.connect.allowed().is_some() || net.bind.allowed().is_some(),
+                    net.connect.allowed().is_some()
+                        || net.bind.allowed().is_some()
+                        || net.proxied(),
                     policy.compatibility.network == Level::Required,
                 ),
                 // Part of the pinned rights; older kernels leave device ioctls open (a gap).
@@ -408,45 +448,37 @@ pub const DEVICE_READS: [&str; 6] = [
     "/dev/shm",
 ];
 
-/// `read` with `/dev` carved out of any rule that covers it, and `DEVICE_READS` granted instead: a
-/// rule over `/` becomes one to list every directory (nothing read by it) and one to read each of its
-/// other entries. Returns the read rules and the list-only ones.
-fn without_devices(read: Vec<PathBuf>) -> (Vec<PathBuf>, Vec<PathBuf>) {
+/// `read` with `/dev` and every `denied` path carved out of the rules that cover them: such a rule
+/// becomes one to list its directory (and every one beneath: names are seen, never contents) and
+/// one to read each entry beside the way down to what is denied, at every level; symbolic links
+/// among them get no rule of their own (what they point to is judged where it lies). `/dev` gets
+/// `DEVICE_READS` instead. A rule naming a denied path itself, or a path inside one, stays: that
+/// is a profile re-allowing exactly its agent's own file. `/dev` is carved even from a rule that
+/// names it. Returns the read rules and the list-only ones. Entries made after the job started,
+/// beside the way down, are not readable to it.
+fn carve(read: Vec<PathBuf>, denied: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let dev = Path::new("/dev");
     let mut out = Vec::new();
     let mut list = Vec::new();
-    let mut covered = false;
-    for path in read {
-        if !dev.starts_with(&path) {
-            out.push(path);
+    let mut devices = false;
+    for rule in read {
+        let under: Vec<&Path> = denied
+            .iter()
+            .map(PathBuf::as_path)
+            .chain(std::iter::once(dev))
+            .filter(|d| d.starts_with(&rule) && (*d != rule.as_path() || *d == dev))
+            .collect();
+        if under.is_empty() {
+            out.push(rule);
             continue;
         }
-        covered = true;
-        list.push(path.clone());
-        // From `path` down to /dev, every entry beside the way there.
-        let mut dir = path;
-        while dir != dev {
-            let Some(next) = dev
-                .strip_prefix(&dir)
-                .ok()
-                .and_then(|rest| rest.components().next())
-                .map(|c| dir.join(c))
-            else {
-                break;
-            };
-            if let Ok(entries) = std::fs::read_dir(&dir) {
-                let mut beside: Vec<PathBuf> = entries
-                    .flatten()
-                    .map(|e| e.path())
-                    .filter(|p| *p != next && p.exists())
-                    .collect();
-                beside.sort();
-                out.extend(beside);
-            }
-            dir = next;
+        devices |= under.contains(&dev);
+        if rule == dev {
+            continue;
         }
+        carve_dir(&rule, &under, &mut out, &mut list);
     }
-    if covered {
+    if devices {
         out.extend(
             DEVICE_READS
                 .iter()
@@ -454,8 +486,41 @@ fn without_devices(read: Vec<PathBuf>) -> (Vec<PathBuf>, Vec<PathBuf>) {
                 .filter(|p| p.exists()),
         );
     }
+    out.sort();
     out.dedup();
+    list.sort();
+    list.dedup();
     (out, list)
+}
+
+/// `dir` listed, its entries read but those denied and those on the way to one (carved in turn).
+fn carve_dir(dir: &Path, under: &[&Path], out: &mut Vec<PathBuf>, list: &mut Vec<PathBuf>) {
+    list.push(dir.to_path_buf());
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if under.contains(&path.as_path()) {
+            continue;
+        }
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_symlink() {
+            continue;
+        }
+        let deeper: Vec<&Path> = under
+            .iter()
+            .copied()
+            .filter(|d| d.starts_with(&path))
+            .collect();
+        if deeper.is_empty() {
+            out.push(path);
+        } else if kind.is_dir() {
+            carve_dir(&path, &deeper, out, list);
+        }
+    }
 }
 
 /// How a path rule is granted.
@@ -481,6 +546,8 @@ pub enum Access {
     /// Connect to the unix socket at this path, or to every socket beneath this directory (a rule
     /// of the seccomp layer, not of Landlock).
     Connect,
+    /// Never read (a credential store): carved out of every read rule above it (`carve`).
+    Deny,
 }
 
 /// What became of a path rule on this machine.
@@ -524,6 +591,7 @@ fn resolve_policy_paths(policy: &Policy) -> Vec<Resolved> {
         (&fs.write, Access::Write),
         (&fs.write_files, Access::WriteFile),
         (&policy.network.unix_sockets, Access::Connect),
+        (&fs.deny_read, Access::Deny),
     ];
     lists
         .into_iter()
@@ -804,6 +872,34 @@ pub fn build(loaded: &Loaded, job: &Job, no_sandbox: bool) -> Result<Built> {
             ));
         }
     }
+    // A policy's write rule (a variable in it set by a project's environment, `CODEX_HOME=.git`)
+    // never opens the whole home directory or above, nor the project or its git directory.
+    let home = std::env::var_os("HOME").map(|h| fs::canonicalize(&h).unwrap_or_else(|_| h.into()));
+    for r in resolved
+        .iter_mut()
+        .filter(|r| matches!(r.access, Access::Write | Access::WriteFile))
+    {
+        let Some(path) = r.path.clone() else { continue };
+        let opens_home = home.as_ref().is_some_and(|h| h.starts_with(&path));
+        let opens_project = job.worktree.is_some()
+            && job.readable.iter().any(|p| {
+                let p = fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+                p.starts_with(&path) || (p.ends_with(".git") && path.starts_with(&p))
+            });
+        if r.written.starts_with('<') || !(opens_home || opens_project) {
+            continue;
+        }
+        r.outcome = Outcome::Failed;
+        r.detail = Some(format!(
+            "{} is {}; no policy makes that writable",
+            path.display(),
+            if opens_home {
+                "the home directory or a directory above it"
+            } else {
+                "the project, its git directory or a directory holding them"
+            }
+        ));
+    }
     // Every path is checked before anything is made.
     if let Some(r) = resolved.iter().find(|r| r.outcome == Outcome::Failed) {
         let what = match r.access {
@@ -812,6 +908,7 @@ pub fn build(loaded: &Loaded, job: &Job, no_sandbox: bool) -> Result<Built> {
             Access::WriteFile => "writable file",
             Access::Device => "device",
             Access::Connect => "unix socket",
+            Access::Deny => "denied path",
         };
         let detail = r.detail.clone().unwrap_or_default();
         return Err(fail(format!("{what} {}: {detail}", r.written)));
@@ -886,6 +983,7 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
         .collect();
     let mut worktree = Vec::new();
     let mut unix_allowed = Vec::new();
+    let mut denied = Vec::new();
     for r in resolved {
         let Some(path) = &r.path else { continue };
         if !matches!(r.outcome, Outcome::Granted | Outcome::Created) {
@@ -901,22 +999,34 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
             Access::Connect => &mut unix_allowed,
             // Policies name no devices: isolate's own list, and the job's terminal.
             Access::Device => continue,
+            Access::Deny => &mut denied,
         };
         if !list.contains(path) {
             list.push(path.clone());
         }
     }
-    let (read, list) = without_devices(read);
+    let (read, list) = carve(read, &denied);
     let network = enforced(Feature::Network);
     let scopes = enforced(Feature::Scopes);
     let net = &policy.network;
+    // A domain allowlist: TCP to the proxy and the job's own ports only (both known once the
+    // supervisor has started the proxy: `Rules::route_through`; until then, nothing), no UDP.
+    let proxied = net.proxied();
+    let connect = match proxied {
+        true => Some(Vec::new()),
+        false => net.connect.allowed().map(<[u16]>::to_vec),
+    };
     let sockets = enforced(Feature::Seccomp).then(|| Sockets {
         unix_allowed,
         unix_datagram: net.unix_datagram.allowed(),
         abstract_scoped: policy.scopes.abstract_unix_sockets,
-        udp: net.udp.allowed(),
-        tcp_connect: net.connect.allowed().map(<[u16]>::to_vec),
+        udp: net.udp.allowed() && !proxied,
+        tcp_connect: connect.clone(),
         tcp_bind: net.bind.allowed().map(<[u16]>::to_vec),
+        route: proxied.then(|| Route {
+            proxy: None,
+            own: Vec::new(),
+        }),
     });
     let limits = &policy.limits;
     let limits = [
@@ -936,9 +1046,7 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
         worktree,
         write_files,
         devices,
-        connect_tcp: network
-            .then(|| policy.network.connect.allowed().map(<[u16]>::to_vec))
-            .flatten(),
+        connect_tcp: network.then_some(connect).flatten(),
         bind_tcp: network
             .then(|| policy.network.bind.allowed().map(<[u16]>::to_vec))
             .flatten(),
@@ -950,7 +1058,7 @@ fn rules(policy: &Policy, abi: u32, resolved: &[Resolved], states: &[FeatureStat
     }
 }
 
-/// The policy reads `/` (all but the devices `without_devices` keeps back).
+/// The policy reads `/` (all but the devices and denied paths `carve` keeps back).
 fn reads_everything(resolved: &[Resolved]) -> bool {
     resolved.iter().any(|r| {
         r.access == Access::Read
@@ -986,7 +1094,24 @@ fn gaps(
     let missing = |f: Feature| state(f).is_some_and(|s| s.asked && !s.available);
     let seccomp = !missing(Feature::Seccomp);
     let net = &policy.network;
-    match (net.connect.allowed(), net.bind.allowed()) {
+    // A domain allowlist restricts connect to the proxy (and the job's own ports).
+    let connect = match net.proxied() {
+        true => Some(&[][..]),
+        false => net.connect.allowed(),
+    };
+    if net.proxied() {
+        gaps.push(format!(
+            "tcp reaches the {} allowed names through isolate's proxy (udp is refused: the proxy resolves names): what the job reads can leave to those hosts",
+            net.allow.len()
+        ));
+        if net.allow_local {
+            gaps.push(
+                "the proxy may reach loopback, private and link-local addresses the allowed names resolve to (allow_local)"
+                    .into(),
+            );
+        }
+    }
+    match (connect, net.bind.allowed()) {
         (None, None) => gaps.push("tcp connect and bind are not restricted by this policy".into()),
         (None, Some(_)) => gaps.push("tcp connect is not restricted by this policy".into()),
         (Some(_), None) => gaps.push("tcp bind is not restricted by this policy".into()),
@@ -1006,7 +1131,7 @@ fn gaps(
              listen() on an unbound socket, raw and packet sockets, io_uring and user namespaces are not restricted"
         ));
     } else {
-        if net.udp.allowed() {
+        if net.udp.allowed() && !net.proxied() {
             gaps.push("udp (dns included) is not restricted by this policy".into());
         }
         if net.unix_datagram.allowed() {
@@ -1018,7 +1143,7 @@ fn gaps(
     }
     if reads_unrestricted {
         gaps.push(
-            "reads are not restricted: the policy may read every file (but the devices in /dev)"
+            "reads are not restricted: the policy may read every file (but the devices in /dev and the credential stores)"
                 .to_string(),
         );
     }
@@ -1127,6 +1252,8 @@ pub fn preview(loaded: &Loaded) -> Preview {
 /// Expands `~` and `$VAR`/`${VAR}`.
 pub(crate) fn expand(raw: &str) -> std::result::Result<String, String> {
     let var = |name: &str| match std::env::var(name) {
+        // An empty value names nothing: as if unset.
+        Ok(value) if value.is_empty() => Err(format!("${name} is empty")),
         Ok(value) => Ok(value),
         // A shell variable, never exported: the user's id.
         Err(_) if name == "UID" => Ok(nix::unistd::getuid().to_string()),

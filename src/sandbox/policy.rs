@@ -13,6 +13,7 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::sandbox::credentials;
 
 /// The built-in profiles, by name.
 pub const BUILTIN: &[(&str, &str)] = &[
@@ -35,6 +36,9 @@ pub struct Policy {
     pub environment: Environment,
     pub limits: Limits,
     pub compatibility: Compatibility,
+    /// `[command]`: arguments put after CMD's first word when CMD is the known agent whose
+    /// profile is the key (`codex = ["-c", "daemon_auto_start=false"]`), said in the start line.
+    pub command: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -103,6 +107,21 @@ pub struct Network {
     /// kernel (before Landlock ABI 9) lets no filter check, so `all` opens every datagram listener
     /// on the machine (a gap); `none` refuses creating them.
     pub unix_datagram: Reach,
+    /// The domain allowlist. Not empty: the job's TCP goes through isolate's proxy (its only TCP
+    /// destination besides the job's own ports), which reaches these names only; `connect` is then
+    /// replaced by the proxy's port and UDP is refused (the proxy resolves names).
+    pub allow: Vec<Destination>,
+    /// The proxy may reach loopback, private and link-local addresses a name resolves to (a local
+    /// registry mirror, tests); off by default, so that an allowed name cannot lead to the cloud's
+    /// metadata service or a service on the machine.
+    pub allow_local: bool,
+}
+
+impl Network {
+    /// The job's TCP goes through isolate's proxy.
+    pub fn proxied(&self) -> bool {
+        !self.allow.is_empty()
+    }
 }
 
 impl Default for Network {
@@ -113,7 +132,131 @@ impl Default for Network {
             udp: Reach::All,
             unix_sockets: Vec::new(),
             unix_datagram: Reach::None,
+            allow: Vec::new(),
+            allow_local: false,
         }
+    }
+}
+
+/// A host name the proxy may reach: exactly, or every name beneath a domain (`*.github.com`,
+/// which is not `github.com` itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Host {
+    Exact(String),
+    /// The suffix, with its leading dot (`.github.com`).
+    Beneath(String),
+}
+
+/// One entry of `[network] allow`: `name`, `*.domain`, either with `:port` (without one: 443 and
+/// 80). Names are kept in lowercase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Destination {
+    pub host: Host,
+    pub port: Option<u16>,
+}
+
+impl Destination {
+    /// The ports an entry without one allows.
+    pub const DEFAULT_PORTS: [u16; 2] = [443, 80];
+
+    /// `host` (lowercase, without a trailing dot) on `port` is this entry's.
+    pub fn matches(&self, host: &str, port: u16) -> bool {
+        let port_ok = match self.port {
+            Some(p) => p == port,
+            None => Self::DEFAULT_PORTS.contains(&port),
+        };
+        port_ok
+            && match &self.host {
+                Host::Exact(name) => name == host,
+                Host::Beneath(suffix) => {
+                    host.len() > suffix.len() && host.ends_with(suffix.as_str())
+                }
+            }
+    }
+}
+
+impl std::str::FromStr for Destination {
+    type Err = String;
+
+    /// A host name (letters, digits, `-` in dot-separated labels of at most 63), optionally `*.`
+    /// before it and `:port` after it; anything else (a URL, a path, `*`, an address with `/`) is
+    /// refused, saying what it is.
+    fn from_str(entry: &str) -> std::result::Result<Destination, String> {
+        let bad = |why: &str| format!("allow entry {entry:?} is not a host name: {why}");
+        let (name, port) = match entry.rsplit_once(':') {
+            Some((name, port)) => {
+                let port = port
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|p| *p != 0)
+                    .ok_or_else(|| {
+                        bad("expected NAME or NAME:PORT (a URL? write only its host)")
+                    })?;
+                (name, Some(port))
+            }
+            None => (entry, None),
+        };
+        let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
+        let (wildcard, rest) = match name.strip_prefix("*.") {
+            Some(rest) => (true, rest),
+            None => (false, name.as_str()),
+        };
+        if rest.is_empty() || rest == "*" {
+            return Err(bad("a name is needed (`*` alone would allow every host)"));
+        }
+        if rest.len() > 253 {
+            return Err(bad("longer than 253 characters"));
+        }
+        for label in rest.split('.') {
+            let fine = !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-');
+            if !fine {
+                return Err(bad(
+                    "expected letters, digits and - in dot-separated labels, optionally *. before and :PORT after",
+                ));
+            }
+        }
+        if wildcard && !rest.contains('.') {
+            return Err(bad(
+                "a wildcard needs a domain of two labels at least (*.example.com)",
+            ));
+        }
+        let host = match wildcard {
+            true => Host::Beneath(format!(".{rest}")),
+            false => Host::Exact(rest.to_string()),
+        };
+        Ok(Destination { host, port })
+    }
+}
+
+impl fmt::Display for Destination {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.host {
+            Host::Exact(name) => f.write_str(name)?,
+            Host::Beneath(suffix) => write!(f, "*{suffix}")?,
+        }
+        match self.port {
+            Some(port) => write!(f, ":{port}"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Serialize for Destination {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Destination {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(de::Error::custom)
     }
 }
 
@@ -346,6 +489,8 @@ struct File {
     limits: LimitsFile,
     #[serde(default)]
     compatibility: CompatibilityFile,
+    #[serde(default)]
+    command: BTreeMap<String, Vec<String>>,
 }
 
 /// `extends = "name"` or `extends = ["first", "second", ...]`.
@@ -390,6 +535,9 @@ struct NetworkFile {
     #[serde(default)]
     unix_sockets: Vec<PathEntry>,
     unix_datagram: Option<Reach>,
+    #[serde(default)]
+    allow: Vec<Destination>,
+    allow_local: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -568,7 +716,27 @@ enum Origin {
 /// `.toml`), with its `extends` chain merged in.
 pub fn load(name_or_file: &str) -> Result<Loaded> {
     let mut stack = Vec::new();
-    let (name, policy) = load_chain(name_or_file, Path::new("."), &mut stack)?;
+    let (name, mut policy) = load_chain(name_or_file, Path::new("."), &mut stack)?;
+    // What every profile refuses, first (sandbox/credentials.rs).
+    let own = std::mem::take(&mut policy.filesystem.deny_read);
+    policy.filesystem.deny_read = credentials::stores()
+        .into_iter()
+        .map(|path| PathRule {
+            path,
+            missing: Missing::Ignore,
+        })
+        .chain(own)
+        .collect();
+    let environment = &mut policy.environment;
+    let own = std::mem::take(&mut environment.remove_matching);
+    environment.remove_matching = credentials::SECRET_VARIABLES
+        .iter()
+        .map(|p| p.to_string())
+        .chain(
+            own.into_iter()
+                .filter(|p| !credentials::SECRET_VARIABLES.contains(&p.as_str())),
+        )
+        .collect();
     let reference = match stack.first() {
         Some((Origin::File(path), _)) if is_file_reference(name_or_file) => {
             path.display().to_string()
@@ -813,6 +981,17 @@ fn merge(base: Policy, file: File) -> Policy {
             // A socket rule is a read-like grant: a socket that is not there is noted.
             unix_sockets: paths(base.network.unix_sockets, net.unix_sockets, Missing::Note),
             unix_datagram: net.unix_datagram.unwrap_or(base.network.unix_datagram),
+            // A list adds to what the base allows.
+            allow: {
+                let mut allow = base.network.allow;
+                for added in net.allow {
+                    if !allow.contains(&added) {
+                        allow.push(added);
+                    }
+                }
+                allow
+            },
+            allow_local: net.allow_local.unwrap_or(base.network.allow_local),
         },
         scopes: Scopes {
             signals: file.scopes.signals.unwrap_or(base.scopes.signals),
@@ -845,6 +1024,11 @@ fn merge(base: Policy, file: File) -> Policy {
                 .compatibility
                 .seccomp
                 .unwrap_or(base.compatibility.seccomp),
+        },
+        command: {
+            let mut command = base.command;
+            command.extend(file.command);
+            command
         },
     }
 }
@@ -883,8 +1067,7 @@ mod tests {
     #[test]
     fn kept_variables_survive_patterns_and_lists_add_along_extends() {
         let base = parse("[environment]\nremove_matching = [\"*_API_KEY\"]\n").unwrap();
-        let file: File =
-            toml::from_str("[environment]\nkeep = [\"ANTHROPIC_API_KEY\"]\n").unwrap();
+        let file: File = toml::from_str("[environment]\nkeep = [\"ANTHROPIC_API_KEY\"]\n").unwrap();
         let policy = merge(base, file);
         let env = &policy.environment;
         assert!(env.removes("OPENAI_API_KEY"));

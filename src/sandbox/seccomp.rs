@@ -288,6 +288,7 @@ mod tests {
             udp: true,
             tcp_connect: None,
             tcp_bind: None,
+            route: None,
         }
     }
 

@@ -26,8 +26,15 @@ pub fn carry(seeds: &[Seed], made: &mut Made) -> Vec<String> {
         if std::fs::symlink_metadata(to).is_ok() {
             continue;
         }
-        let Ok(text) = crate::textfile::read_untrusted(from, MAX) else {
-            continue;
+        // The user's own file, a link to it followed (dotfile managers link it): a regular file,
+        // read without waiting on a FIFO and at most MAX bytes.
+        let text = match crate::textfile::read_at_most(from, MAX) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                notes.push(format!("could not carry {} over: {e}", seed.from));
+                continue;
+            }
         };
         match write_new(to, text.as_bytes()) {
             Ok(()) => {

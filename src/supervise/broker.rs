@@ -132,6 +132,7 @@ impl Broker {
             unix_connect: get(&self.counts.unix_connect),
             tcp_connect: get(&self.counts.tcp_connect),
             listen: get(&self.counts.listen),
+            network: None,
         }
     }
 }

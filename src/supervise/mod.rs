@@ -10,6 +10,7 @@ pub mod interactive;
 pub mod log;
 pub mod monitor;
 pub mod ports;
+pub mod proxy;
 pub mod pty;
 pub mod reaper;
 pub mod spawn;

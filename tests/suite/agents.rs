@@ -273,6 +273,11 @@ fn codex_comes_up_with_its_daemon_inside_the_job_and_reaches_its_network_error()
         "{shown}"
     );
     assert!(!shown.contains("did not become ready"), "{shown}");
+    // Its app server is the job's own, never the one every Codex of the user shares in /tmp.
+    assert!(
+        shown.contains("runs with -c daemon_auto_start=false"),
+        "{shown}"
+    );
 
     let vars = [("OPENAI_API_KEY", "sk-isolate-test"), ("RUST_LOG", "info")];
     let out = headless(&env, &repo, &vars, "20s", &["codex", "exec", "say hi"]);

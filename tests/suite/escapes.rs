@@ -2438,3 +2438,128 @@ fn another_users_link_where_a_profile_writes_aims_no_rule() {
     assert_status(&out, 0);
     assert!(mine.join("f").exists());
 }
+
+/// The credential stores every profile denies, as `policy show` lists them (`~/…`).
+fn credential_stores(env: &TestEnv) -> Vec<String> {
+    let out = env.isolate(env.path(), ["policy", "show", "default", "--json"]);
+    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    shown["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["access"] == "deny")
+        .map(|p| p["written"].as_str().unwrap().to_string())
+        // The same stores under the user's home of the password database, when HOME is elsewhere.
+        .filter(|p| p.starts_with("~/"))
+        .collect()
+}
+
+#[test]
+fn credential_stores_are_unreadable_under_every_profile_and_their_siblings_stay_readable() {
+    let env = TestEnv::new();
+    let stores = credential_stores(&env);
+    assert!(stores.len() > 40, "{stores:?}");
+    for must in [
+        "~/.ssh",
+        "~/.aws",
+        "~/.docker/config.json",
+        "~/.netrc",
+        "~/.bash_history",
+    ] {
+        assert!(stores.iter().any(|s| s == must), "{must} is not denied");
+    }
+    // Each store made for real, a directory holding a key or a file, with a sibling beside it.
+    let mut script = String::new();
+    for (i, store) in stores.iter().enumerate() {
+        let rel = store.strip_prefix("~/").unwrap();
+        let path = env.home.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let secret = if i % 2 == 0 {
+            fs::create_dir_all(&path).unwrap();
+            path.join("key")
+        } else {
+            path.clone()
+        };
+        fs::write(&secret, format!("SECRET-{i}\n")).unwrap();
+        let sibling = path.with_file_name(format!(
+            "{}-sibling",
+            path.file_name().unwrap().to_string_lossy()
+        ));
+        fs::write(&sibling, format!("open-{i}\n")).unwrap();
+        script.push_str(&format!(
+            "cat '{}' 2>/dev/null; cat '{}'; ",
+            secret.display(),
+            sibling.display()
+        ));
+    }
+    script.push_str("ls ~ >/dev/null && echo listed");
+    let repo = env.repo("app");
+    // An agent's profile writes (so reads) its own state directory, its own login included.
+    let own_login = |profile: &str| match profile {
+        "claude-code" => Some("~/.claude/.credentials.json"),
+        "codex" => Some("~/.codex/auth.json"),
+        "gemini" => Some("~/.gemini/oauth_creds.json"),
+        "opencode" => Some("~/.local/share/opencode/auth.json"),
+        _ => None,
+    };
+    for profile in [
+        "default",
+        "offline",
+        "claude-code",
+        "codex",
+        "aider",
+        "opencode",
+        "gemini",
+    ] {
+        let (out, _) = env.policy_job(&repo, &[], profile, &script);
+        let text = stdout(&out);
+        for (i, store) in stores.iter().enumerate() {
+            if own_login(profile) == Some(store.as_str()) {
+                continue;
+            }
+            assert!(
+                !text.contains(&format!("SECRET-{i}\n")),
+                "{profile} read {store}: {text}"
+            );
+        }
+        for i in 0..stores.len() {
+            assert!(
+                text.contains(&format!("open-{i}\n")),
+                "{profile}: sibling {i} unreadable: {text}"
+            );
+        }
+        assert!(text.contains("listed"), "{profile}: {text}");
+    }
+    // strict reads none of them either (nor their siblings: it does not read the home directory).
+    let (out, _) = env.policy_job(&repo, &[], "strict", &script);
+    assert!(!stdout(&out).contains("SECRET-"), "{}", stdout(&out));
+
+    // An agent's own login is readable by its profile only.
+    let own = [
+        ("claude-code", "~/.claude/.credentials.json"),
+        ("codex", "~/.codex/auth.json"),
+        ("gemini", "~/.gemini/oauth_creds.json"),
+        ("opencode", "~/.local/share/opencode/auth.json"),
+    ];
+    for (profile, login) in own {
+        let path = env.home.join(login.strip_prefix("~/").unwrap());
+        if path.is_dir() {
+            fs::remove_dir_all(&path).unwrap();
+        }
+        fs::write(&path, "LOGIN\n").unwrap();
+        let read = format!("cat '{}' 2>/dev/null || echo refused", path.display());
+        let (out, _) = env.policy_job(&repo, &[], profile, &read);
+        assert_eq!(
+            stdout(&out),
+            "LOGIN\n",
+            "{profile} cannot read its own {login}"
+        );
+        for other in ["default", "codex", "claude-code"] {
+            if other == profile {
+                continue;
+            }
+            let (out, _) = env.policy_job(&repo, &[], other, &read);
+            assert_eq!(stdout(&out), "refused\n", "{other} read {login}");
+        }
+    }
+}

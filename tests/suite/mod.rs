@@ -9,6 +9,7 @@ mod import;
 mod lifecycle;
 mod planted;
 mod policy;
+mod proxy;
 mod sockets;
 mod terminal;
 mod worktrees;

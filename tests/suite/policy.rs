@@ -226,21 +226,48 @@ fn variables_the_policy_removes_are_absent_and_the_ones_it_sets_are_present() {
     let file = policy_file(
         &env,
         "env.toml",
-        "extends = \"default\"\n[environment]\nremove = [\"MY_TOKEN\"]\nset = { GREETING = \"hello\" }\n",
+        "extends = \"default\"\n[environment]\nremove = [\"MY_SETTING\"]\nset = { GREETING = \"hello\" }\nremove_matching = [\"CORP_*\"]\n",
     );
     let vars = [
         ("SSH_AUTH_SOCK", "/tmp/agent.sock"),
-        ("MY_TOKEN", "t0ken"),
+        ("MY_SETTING", "s"),
         ("KEPT", "kept"),
+        ("GITHUB_TOKEN", "ghp_x"),
+        ("AWS_SECRET_ACCESS_KEY", "aws"),
+        ("DB_PASSWORD", "pw"),
+        ("ANTHROPIC_API_KEY", "sk-ant"),
+        ("CORP_SETTING", "c"),
     ];
     let script =
-        "echo \"${SSH_AUTH_SOCK-unset} ${MY_TOKEN-unset} ${KEPT-unset} ${GREETING-unset}\"";
+        "echo \"${SSH_AUTH_SOCK-unset} ${MY_SETTING-unset} ${KEPT-unset} ${GREETING-unset} \
+                  ${GITHUB_TOKEN-unset} ${AWS_SECRET_ACCESS_KEY-unset} ${DB_PASSWORD-unset} \
+                  ${ANTHROPIC_API_KEY-unset} ${CORP_SETTING-unset}\"";
+    // Secret variables are gone under every profile; a profile adds patterns of its own.
     let (out, _) = job_with(&env, env.path(), &vars, "default", script);
     assert_status(&out, 0);
-    assert_eq!(stdout(&out), "unset t0ken kept unset\n");
+    assert_eq!(
+        stdout(&out),
+        "unset s kept unset unset unset unset unset c\n"
+    );
     let (out, _) = job_with(&env, env.path(), &vars, file.to_str().unwrap(), script);
     assert_status(&out, 0);
-    assert_eq!(stdout(&out), "unset unset kept hello\n");
+    assert_eq!(
+        stdout(&out),
+        "unset unset kept hello unset unset unset unset unset\n"
+    );
+    // An agent's profile keeps its own agent's key, and nothing else of them.
+    let (out, _) = job_with(&env, env.path(), &vars, "claude-code", script);
+    assert_status(&out, 0);
+    assert_eq!(
+        stdout(&out),
+        "unset s kept unset unset unset unset sk-ant c\n"
+    );
+    let (out, _) = job_with(&env, env.path(), &vars, "strict", script);
+    assert_status(&out, 0);
+    assert_eq!(
+        stdout(&out),
+        "unset s kept unset unset unset unset unset c\n"
+    );
 }
 
 #[test]

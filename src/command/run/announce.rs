@@ -28,7 +28,7 @@ pub(super) fn announce_start(prepared: &Prepared, record: &Record, notes: &[Stri
         Chosen::Agent(found) => format!(
             " (the command is {}: {})",
             found.agent.name,
-            found.executable.display()
+            crate::controls::name(&found.executable.to_string_lossy())
         ),
         Chosen::Configured => " (the configuration's)".into(),
         Chosen::Recorded => " (the job's own)".into(),

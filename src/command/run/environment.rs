@@ -8,10 +8,12 @@ use crate::git;
 use super::prepare::Prepared;
 
 /// CMD's environment (spec/cli.md, "What CMD gets").
+/// `proxy` is the URL of the job's network proxy, when its policy has a domain allowlist.
 pub(super) fn environment(
     args: &RunArgs,
     prepared: &Prepared,
     port: u16,
+    proxy: Option<&str>,
 ) -> Vec<(OsString, OsString)> {
     // The job's policy, then the one that narrows it (`--resume --policy`): both remove, the second
     // sets last.
@@ -47,7 +49,32 @@ pub(super) fn environment(
         "maintenance.auto".into(),
     );
     set(&format!("GIT_CONFIG_VALUE_{}", count + 1), "false".into());
-    set("GIT_CONFIG_COUNT", (count + 2).to_string().into());
+    let mut count = count + 2;
+    if let Some(url) = proxy {
+        // Every tool's way of being told its proxy (curl, Python, Go and Rust clients read the
+        // first ones, npm and pip their own, Node's fetch only with NODE_USE_ENV_PROXY, git its
+        // http.proxy). Nothing bypasses it (NO_PROXY empty): it reaches the job's own ports too.
+        for key in [
+            "HTTPS_PROXY",
+            "https_proxy",
+            "HTTP_PROXY",
+            "http_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+            "npm_config_proxy",
+            "npm_config_https_proxy",
+            "PIP_PROXY",
+        ] {
+            set(key, url.into());
+        }
+        set("NO_PROXY", "".into());
+        set("no_proxy", "".into());
+        set("NODE_USE_ENV_PROXY", "1".into());
+        set(&format!("GIT_CONFIG_KEY_{count}"), "http.proxy".into());
+        set(&format!("GIT_CONFIG_VALUE_{count}"), url.into());
+        count += 1;
+    }
+    set("GIT_CONFIG_COUNT", count.to_string().into());
     if prepared.worktree.is_some() {
         // The job's git must find the job's repository, not one the caller pointed at.
         env.retain(|(k, _)| !git::LOCATION_VARS.iter().any(|r| k == r));

@@ -79,6 +79,11 @@ fn unknown(command: &str, policy_name: &str, writable: &Writable) -> Option<Stri
         format!(".local/share/{name}"),
         format!(".local/state/{name}"),
     ];
+    // A tool whose state is a door or a secret (ssh's keys, git's configuration, cargo's bin
+    // directory) gets no hint to grant it.
+    if places.iter().any(|place| sensitive(place)) {
+        return None;
+    }
     let found: Vec<String> = places
         .iter()
         .filter(|place| {
@@ -103,9 +108,49 @@ fn unknown(command: &str, policy_name: &str, writable: &Writable) -> Option<Stri
     })
 }
 
+/// Places under the home directory that a hint never offers to make writable: credential stores,
+/// and what runs code outside the sandbox later (shell and git configuration, autostart, toolchain
+/// binaries).
+fn sensitive(place: &str) -> bool {
+    const DOORS: [&str; 14] = [
+        ".ssh",
+        ".gnupg",
+        ".config/git",
+        ".cargo",
+        ".rustup",
+        ".local/bin",
+        ".config/autostart",
+        ".config/systemd",
+        ".config/environment.d",
+        ".npm",
+        ".bashrc",
+        ".profile",
+        ".zshrc",
+        ".config/fish",
+    ];
+    let stores = crate::sandbox::credentials::STORES;
+    DOORS.contains(&place)
+        || stores
+            .iter()
+            .filter_map(|s| s.strip_prefix("~/"))
+            .any(|s| s == place || s.starts_with(&format!("{place}/")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_hint_offers_a_door_or_a_secret() {
+        let writable = Writable {
+            dirs: &[],
+            files: &[],
+        };
+        for tool in ["ssh", "git", "cargo", "aws", "gnupg", "docker", "kube"] {
+            assert_eq!(unknown(tool, "default", &writable), None, "{tool}");
+        }
+        assert!(unknown("mytool", "default", &writable).is_some());
+    }
 
     #[test]
     fn a_path_is_covered_by_a_directory_above_it_or_the_file_itself() {

@@ -20,6 +20,7 @@ use crate::supervise::cgroup::Cgroup;
 use crate::supervise::interactive::{self, Interactive};
 use crate::supervise::log::{self, Log};
 use crate::supervise::ports;
+use crate::supervise::proxy::{self, AllowList, Proxy};
 use crate::supervise::reaper::{self, Signals};
 use crate::supervise::spawn;
 use crate::worktree::cleanup;
@@ -125,6 +126,9 @@ fn execute(
         allow_write: &args.allow_write,
         installation: &installation,
     };
+    if let Err(e) = add_allow_net(&args.allow_net, &mut prepared.policy) {
+        return not_started(notify, &prepared, &e);
+    }
     let built = match plan::build(&prepared.policy, &job, args.no_sandbox) {
         Ok(built) => built,
         Err(e) => return not_started(notify, &prepared, &e),
@@ -157,6 +161,14 @@ fn execute(
         Ok(block) => block,
         Err(e) => return not_started(notify, &prepared, &e),
     };
+    // The network proxy of a domain allowlist, before anything of the job runs (setup included).
+    let proxy = match start_proxy(&prepared, rules.as_mut(), ports.first) {
+        Ok(proxy) => proxy,
+        Err(e) => {
+            ports.release();
+            return not_started(notify, &prepared, &e);
+        }
+    };
     let log = if notify.is_some() {
         let path = prepared.job_dir.join("output.log");
         match log::max_from_env().and_then(|max| Log::start(&path, max)) {
@@ -186,7 +198,8 @@ fn execute(
         let paths: Vec<PathBuf> = t.slave_path().into_iter().collect();
         rules.add_devices(&paths);
     }
-    let env = environment(&args, &prepared, ports.first);
+    let proxy_url = proxy.as_ref().map(Proxy::url);
+    let env = environment(&args, &prepared, ports.first, proxy_url.as_deref());
     let cgroup = Cgroup::create(prepared.id.as_str());
     // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) only changes how orphans of this process are re-parented.
     unsafe {
@@ -203,6 +216,20 @@ fn execute(
     record.port = Some(ports.first);
     record.cgroup = cgroup.as_ref().map(|cg| cg.path().display().to_string());
     record.background = notify.is_some();
+    // The profile's arguments for its own agent (`[command]`), right after CMD's first word.
+    let mut argv = args.command.clone();
+    let added = prepared
+        .agent
+        .as_ref()
+        .and_then(|found| prepared.policy.policy.command.get(found.agent.profile));
+    if let Some(added) = added.filter(|a| !a.is_empty() && !argv.is_empty()) {
+        argv.splice(1..1, added.iter().cloned());
+        notes.push(format!(
+            "{} runs with {} (its profile's [command])",
+            argv[0],
+            added.join(" ")
+        ));
+    }
     // The human line goes out before CMD can print anything; the JSON line needs the pid.
     if !args.json && !args.quiet && notify.is_none() {
         announce_start(&prepared, &record, &notes);
@@ -264,7 +291,7 @@ fn execute(
         (dirs, r.write_files.clone())
     });
     let starting = spawn::start(spawn::Spawn {
-        argv: args.command.clone(),
+        argv: argv.clone(),
         cwd: prepared.cwd.clone(),
         env,
         rules,
@@ -346,6 +373,10 @@ fn execute(
     record.ended_at = Some(timestamp(SystemTime::now()));
     record.exit = Some(ending.exit);
     record.sandbox.refused = broker.as_ref().map(|b| b.refused());
+    if let Some(proxy) = proxy {
+        let refused = record.sandbox.refused.get_or_insert_with(Default::default);
+        refused.network = Some(proxy.stop());
+    }
     record.state = if ending.timed_out {
         State::TimedOut
     } else if ending.exit.signal.is_some() {
@@ -398,10 +429,60 @@ fn execute(
             &writable,
             status,
         ) {
-            say!("isolate: hint: {hint}");
+            say!("isolate: hint: {}", crate::controls::name(&hint));
         }
     }
     status
+}
+
+/// `--allow-net`: more names for the policy's allowlist (under a policy without one, with TCP
+/// open, the run's allowlist is these). A policy that refuses all TCP (`offline`) stays offline.
+fn add_allow_net(names: &[String], loaded: &mut crate::sandbox::policy::Loaded) -> Result<()> {
+    use crate::sandbox::policy::{Destination, Ports};
+    let net = &mut loaded.policy.network;
+    for name in names {
+        let destination: Destination = name
+            .parse()
+            .map_err(|e: String| Error::Usage(format!("--allow-net: {e}")))?;
+        if !net.proxied() && net.connect == Ports::Only(Vec::new()) {
+            return Err(Error::Usage(format!(
+                "--allow-net {name}: policy {} refuses all TCP; choose a policy with network access",
+                loaded.name
+            )));
+        }
+        if !net.allow.contains(&destination) {
+            net.allow.push(destination);
+        }
+    }
+    Ok(())
+}
+
+/// Starts the job's network proxy when its policy (or the one narrowing it) has a domain
+/// allowlist, and routes the job's TCP to it (`rules`), with the job's own ports from `first`.
+fn start_proxy(
+    prepared: &Prepared,
+    rules: Option<&mut plan::Rules>,
+    first: u16,
+) -> Result<Option<Proxy>> {
+    let Some(rules) = rules else {
+        // --no-sandbox: nothing would hold the job to a proxy.
+        return Ok(None);
+    };
+    let policies = std::iter::once(&prepared.policy).chain(&prepared.narrowing);
+    let Some(net) = policies.map(|p| &p.policy.network).find(|n| n.proxied()) else {
+        return Ok(None);
+    };
+    let own: Vec<u16> = (first..first.saturating_add(ports::BLOCK)).collect();
+    let allow = AllowList {
+        destinations: net.allow.clone(),
+        allow_local: net.allow_local,
+        own: own.clone(),
+        proxy: None,
+    };
+    let port = proxy::port_from_env()?;
+    let proxy = Proxy::start(allow, port, Some(&prepared.job_dir.join(proxy::LOG)))?;
+    rules.route_through(proxy.port(), &own);
+    Ok(Some(proxy))
 }
 
 /// How long the project's setup may run when the job has no `--timeout` (the job's own when it has).

@@ -149,6 +149,14 @@ pub(super) fn prepare_resume(query: &str, args: &RunArgs) -> Result<Prepared> {
         };
         let record_cwd = path.clone();
         let agent = detect(&args.command, &record_cwd, &[&record_cwd, &project.top]);
+        // Never an installation from the job's own worktree, the project or the worktrees.
+        let executable = executable(&args.command, &record_cwd).filter(|exe| {
+            [&record_cwd, &project.top, &root.to_path_buf()]
+                .iter()
+                .all(|dir| {
+                    !exe.starts_with(fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()))
+                })
+        });
         Ok(Prepared {
             id: id.clone(),
             job_dir: job_dir.clone(),
@@ -160,7 +168,7 @@ pub(super) fn prepare_resume(query: &str, args: &RunArgs) -> Result<Prepared> {
             resumed: Some(record.clone()),
             setup: None,
             chosen: Chosen::Recorded,
-            executable: executable(&args.command, &record_cwd),
+            executable,
             agent,
             made: Made::default(),
         })
@@ -215,6 +223,22 @@ pub(super) fn prepare(args: &RunArgs) -> Result<Prepared> {
         (None, None, None) => ("default".to_string(), Chosen::Default),
     };
     let mut policy = policy::load(&policy_name)?;
+    // The installation a policy may make readable is never the project's, the worktrees' or the
+    // current directory's: a `pyvenv.cfg` there would say what it is.
+    let executable = executable.filter(|exe| {
+        if !policy.policy.filesystem.installation {
+            return false;
+        }
+        let mut untrusted = vec![cwd.clone(), state.clone()];
+        match &target {
+            Some(t) => untrusted.extend([t.project.top.clone(), t.root.clone()]),
+            None => untrusted.extend(Project::discover(&cwd).ok().map(|p| p.top)),
+        }
+        !untrusted.iter().any(|dir| {
+            let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+            exe.starts_with(dir)
+        })
+    });
     // Fail closed before anything is made: every feature the policy requires, on this kernel.
     if !args.no_sandbox {
         plan::check_kernel(&policy)?;

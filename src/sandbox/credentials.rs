@@ -1,0 +1,151 @@
+//! What no profile reads or passes on, in one place: the credential stores of the usual tools
+//! (carved out of every read rule, `plan::carve`) and the names of variables that carry secrets
+//! (removed from every job's environment). Every profile starts from these; a profile adds paths
+//! (`deny_read`) and patterns (`remove_matching`), and re-allows exactly what its agent needs: a
+//! read rule naming a file inside a store, a variable under `keep`. Paths are as the tools'
+//! documentation gives them; one that does not exist on this machine is skipped.
+
+/// Credential stores under the home directory (and the user's XDG directories there).
+pub const STORES: &[&str] = &[
+    // Remote shells and signing: keys, agents' configuration, known hosts.
+    "~/.ssh",
+    "~/.gnupg",
+    // Clouds and clusters.
+    "~/.aws",
+    "~/.azure",
+    "~/.config/gcloud",
+    "~/.kube",
+    "~/.oci",
+    "~/.config/doctl",
+    "~/.s3cfg",
+    "~/.boto",
+    "~/.config/rclone",
+    "~/.databrickscfg",
+    "~/.terraform.d/credentials.tfrc.json",
+    "~/.vault-token",
+    "~/.fly",
+    // Containers.
+    "~/.docker/config.json",
+    "~/.config/containers/auth.json",
+    // git hosts and forges.
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.config/git/credentials",
+    "~/.config/gh",
+    "~/.config/hub",
+    "~/.config/glab-cli",
+    // Package registries.
+    "~/.npmrc",
+    "~/.yarnrc.yml",
+    "~/.pypirc",
+    "~/.config/pip/pip.conf",
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.gem/credentials",
+    "~/.m2/settings-security.xml",
+    "~/.m2/settings.xml",
+    "~/.gradle/gradle.properties",
+    "~/.nuget/NuGet/NuGet.Config",
+    "~/.composer/auth.json",
+    "~/.config/composer/auth.json",
+    // Password stores and keyrings.
+    "~/.password-store",
+    "~/.local/share/keyrings",
+    "~/.local/share/kwalletd",
+    "~/.config/op",
+    "~/.config/Bitwarden CLI",
+    "~/.pki",
+    // Browser and mail profiles (cookies, saved passwords, sessions).
+    "~/.mozilla",
+    "~/.thunderbird",
+    "~/.config/google-chrome",
+    "~/.config/chromium",
+    "~/.config/BraveSoftware",
+    "~/.config/microsoft-edge",
+    "~/.config/vivaldi",
+    "~/.config/opera",
+    // Shell and REPL histories (commands typed with secrets in them).
+    "~/.bash_history",
+    "~/.zsh_history",
+    "~/.zhistory",
+    "~/.histfile",
+    "~/.local/share/fish/fish_history",
+    "~/.python_history",
+    "~/.node_repl_history",
+    "~/.psql_history",
+    "~/.mysql_history",
+    "~/.sqlite_history",
+    "~/.rediscli_history",
+    "~/.lesshst",
+    // The agents' own logins: each agent's profile can write (so read) its own directory.
+    "~/.claude/.credentials.json",
+    "~/.codex/auth.json",
+    "~/.gemini/oauth_creds.json",
+    "~/.local/share/opencode/auth.json",
+    "~/.config/github-copilot",
+];
+
+/// `STORES` as rules: under `~` (the caller's `HOME`), and under the user's home directory of the
+/// password database too when `HOME` names another place (`sudo -E`, a test's home), so that a
+/// changed `HOME` never opens the real stores.
+pub fn stores() -> Vec<String> {
+    let mut out: Vec<String> = STORES.iter().map(|s| s.to_string()).collect();
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let real = nix::unistd::User::from_uid(nix::unistd::getuid())
+        .ok()
+        .flatten()
+        .map(|user| user.dir);
+    if let Some(real) = real.filter(|real| Some(real) != home.as_ref()) {
+        out.extend(
+            STORES
+                .iter()
+                .filter_map(|s| s.strip_prefix("~/"))
+                .map(|rest| real.join(rest).display().to_string()),
+        );
+    }
+    out
+}
+
+/// Names of variables that carry secrets (`*` any run of characters).
+pub const SECRET_VARIABLES: &[&str] = &[
+    "*_TOKEN",
+    "*_TOKEN_*",
+    "*_SECRET",
+    "*_SECRET_*",
+    "*_SECRETS",
+    "*_PASSWORD",
+    "*_PASSWD",
+    "*_API_KEY",
+    "*_APIKEY",
+    "*_ACCESS_KEY",
+    "*_ACCESS_KEY_ID",
+    "*_PRIVATE_KEY",
+    "*_CREDENTIALS",
+    "AWS_*",
+    "AZURE_CLIENT_SECRET",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "NPM_CONFIG__AUTH*",
+    "npm_config__auth*",
+    "npm_config_//*",
+    "PGPASSWORD",
+    "MYSQL_PWD",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_home_elsewhere_never_opens_the_real_stores() {
+        let real = nix::unistd::User::from_uid(nix::unistd::getuid())
+            .unwrap()
+            .unwrap()
+            .dir;
+        let stores = stores();
+        assert!(stores.iter().any(|s| s == "~/.ssh"));
+        if std::env::var_os("HOME").map(std::path::PathBuf::from) != Some(real.clone()) {
+            let ssh = real.join(".ssh").display().to_string();
+            assert!(stores.contains(&ssh), "{ssh} not in {stores:?}");
+        }
+    }
+}
