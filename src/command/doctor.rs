@@ -35,8 +35,29 @@ struct Doctor {
     /// The domain allowlists of the built-in profiles that have one (their network goes through
     /// isolate's proxy).
     allowlists: Vec<Allowlist>,
+    /// The credential stores every profile denies reading, as written (sandbox/credentials.rs),
+    /// and those of them that exist here.
+    credentials: Credentials,
     /// What failed while looking.
     problems: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct Credentials {
+    denied: Vec<String>,
+    present: Vec<String>,
+}
+
+fn credentials() -> Credentials {
+    let denied = crate::sandbox::credentials::stores();
+    let present = denied
+        .iter()
+        .filter(|s| {
+            crate::sandbox::plan::expand(s).is_ok_and(|p| std::fs::symlink_metadata(p).is_ok())
+        })
+        .cloned()
+        .collect();
+    Credentials { denied, present }
 }
 
 #[derive(Serialize)]
@@ -183,6 +204,7 @@ fn doctor() -> Doctor {
         state_dir,
         gaps,
         allowlists,
+        credentials: credentials(),
         problems,
     }
 }
@@ -268,6 +290,17 @@ fn human(d: &Doctor, out: &mut String) -> std::fmt::Result {
             writeln!(out, "  {:<12} {}", a.profile, a.allow.join(", "))?;
         }
     }
+    writeln!(
+        out,
+        "\ncredentials   {} stores never readable under any profile (`isolate policy show` lists them); \
+         here: {}",
+        d.credentials.denied.len(),
+        if d.credentials.present.is_empty() {
+            "none exists".to_string()
+        } else {
+            d.credentials.present.join(", ")
+        }
+    )?;
     if !d.problems.is_empty() {
         writeln!(out, "\nproblems")?;
         for p in &d.problems {

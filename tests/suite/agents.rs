@@ -438,6 +438,36 @@ fn strict_runs_an_agent_installed_per_user_and_still_reads_nothing_else_of_home(
     );
     assert!(env.worktree_dirs().is_empty());
 
+    // A project's pyvenv.cfg names no installation: `home = ../x` would have opened the home.
+    let tools = repo.join("tools/bin");
+    fs::create_dir_all(&tools).unwrap();
+    fs::write(repo.join("tools/pyvenv.cfg"), "home = ../x\n").unwrap();
+    fs::write(
+        tools.join("lint"),
+        "#!/bin/sh\ncat \"$HOME/secret\" && echo read-it\n",
+    )
+    .unwrap();
+    fs::set_permissions(
+        tools.join("lint"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    env.git(&repo, ["add", "tools"]);
+    env.git(&repo, ["commit", "-q", "-m", "a venv of the project's"]);
+    let out = env.isolate_with(
+        &repo,
+        &vars,
+        &[
+            "run",
+            "--worktree",
+            "--policy",
+            "strict",
+            "--",
+            "tools/bin/lint",
+        ],
+    );
+    assert!(!stdout(&out).contains("read-it"), "{}", stdout(&out));
+
     // An installation that would be the home directory (an npm prefix of ~) is the file alone.
     let package = env.home.join("lib/node_modules/tool");
     fs::create_dir_all(&package).unwrap();
@@ -506,6 +536,21 @@ fn the_profile_follows_the_real_executable_and_policy_always_wins() {
     );
     assert_status(&out, 0);
     assert!(stderr(&out).contains("policy default"), "{}", stderr(&out));
+
+    // An empty PATH entry is the current directory, as exec has it: the project's own `claude`
+    // found there first is no agent.
+    let repo_bin = repo.join("claude");
+    fs::write(&repo_bin, "#!/bin/sh\necho project-claude\n").unwrap();
+    fs::set_permissions(
+        &repo_bin,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(":{}", std::env::var("PATH").unwrap());
+    let out = env.isolate_with(&repo, &[("PATH", &path)], &["run", "--", "claude"]);
+    assert_eq!(stdout(&out), "project-claude\n", "{}", stderr(&out));
+    assert!(stderr(&out).contains("policy default"), "{}", stderr(&out));
+    fs::remove_file(&repo_bin).unwrap();
 
     // --policy wins, and the end says what the agent's state lacked, with the profile to use.
     let out = env.isolate_with(

@@ -2530,6 +2530,11 @@ fn credential_stores_are_unreadable_under_every_profile_and_their_siblings_stay_
         }
         assert!(text.contains("listed"), "{profile}: {text}");
     }
+    // doctor names the rule, and which stores exist here.
+    let out = env.isolate(env.path(), ["doctor", "--json"]);
+    let doctor: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let present = doctor["credentials"]["present"].to_string();
+    assert!(present.contains("~/.ssh") && present.contains("~/.netrc"), "{present}");
     // strict reads none of them either (nor their siblings: it does not read the home directory).
     let (out, _) = env.policy_job(&repo, &[], "strict", &script);
     assert!(!stdout(&out).contains("SECRET-"), "{}", stdout(&out));
@@ -2561,5 +2566,63 @@ fn credential_stores_are_unreadable_under_every_profile_and_their_siblings_stay_
             let (out, _) = env.policy_job(&repo, &[], other, &read);
             assert_eq!(stdout(&out), "refused\n", "{other} read {login}");
         }
+    }
+}
+
+#[test]
+fn a_variable_in_a_profiles_write_rule_never_opens_home_or_the_project() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let git_dir = repo.join(".git");
+    for (var, value) in [
+        ("CODEX_HOME", git_dir.to_str().unwrap()),
+        ("CODEX_HOME", repo.to_str().unwrap()),
+        ("CODEX_HOME", env.home.to_str().unwrap()),
+    ] {
+        let out = env.isolate_with(
+            &repo,
+            &[(var, value)],
+            &[
+                "run",
+                "--worktree",
+                "--policy",
+                "codex",
+                "--",
+                "sh",
+                "-c",
+                "echo planted >> \"$CODEX_HOME/config\"",
+            ],
+        );
+        assert_status(&out, 125);
+        assert_said(&out, "no policy makes that writable");
+    }
+    assert!(
+        !git_dir.join("config").exists()
+            || !fs::read_to_string(git_dir.join("config"))
+                .unwrap()
+                .contains("planted")
+    );
+    assert!(env.worktree_dirs().is_empty());
+    // An empty value is as if unset.
+    let out = env.isolate_with(
+        &repo,
+        &[("CLAUDE_CONFIG_DIR", "")],
+        &["run", "--policy", "claude-code", "--", "true"],
+    );
+    assert_status(&out, 0);
+}
+
+#[test]
+fn a_fifo_given_as_the_command_never_hangs_isolate() {
+    let env = TestEnv::new();
+    let dir = env.path().join("fifos");
+    fs::create_dir(&dir).unwrap();
+    for name in ["aider", "tool"] {
+        let fifo = dir.join(name);
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o755)).unwrap();
+        fs::set_permissions(&fifo, fs::Permissions::from_mode(0o755)).unwrap();
+        // Bounded by the test's own limit: a hang fails it.
+        let out = env.isolate(env.path(), ["run", "--", fifo.to_str().unwrap()]);
+        assert_status(&out, 126);
     }
 }
