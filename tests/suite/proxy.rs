@@ -351,7 +351,7 @@ fn git_pip_and_npm_reach_allowed_servers_through_the_proxy() {
         "cd \"$TMPDIR\"\n\
          git clone -q http://localhost:{port}/app.git clone && echo \"cloned: $(cat clone/README)\"\n\
          pip download -q --no-cache-dir --disable-pip-version-check --index-url http://localhost:{port}/simple --no-deps -d dl demo==1.0 && ls dl\n\
-         if command -v npm >/dev/null; then echo \"npm: $(npm_config_cache=$TMPDIR/npm npm view demo version --registry http://localhost:{port}/ 2>&1)\"; else echo 'npm: 1.2.3'; fi\n\
+         echo \"npm: $(npm_config_cache=$TMPDIR/npm npm view demo version --registry http://localhost:{port}/ 2>&1)\"\n\
          git clone -q http://refused.invalid/app.git other 2>&1 | head -1\n"
     );
     let (out, report) = env.policy_job(env.path(), &[], policy.to_str().unwrap(), &script);
