@@ -2534,7 +2534,10 @@ fn credential_stores_are_unreadable_under_every_profile_and_their_siblings_stay_
     let out = env.isolate(env.path(), ["doctor", "--json"]);
     let doctor: Value = serde_json::from_slice(&out.stdout).unwrap();
     let present = doctor["credentials"]["present"].to_string();
-    assert!(present.contains("~/.ssh") && present.contains("~/.netrc"), "{present}");
+    assert!(
+        present.contains("~/.ssh") && present.contains("~/.netrc"),
+        "{present}"
+    );
     // strict reads none of them either (nor their siblings: it does not read the home directory).
     let (out, _) = env.policy_job(&repo, &[], "strict", &script);
     assert!(!stdout(&out).contains("SECRET-"), "{}", stdout(&out));
