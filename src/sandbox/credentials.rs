@@ -77,7 +77,15 @@ pub const STORES: &[&str] = &[
     "~/.sqlite_history",
     "~/.rediscli_history",
     "~/.lesshst",
-    // The agents' own logins: each agent's profile can write (so read) its own directory.
+    // Databases' password files.
+    "~/.pgpass",
+    "~/.my.cnf",
+    "~/.mylogin.cnf",
+    // The agents' own logins and configuration with keys in it (Claude Code keeps a /login API key
+    // and MCP servers' tokens in .claude.json): each agent's profile can write (so read) its own
+    // directory, and isolate carries ~/.claude.json over itself, outside the sandbox.
+    "~/.claude.json",
+    "~/.claude/.claude.json",
     "~/.claude/.credentials.json",
     "~/.codex/auth.json",
     "~/.gemini/oauth_creds.json",
@@ -106,8 +114,18 @@ pub fn stores() -> Vec<String> {
     out
 }
 
-/// Names of variables that carry secrets (`*` any run of characters).
+/// Names of variables that carry secrets (`*` any run of characters; matched in any case).
 pub const SECRET_VARIABLES: &[&str] = &[
+    "TOKEN",
+    "PASSWORD",
+    "SECRET",
+    "SECRET_KEY",
+    "*_KEY",
+    "*_PAT",
+    "*_PASS",
+    "OP_SESSION_*",
+    "BW_SESSION",
+    "DOCKER_AUTH_CONFIG",
     "*_TOKEN",
     "*_TOKEN_*",
     "*_SECRET",

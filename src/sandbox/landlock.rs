@@ -122,7 +122,19 @@ pub fn restrict_self(rules: &Rules) -> Result<RestrictionStatus, String> {
         )
         .chain(rules.devices.iter().map(|p| (p, plan::Access::Device)));
     for (path, access) in rules_with_rights {
-        let fd = PathFd::new(path).map_err(|e| err(&path.display().to_string(), &e))?;
+        let fd = match PathFd::new(path) {
+            Ok(fd) => fd,
+            // A read rule for an entry that has gone since the plan was made (a carved directory's
+            // entries are listed one by one: another program may remove one meanwhile) grants
+            // nothing: what is not there cannot be read. Every other rule must hold.
+            Err(_)
+                if matches!(access, plan::Access::Read | plan::Access::List)
+                    && std::fs::symlink_metadata(path).is_err() =>
+            {
+                continue;
+            }
+            Err(e) => return Err(err(&path.display().to_string(), &e)),
+        };
         let mut access = rights(access, rules.abi);
         // A file (a readable config file, a writable state file) takes only file rights: Landlock
         // refuses directory rights on it.

@@ -627,6 +627,26 @@ fn resolve_rule(rule: &PathRule, access: Access) -> Resolved {
     }
     match fs::canonicalize(&expanded) {
         Ok(path) => granted(out, path),
+        // A store that is not there yet is denied all the same where its directory is: a job that
+        // logs in (`docker login`, `gh auth login`) makes it, and must not read it back.
+        Err(e) if out.access == Access::Deny && e.kind() == std::io::ErrorKind::NotFound => {
+            let path = Path::new(&expanded);
+            let parent = path.parent().and_then(|p| fs::canonicalize(p).ok());
+            match (parent, path.file_name()) {
+                (Some(parent), Some(name)) if parent.is_dir() => {
+                    out.detail = Some("not there yet: unreadable should it appear".into());
+                    out.outcome = Outcome::Granted;
+                    out.path = Some(parent.join(name));
+                    out
+                }
+                _ => missing(
+                    out,
+                    rule.missing,
+                    format!("{expanded} does not exist"),
+                    None,
+                ),
+            }
+        }
         Err(e) => {
             let why = match e.kind() {
                 std::io::ErrorKind::NotFound => format!("{expanded} does not exist"),

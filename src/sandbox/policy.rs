@@ -364,8 +364,10 @@ pub struct Environment {
     pub keep: Vec<String>,
 }
 
-/// Whether `name` matches `pattern`, where `*` stands for any run of characters (none included).
+/// Whether `name` matches `pattern`, where `*` stands for any run of characters (none included),
+/// in any case (`github_token` is a `*_TOKEN`).
 pub fn matches(pattern: &str, name: &str) -> bool {
+    let (pattern, name) = (pattern.to_ascii_uppercase(), name.to_ascii_uppercase());
     let mut parts = pattern.split('*');
     let first = parts.next().unwrap_or_default();
     let Some(mut rest) = name.strip_prefix(first) else {
@@ -1059,6 +1061,8 @@ mod tests {
             ("A*B*C", "AxxBxxC", true),
             ("A*B*C", "AxxC", false),
             ("*_KEY", "_KEY", true),
+            ("*_TOKEN", "github_token", true),
+            ("npm_config_//*", "NPM_CONFIG_//registry/:_authToken", true),
         ] {
             assert_eq!(matches(pattern, name), hit, "{pattern} {name}");
         }

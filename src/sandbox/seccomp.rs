@@ -207,8 +207,9 @@ fn context(sockets: &Sockets) -> Result<ScmpFilterContext, libseccomp::error::Se
     // Every connect is the supervisor's to judge and to make: a filter sees a pointer, never the
     // address, nor which kind of socket the descriptor is.
     ctx.add_rule(ScmpAction::Notify, sys(libc::SYS_connect)?)?;
-    if sockets.tcp_bind.is_some() {
-        // listen() on an unbound TCP socket binds a port on every address by itself.
+    if sockets.tcp_bind.is_some() || sockets.route.is_some() {
+        // listen() on an unbound TCP socket binds a port on every address by itself; under a
+        // domain allowlist a job listens on loopback only.
         ctx.add_rule(ScmpAction::Notify, sys(libc::SYS_listen)?)?;
     }
     if !sockets.tcp_open() {

@@ -310,7 +310,7 @@ fn decide(
                 Err(decision) => return decision,
             };
             Decision::Decided(Decided {
-                verdict: inet::listen(&socket, call.args[1]),
+                verdict: inet::listen(sockets, &socket, call.args[1]),
                 kind: Kind::Listen,
                 socket: Some(socket),
                 addr: Vec::new(),

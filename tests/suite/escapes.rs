@@ -2495,12 +2495,14 @@ fn credential_stores_are_unreadable_under_every_profile_and_their_siblings_stay_
     script.push_str("ls ~ >/dev/null && echo listed");
     let repo = env.repo("app");
     // An agent's profile writes (so reads) its own state directory, its own login included.
-    let own_login = |profile: &str| match profile {
-        "claude-code" => Some("~/.claude/.credentials.json"),
-        "codex" => Some("~/.codex/auth.json"),
-        "gemini" => Some("~/.gemini/oauth_creds.json"),
-        "opencode" => Some("~/.local/share/opencode/auth.json"),
-        _ => None,
+    let own_login = |profile: &str| -> &[&str] {
+        match profile {
+            "claude-code" => &["~/.claude/.credentials.json", "~/.claude/.claude.json"],
+            "codex" => &["~/.codex/auth.json"],
+            "gemini" => &["~/.gemini/oauth_creds.json"],
+            "opencode" => &["~/.local/share/opencode/auth.json"],
+            _ => &[],
+        }
     };
     for profile in [
         "default",
@@ -2514,7 +2516,7 @@ fn credential_stores_are_unreadable_under_every_profile_and_their_siblings_stay_
         let (out, _) = env.policy_job(&repo, &[], profile, &script);
         let text = stdout(&out);
         for (i, store) in stores.iter().enumerate() {
-            if own_login(profile) == Some(store.as_str()) {
+            if own_login(profile).contains(&store.as_str()) {
                 continue;
             }
             assert!(
@@ -2628,4 +2630,58 @@ fn a_fifo_given_as_the_command_never_hangs_isolate() {
         let out = env.isolate(env.path(), ["run", "--", fifo.to_str().unwrap()]);
         assert_status(&out, 126);
     }
+}
+
+#[test]
+fn under_an_allowlist_nothing_listens_beyond_loopback() {
+    // A server on every address would let anyone on the network in, past the proxy.
+    let env = TestEnv::new();
+    let probe = env.probe(
+        "listen.py",
+        "port = int(os.environ['ISOLATE_PORT'])\n\
+         def serve(host, family=socket.AF_INET):\n\
+         \x20   s = socket.socket(family); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n\
+         \x20   s.bind((host, port)); s.listen(1); s.close()\n\
+         attempt('any', lambda: serve('0.0.0.0'))\n\
+         attempt('any6', lambda: serve('::', socket.AF_INET6))\n\
+         attempt('loopback', lambda: serve('127.0.0.1'))\n\
+         attempt('loopback6', lambda: serve('::1', socket.AF_INET6))\n",
+    );
+    let (out, _) = env.policy_job(env.path(), &[], "claude-code", &format!("python3 {probe}"));
+    assert_eq!(
+        stdout(&out),
+        "any: EACCES\nany6: EACCES\nloopback: ok\nloopback6: ok\n",
+        "{}",
+        stderr(&out)
+    );
+    // The open profile listens where it likes.
+    let (out, _) = env.policy_job(env.path(), &[], "default", &format!("python3 {probe}"));
+    assert!(stdout(&out).starts_with("any: ok\n"), "{}", stdout(&out));
+}
+
+#[test]
+fn a_store_made_while_the_job_runs_stays_unreadable_to_it() {
+    // `docker login` in another terminal while the job runs: ~/.docker existed, config.json not.
+    let env = TestEnv::new();
+    fs::create_dir_all(env.home.join(".docker")).unwrap();
+    fs::write(env.home.join(".docker/other.json"), "open\n").unwrap();
+    let go = env.path().join("go");
+    let script = format!(
+        "while [ ! -e '{}' ]; do sleep 0.05; done; cat ~/.docker/other.json; cat ~/.docker/config.json 2>/dev/null || echo refused",
+        go.display()
+    );
+    let child = env
+        .isolate_cmd(env.path(), ["run", "-q", "--", "sh", "-c", &script])
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    fs::write(
+        env.home.join(".docker/config.json"),
+        "{\"auths\":\"SECRET\"}\n",
+    )
+    .unwrap();
+    fs::write(&go, "").unwrap();
+    let out = finish(child, LIMIT);
+    assert_eq!(stdout(&out), "open\nrefused\n", "{}", stderr(&out));
 }

@@ -173,7 +173,21 @@ fn allowed_names_go_through_the_proxy_and_every_other_way_out_is_refused_and_log
              \x20       if not chunk: break\n\
              \x20       got += chunk\n\
              \x20   print('garbage answered', got.split(b'\\r\\n')[0].decode(), flush=True)\n\
-             attempt('garbage', garbage)\n"
+             attempt('garbage', garbage)\n\
+             def sni(name):\n\
+             \x20   import base64, ssl, urllib.parse\n\
+             \x20   u = urllib.parse.urlsplit(os.environ['HTTPS_PROXY'])\n\
+             \x20   auth = base64.b64encode(f'{{u.username}}:{{u.password}}'.encode()).decode()\n\
+             \x20   s = socket.create_connection((u.hostname, u.port), timeout=10)\n\
+             \x20   s.sendall(f'CONNECT localhost:{tls} HTTP/1.1\\r\\nProxy-Authorization: Basic {{auth}}\\r\\n\\r\\n'.encode())\n\
+             \x20   s.recv(4096)\n\
+             \x20   ctx = ssl.create_default_context(cafile='cert.pem'); ctx.check_hostname = False\n\
+             \x20   try:\n\
+             \x20       ctx.wrap_socket(s, server_hostname=name).close(); print('sni', name, 'handshake', flush=True)\n\
+             \x20   except (ssl.SSLError, OSError):\n\
+             \x20       print('sni', name, 'closed', flush=True)\n\
+             sni('localhost')\n\
+             sni('evil.example')\n"
         ),
     );
     let script = format!(
@@ -209,6 +223,9 @@ fn allowed_names_go_through_the_proxy_and_every_other_way_out_is_refused_and_log
         "udp: EACCES",
         "garbage answered HTTP/1.1 400 Bad Request",
         "garbage: ok",
+        // TLS naming another site than the CONNECT target (a CDN routes by it) goes nowhere.
+        "sni localhost handshake",
+        "sni evil.example closed",
         "hello over http\nown direct: 200",
         "own through the proxy: 200",
     ] {

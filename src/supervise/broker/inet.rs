@@ -76,11 +76,22 @@ pub fn connect_netlink(addr: &[u8]) -> Verdict {
 }
 
 /// listen(2) where TCP bind is restricted: a TCP socket that was never bound would bind a port on
-/// every address by itself, past Landlock's bind rule. Everything else listens as asked.
-pub fn listen(socket: &OwnedFd, backlog: u64) -> Verdict {
+/// every address by itself, past Landlock's bind rule. Under a domain allowlist a job listens on
+/// loopback only (an address it bound, as the kernel holds it, so nothing it changes later
+/// counts): a server on 0.0.0.0 would let anyone on the network in, past the proxy. Everything
+/// else listens as asked.
+pub fn listen(sockets: &Sockets, socket: &OwnedFd, backlog: u64) -> Verdict {
     let family = option(socket, libc::SO_DOMAIN);
     let inet = matches!(family, Ok(libc::AF_INET) | Ok(libc::AF_INET6));
-    if inet && bound_port(socket) == Some(0) {
+    let local = bound(socket);
+    if inet && local.as_deref().and_then(port) == Some(0) {
+        return Verdict::Refused;
+    }
+    let loopback = local
+        .as_deref()
+        .and_then(ip)
+        .is_some_and(|ip| ip.is_loopback());
+    if inet && sockets.route.is_some() && !loopback {
         return Verdict::Refused;
     }
     // The kernel reads backlog as an int.
@@ -98,8 +109,8 @@ pub fn listen(socket: &OwnedFd, backlog: u64) -> Verdict {
     })
 }
 
-/// The local port of an inet socket (0 when it is not bound).
-fn bound_port(socket: &OwnedFd) -> Option<u16> {
+/// The local address of a socket, as the kernel holds it.
+fn bound(socket: &OwnedFd) -> Option<Vec<u8>> {
     // SAFETY: sockaddr_storage is plain data; getsockname fills at most `len` bytes.
     let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
@@ -121,7 +132,7 @@ fn bound_port(socket: &OwnedFd) -> Option<u16> {
             len as usize,
         )
     };
-    port(bytes)
+    Some(bytes.to_vec())
 }
 
 #[cfg(test)]

@@ -38,11 +38,11 @@ use log::{Decision, Entry};
 use request::{Kind, Malformed, Request};
 
 /// How long a client may take to send its request's head.
-const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a connect to a destination may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// Connections served at once; one more is closed at once.
-const CONNECTIONS_MAX: usize = 512;
+const CONNECTIONS_MAX: usize = 128;
 /// How long `stop` waits for the connections it shut down to be logged.
 const DRAIN: Duration = Duration::from_secs(2);
 
@@ -264,7 +264,7 @@ fn serve(mut client: TcpStream, shared: &Shared, id: u64) {
             bytes_down: down,
         })
     };
-    let req: Request = match request::read(&mut client) {
+    let req: Request = match request::read(&mut client, HEAD_TIMEOUT) {
         Ok(req) => req,
         Err(Malformed::Closed) => return,
         Err(malformed) => {
@@ -294,7 +294,9 @@ fn serve(mut client: TcpStream, shared: &Shared, id: u64) {
     if !authorized {
         let why = "proxy credentials missing or wrong (use the job's HTTPS_PROXY as it is)";
         let _ = client.write_all(&response(407, why));
-        entry(method, host, port, Decision::Refused, why.into(), 0, 0);
+        // Not the job (it has the secret): what it names is not recorded, so nobody else can
+        // write destinations into the job's log and record.
+        entry("-", "", 0, Decision::Refused, why.into(), 0, 0);
         return;
     }
     let decided = shared
@@ -342,7 +344,18 @@ fn serve(mut client: TcpStream, shared: &Shared, id: u64) {
             {
                 return;
             }
-            req.rest
+            // TLS names the site it wants once more, in its ClientHello: a CDN or shared server
+            // routes by that name, so it must be the one the allowlist judged.
+            let first = client_hello(&mut client, req.rest);
+            if let request::Hello::Names(named) = request::hello(&first) {
+                if named != host && host.parse::<std::net::IpAddr>().is_err() {
+                    let why =
+                        format!("the TLS server name {named} is not the CONNECT target {host}");
+                    entry(method, &named, port, Decision::Refused, why, 0, 0);
+                    return;
+                }
+            }
+            first
         }
         Kind::Forward => {
             let mut first = req.upstream_head;
@@ -357,6 +370,28 @@ fn serve(mut client: TcpStream, shared: &Shared, id: u64) {
     let (up, down) = tunnel::relay(&client, &upstream, &first);
     entry(method, host, port, Decision::Allowed, reason, up, down);
 }
+
+/// The first bytes of a tunnel, read until a TLS ClientHello is whole (or they are not TLS, or
+/// `HELLO_TIMEOUT` passes, or more than a record could hold came).
+fn client_hello(client: &mut TcpStream, mut first: Vec<u8>) -> Vec<u8> {
+    let deadline = std::time::Instant::now() + HELLO_TIMEOUT;
+    let mut chunk = [0u8; 4096];
+    while request::hello(&first) == request::Hello::Partial && first.len() < 5 + (1 << 14) {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() || client.set_read_timeout(Some(left)).is_err() {
+            break;
+        }
+        match std::io::Read::read(client, &mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => first.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let _ = client.set_read_timeout(None);
+    first
+}
+
+/// How long a client may take to start its TLS handshake in a tunnel.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The one line a refused client reads.
 fn refused_line(host: &str, port: u16, refusal: &Refusal) -> String {

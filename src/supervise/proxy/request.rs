@@ -49,10 +49,17 @@ pub enum Malformed {
 }
 
 /// Reads and parses a request head from `client`.
-pub fn read(client: &mut TcpStream) -> Result<Request, Malformed> {
+pub fn read(client: &mut TcpStream, within: std::time::Duration) -> Result<Request, Malformed> {
     let mut buf = Vec::with_capacity(4096);
     let mut chunk = [0u8; 4096];
+    // The whole head within `within`, however slowly its bytes come (one a minute would hold
+    // the connection forever under a per-read timeout alone).
+    let deadline = std::time::Instant::now() + within;
     loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() || client.set_read_timeout(Some(left)).is_err() {
+            return Err(Malformed::Closed);
+        }
         let n = match client.read(&mut chunk) {
             Ok(0) | Err(_) => return Err(Malformed::Closed),
             Ok(n) => n,
@@ -118,21 +125,21 @@ fn interpret(parsed: &httparse::Request, rest: &[u8]) -> Result<Request, Malform
     let path = path.split('#').next().unwrap_or("/").to_string();
     let version = parsed.version.unwrap_or(1);
     let mut head = format!("{method} {path} HTTP/1.{version}\r\n").into_bytes();
-    let mut has_host = false;
+    // The Host the server sees is the one the allowlist judged: a client's own Host header (a
+    // name of another site on the same server or CDN) is replaced.
+    head.extend_from_slice(format!("Host: {authority_text}\r\n").as_bytes());
     for h in parsed.headers.iter() {
         let name = h.name.to_ascii_lowercase();
-        match name.as_str() {
-            "proxy-authorization" | "proxy-connection" | "connection" | "keep-alive" => continue,
-            "host" => has_host = true,
-            _ => {}
+        if matches!(
+            name.as_str(),
+            "proxy-authorization" | "proxy-connection" | "connection" | "keep-alive" | "host"
+        ) {
+            continue;
         }
         head.extend_from_slice(h.name.as_bytes());
         head.extend_from_slice(b": ");
         head.extend_from_slice(h.value);
         head.extend_from_slice(b"\r\n");
-    }
-    if !has_host {
-        head.extend_from_slice(format!("Host: {authority_text}\r\n").as_bytes());
     }
     head.extend_from_slice(b"Connection: close\r\n\r\n");
     Ok(Request {
@@ -232,6 +239,13 @@ mod tests {
             head,
             "GET /a?b HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\nConnection: close\r\n\r\n"
         );
+        // The Host the allowlist judged, never the client's own (another site on the same CDN).
+        let r = parse("GET http://example.com/ HTTP/1.1\r\nHOST: evil.example\r\n\r\n").unwrap();
+        let head = String::from_utf8(r.upstream_head).unwrap();
+        assert!(
+            head.contains("Host: example.com\r\n") && !head.contains("evil"),
+            "{head}"
+        );
         let r = parse("GET http://[::1]:8080 HTTP/1.0\r\n\r\n").unwrap();
         assert_eq!((r.host.as_str(), r.port), ("::1", 8080));
         assert!(parse("GET /relative HTTP/1.1\r\n\r\n").is_err());
@@ -251,5 +265,138 @@ mod tests {
         assert_eq!(base64_decode("YWI=").unwrap(), b"ab");
         assert!(base64_decode("a").is_none());
         assert!(base64_decode("!!!!").is_none());
+    }
+}
+
+/// What the first bytes a client sends through a tunnel say of the name it wants.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Hello {
+    /// A TLS ClientHello not all here yet: this many bytes of its record are.
+    Partial,
+    /// A TLS ClientHello naming this server (SNI, lowercase, no trailing dot).
+    Names(String),
+    /// TLS, without a server name (or one too long to reach in the first record).
+    Unnamed,
+    /// Not TLS.
+    Other,
+}
+
+/// The server name of a TLS ClientHello at the start of `bytes` (RFC 8446 4.1.2, RFC 6066 3).
+pub fn hello(bytes: &[u8]) -> Hello {
+    if bytes.first() != Some(&0x16) {
+        return match bytes.is_empty() {
+            true => Hello::Partial,
+            false => Hello::Other,
+        };
+    }
+    let Some(len) = bytes
+        .get(3..5)
+        .map(|l| u16::from_be_bytes([l[0], l[1]]) as usize)
+    else {
+        return Hello::Partial;
+    };
+    let Some(record) = bytes.get(5..5 + len) else {
+        return Hello::Partial;
+    };
+    server_name(record).map_or(Hello::Unnamed, Hello::Names)
+}
+
+fn server_name(record: &[u8]) -> Option<String> {
+    let mut at = Cursor {
+        bytes: record,
+        at: 0,
+    };
+    if at.take(1)?[0] != 1 {
+        return None; // not a ClientHello
+    }
+    at.take(3)?; // handshake length
+    at.take(2 + 32)?; // version, random
+    let session = at.take(1)?[0] as usize;
+    at.take(session)?;
+    let suites = at.u16()? as usize;
+    at.take(suites)?;
+    let compression = at.take(1)?[0] as usize;
+    at.take(compression)?;
+    let total = at.u16()? as usize;
+    let mut ext = Cursor {
+        bytes: at.take(total.min(at.bytes.len() - at.at))?,
+        at: 0,
+    };
+    while let (Some(kind), Some(len)) = (ext.u16(), ext.u16()) {
+        let data = ext.take(len as usize)?;
+        if kind != 0 {
+            continue;
+        }
+        let mut names = Cursor { bytes: data, at: 0 };
+        names.u16()?;
+        while let Some(name_type) = names.take(1) {
+            let len = names.u16()? as usize;
+            let name = names.take(len)?;
+            if name_type[0] == 0 {
+                let name = std::str::from_utf8(name).ok()?;
+                return Some(super::allow::normalize(name));
+            }
+        }
+    }
+    None
+}
+
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let out = self.bytes.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(out)
+    }
+
+    fn u16(&mut self) -> Option<u16> {
+        self.take(2).map(|b| u16::from_be_bytes([b[0], b[1]]))
+    }
+}
+
+#[cfg(test)]
+mod hello_tests {
+    use super::*;
+
+    /// A ClientHello record naming `name` (the fields a real one has, minimal values).
+    fn client_hello(name: &str) -> Vec<u8> {
+        let mut sni = vec![0u8, 0];
+        let list_len = (name.len() + 3) as u16;
+        sni.extend_from_slice(&(list_len + 2).to_be_bytes());
+        sni.extend_from_slice(&list_len.to_be_bytes());
+        sni.push(0);
+        sni.extend_from_slice(&(name.len() as u16).to_be_bytes());
+        sni.extend_from_slice(name.as_bytes());
+        let mut body = vec![3, 3];
+        body.extend_from_slice(&[7u8; 32]);
+        body.push(0); // session id
+        body.extend_from_slice(&[0, 2, 0x13, 0x01]); // one suite
+        body.extend_from_slice(&[1, 0]); // no compression
+        body.extend_from_slice(&(sni.len() as u16).to_be_bytes());
+        body.extend_from_slice(&sni);
+        let mut hs = vec![1];
+        hs.extend_from_slice(&(body.len() as u32).to_be_bytes()[1..]);
+        hs.extend_from_slice(&body);
+        let mut record = vec![0x16, 3, 1];
+        record.extend_from_slice(&(hs.len() as u16).to_be_bytes());
+        record.extend_from_slice(&hs);
+        record
+    }
+
+    #[test]
+    fn the_server_name_of_a_client_hello_is_read_whole_or_said_partial() {
+        let record = client_hello("Api.Example.com.");
+        assert_eq!(hello(&record), Hello::Names("api.example.com".into()));
+        assert_eq!(hello(&record[..20]), Hello::Partial);
+        assert_eq!(hello(b""), Hello::Partial);
+        assert_eq!(hello(b"GET / HTTP/1.1\r\n"), Hello::Other);
+        let mut garbage = record.clone();
+        garbage.truncate(60);
+        garbage[4] = 55;
+        assert_eq!(hello(&garbage), Hello::Unnamed);
     }
 }
