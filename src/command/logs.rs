@@ -48,12 +48,7 @@ fn show(args: &LogsArgs) -> Result<(), Error> {
     // The log's place comes from the job directory, never from the record's text.
     let path = dir.join("output.log");
     let rotated = dir.join("output.log.1");
-    let out = io::stdout();
-    let escape = !args.raw && std::io::IsTerminal::is_terminal(&out);
-    let mut out = Output {
-        out: out.lock(),
-        escape,
-    };
+    let mut out = stdout(args);
     let write_err = |e: io::Error| Error::io("cannot write", "stdout", e);
     match args.tail {
         Some(n) => {
@@ -83,12 +78,7 @@ fn show_net(args: &LogsArgs, dir: &Path, record: &crate::job::record::Record) ->
             record.id
         )));
     }
-    let out = io::stdout();
-    let escape = !args.raw && std::io::IsTerminal::is_terminal(&out);
-    let mut out = Output {
-        out: out.lock(),
-        escape,
-    };
+    let mut out = stdout(args);
     let write_err = |e: io::Error| Error::io("cannot write", "stdout", e);
     let text = read_all(&path);
     let shown = match args.tail {
@@ -101,6 +91,16 @@ fn show_net(args: &LogsArgs, dir: &Path, record: &crate::job::record::Record) ->
         follow(dir, &path, &mut out)?;
     }
     Ok(())
+}
+
+/// Standard output, escaping what a job wrote when it is a terminal (unless `--raw`).
+fn stdout(args: &LogsArgs) -> Output<io::StdoutLock<'static>> {
+    let out = io::stdout();
+    let escape = !args.raw && std::io::IsTerminal::is_terminal(&out);
+    Output {
+        out: out.lock(),
+        escape,
+    }
 }
 
 fn read_all(path: &Path) -> Vec<u8> {
