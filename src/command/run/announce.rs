@@ -24,15 +24,15 @@ pub(super) fn write_report(path: &Path, record: &Record) -> Result<()> {
 }
 
 pub(super) fn announce_start(prepared: &Prepared, record: &Record, notes: &[String]) {
-    let why = match &prepared.chosen {
-        Chosen::Agent(found) => format!(
+    let why = match (&prepared.chosen, &prepared.agent) {
+        (Chosen::Agent, Some(found)) => format!(
             " (the command is {}: {})",
             found.agent.name,
             crate::controls::name(&found.executable.to_string_lossy())
         ),
-        Chosen::Configured => " (the configuration's)".into(),
-        Chosen::Recorded => " (the job's own)".into(),
-        Chosen::Given | Chosen::Default => String::new(),
+        (Chosen::Configured, _) => " (the configuration's)".into(),
+        (Chosen::Recorded, _) => " (the job's own)".into(),
+        _ => String::new(),
     };
     let sandbox = match (record.sandbox.enforced, record.sandbox.landlock_abi) {
         (true, Some(abi)) => format!("landlock ABI {abi}, policy {}{why}", record.sandbox.policy),

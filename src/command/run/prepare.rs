@@ -52,8 +52,8 @@ pub(super) enum Chosen {
     Given,
     /// The project's `.isolate.toml` (or the user's configuration).
     Configured,
-    /// CMD is a known agent: its profile.
-    Agent(agent::Detected),
+    /// CMD is a known agent (`Prepared::agent`): its profile.
+    Agent,
     /// `--resume`: the job's own.
     Recorded,
     Default,
@@ -219,7 +219,7 @@ pub(super) fn prepare(args: &RunArgs) -> Result<Prepared> {
     let (policy_name, chosen) = match (&args.policy, &config.config.policy, detected.clone()) {
         (Some(name), _, _) => (name.clone(), Chosen::Given),
         (None, Some(name), _) => (name.clone(), Chosen::Configured),
-        (None, None, Some(found)) => (found.agent.profile.to_string(), Chosen::Agent(found)),
+        (None, None, Some(found)) => (found.agent.profile.to_string(), Chosen::Agent),
         (None, None, None) => ("default".to_string(), Chosen::Default),
     };
     let mut policy = policy::load(&policy_name)?;
