@@ -297,7 +297,7 @@ fn aider_comes_up_runs_commands_in_a_pty_and_reaches_its_network_error() {
     let repo = project(&env);
     let screen = Screen::new(&env);
     screen.line(&format!(
-        "cd {} && ANTHROPIC_API_KEY=sk-ant-api03-isolate-test {BIN} run --worktree -- aider --no-check-update --no-show-model-warnings",
+        "cd {} && ANTHROPIC_API_KEY=sk-ant-api03-isolate-test {BIN} run --worktree -- aider --no-check-update --no-show-model-warnings --no-analytics",
         repo.display()
     ));
     assert!(
@@ -341,6 +341,7 @@ fn aider_comes_up_runs_commands_in_a_pty_and_reaches_its_network_error() {
         "30s",
         &[
             "aider",
+            "--no-analytics",
             "--no-check-update",
             "--no-show-model-warnings",
             "--yes-always",
