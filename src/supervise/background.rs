@@ -75,6 +75,7 @@ pub fn detach(job_dir: &Path, job_id: &str, json: bool) -> Result<Role> {
                     drop(write);
                     watch(child, job_id)
                 }
+                // SAFETY: _exit ends this first child (the second fork failed) without running destructors.
                 Err(_) => unsafe { libc::_exit(125) },
             }
         }

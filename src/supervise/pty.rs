@@ -68,7 +68,9 @@ impl Pty {
     pub fn copy_winsize(&self, from: BorrowedFd<'_>) -> io::Result<()> {
         // SAFETY: winsize is plain data; the ioctls read or write exactly one.
         let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+        // SAFETY: TIOCGWINSZ writes exactly one winsize into `size`, which outlives the call.
         retry(|| unsafe { libc::ioctl(from.as_raw_fd(), libc::TIOCGWINSZ, &mut size) })?;
+        // SAFETY: TIOCSWINSZ reads exactly one winsize from `size`, which outlives the call.
         retry(|| unsafe { libc::ioctl(self.master.as_raw_fd(), libc::TIOCSWINSZ, &size) })?;
         Ok(())
     }
@@ -88,6 +90,7 @@ fn open_slave(master: &OwnedFd, flags: libc::c_int) -> io::Result<OwnedFd> {
     // chance of opening another devpts instance's pts/N (containers), nor a replaced path.
     // SAFETY: the ioctl only creates a new descriptor, owned right after the check.
     match cvt(unsafe { libc::ioctl(master.as_raw_fd(), libc::TIOCGPTPEER, flags) }) {
+        // SAFETY: the ioctl returned a fresh descriptor that nothing else owns.
         Ok(fd) => return Ok(unsafe { OwnedFd::from_raw_fd(fd) }),
         Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOTTY)) => {}
         Err(e) => return Err(e),
@@ -219,6 +222,7 @@ fn make_raw(mut t: libc::termios) -> libc::termios {
 fn get_termios(fd: BorrowedFd<'_>) -> io::Result<libc::termios> {
     // SAFETY: termios is plain data, filled in by tcgetattr.
     let mut t: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: tcgetattr writes exactly one termios into `t`, which outlives the call.
     retry(|| unsafe { libc::tcgetattr(fd.as_raw_fd(), &mut t) })?;
     Ok(t)
 }
@@ -448,6 +452,7 @@ fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
 fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: fcntl on a descriptor we borrow, changing its status flags only.
     let flags = retry(|| unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) })?;
+    // SAFETY: as above; F_SETFL changes only the status flags of a descriptor we borrow.
     retry(|| unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) })?;
     Ok(())
 }
@@ -457,6 +462,7 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: pipe2 fills both entries on success; each is owned right after.
     cvt(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    // SAFETY: both descriptors were just returned by pipe2; nothing else owns them.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
@@ -659,6 +665,7 @@ mod tests {
             cc: t.c_cc.to_vec(),
             // SAFETY: the speed getters only read `t`.
             ispeed: unsafe { libc::cfgetispeed(&t) },
+            // SAFETY: as for the input speed: the getter only reads `t`.
             ospeed: unsafe { libc::cfgetospeed(&t) },
         }
     }
@@ -695,6 +702,7 @@ mod tests {
             // SAFETY: F_GETFD and isatty only read.
             let fd_flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFD) };
             assert_ne!(fd_flags & libc::FD_CLOEXEC, 0, "close-on-exec");
+            // SAFETY: isatty only reads the descriptor's state.
             assert_eq!(unsafe { libc::isatty(fd.as_raw_fd()) }, 1, "a terminal");
         }
         let mut name = [0 as libc::c_char; 128];

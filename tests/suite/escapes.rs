@@ -460,6 +460,7 @@ fn xattrs_of_a_project_file_are_a_known_gap_for_user_names_only() {
         if user_set {
             // SAFETY: as above.
             assert_eq!(
+                // SAFETY: both are NUL-terminated strings that outlive the call.
                 unsafe { libc::removexattr(path.as_ptr(), name.as_ptr()) },
                 0
             );
@@ -1010,6 +1011,7 @@ fn sockets_on_an_overlay_are_judged_by_their_own_identity() {
     // On an overlay whose upper layer is another filesystem, stat() gives the upper layer's
     // device while sock_diag gives the overlay's: the broker matches by the open file's mount.
     // An outside socket there is refused, the job's own there works. Needs mounts (root).
+    // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         eprintln!("skipped: mounting an overlay needs root");
         return;
@@ -1425,6 +1427,7 @@ fn the_users_terminals_stay_out_of_reach_while_the_job_makes_its_own() {
     // SAFETY: ptsname_r writes a NUL-terminated name into the buffer.
     let mut name = [0u8; 64];
     assert_eq!(
+        // SAFETY: ptsname_r writes at most name.len() bytes, NUL-terminated.
         unsafe { libc::ptsname_r(master, name.as_mut_ptr().cast(), name.len()) },
         0
     );
@@ -1487,15 +1490,18 @@ attempt("peer of null", lambda: fcntl.ioctl(open("/dev/null"), 0x5441, 0))
     // SAFETY: fcntl and read on this test's own master.
     unsafe { libc::fcntl(master, libc::F_SETFL, libc::O_NONBLOCK) };
     let mut buf = [0u8; 64];
+    // SAFETY: read writes at most buf.len() bytes into buf.
     let n = unsafe { libc::read(master, buf.as_mut_ptr().cast(), buf.len()) };
     assert!(
         n <= 0,
         "the job wrote to the user's terminal: {:?}",
         &buf[..n as usize]
     );
+    // SAFETY: termios is plain data; an all-zero value is valid.
     let mut attrs: libc::termios = unsafe { std::mem::zeroed() };
     // SAFETY: the slave is this test's; FIONREAD counts what is queued for its reader.
     let mut queued: libc::c_int = 0;
+    // SAFETY: tcgetattr and FIONREAD write into locals that outlive the calls; both fds are this test's.
     unsafe {
         libc::tcgetattr(slave, &mut attrs);
         libc::ioctl(slave, libc::FIONREAD, &mut queued);

@@ -15,6 +15,7 @@ const PTMX: (u32, u32) = (5, 2);
 pub fn peer(master: &OwnedFd, flags: u64) -> Result<(OwnedFd, bool), i32> {
     // SAFETY: fstat fills a plain struct from our own descriptor.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat writes one stat into `st`, which outlives the call; `master` is borrowed.
     if unsafe { libc::fstat(master.as_raw_fd(), &mut st) } != 0 {
         return Err(last_errno());
     }

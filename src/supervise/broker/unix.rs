@@ -89,6 +89,7 @@ impl Unix {
         };
         // SAFETY: fstat fills `st`, which outlives the call.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fstat writes one stat into `st`, which outlives the call; `file` is ours.
         if unsafe { libc::fstat(file.as_raw_fd(), &mut st) } != 0 {
             return Verdict::Done(Answer::Errno(libc::EIO));
         }
