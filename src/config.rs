@@ -33,11 +33,7 @@ pub struct Loaded {
 
 /// The user's config file.
 pub fn user_file() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    Some(base.join("isolate/config.toml"))
+    Some(crate::sys::dirs::config_home()?.join("isolate/config.toml"))
 }
 
 /// The user's config, then the project's on top (when there is a project).

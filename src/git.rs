@@ -4,16 +4,15 @@
 //! git there would run whatever the job planted (see worktree/inspect.rs for how those are read).
 
 use std::ffi::OsStr;
-use std::os::fd::{AsFd, FromRawFd};
 
-use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::sys::pidfd::{self, PidFd};
 
 /// Long enough for pack-objects and checkout of a large repository on a slow disk.
 pub const TIMEOUT: Duration = Duration::from_secs(600);
@@ -186,36 +185,28 @@ pub fn collect(child: &mut Child, cmd: &Command, timeout: Duration) -> Result<Ou
 /// Waits for `child`, killing it after `timeout`. The wait blocks on a pidfd (readable when the child
 /// exits), so a git call costs what git costs, not a polling interval.
 pub fn wait(child: &mut Child, timeout: Duration) -> std::result::Result<ExitStatus, String> {
-    let deadline = Instant::now() + timeout;
-    // SAFETY: pidfd_open on our own unreaped child; the descriptor is owned below.
-    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id() as libc::pid_t, 0) };
-    let pidfd = (raw >= 0).then(|| {
-        // SAFETY: pidfd_open returned a fresh descriptor that nothing else owns.
-        unsafe { std::os::fd::OwnedFd::from_raw_fd(raw as i32) }
-    });
-    loop {
+    let pidfd = PidFd::open(child.id() as i32, 0).ok();
+    let mut failed = None;
+    let status = pidfd::wait_exit(pidfd.as_ref(), timeout, Duration::from_millis(1), || {
         match child.try_wait() {
-            Ok(Some(status)) => return Ok(status),
-            Ok(None) => {}
-            Err(e) => return Err(e.to_string()),
+            Ok(Some(status)) => Some(Some(status)),
+            Ok(None) => None,
+            Err(e) => {
+                failed = Some(e.to_string());
+                Some(None)
+            }
         }
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
+    });
+    match (status, failed) {
+        (_, Some(error)) => Err(error),
+        (Some(Some(status)), None) => Ok(status),
+        _ => {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(format!(
+            Err(format!(
                 "timed out after {}",
                 humantime::format_duration(timeout)
-            ));
-        }
-        match &pidfd {
-            Some(fd) => {
-                let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
-                let ms = left.as_millis().min(60_000) as u16;
-                let _ = poll(&mut fds, PollTimeout::from(ms));
-            }
-            // Kernels before 5.3 have no pidfd: poll the child at a short interval instead.
-            None => thread::sleep(Duration::from_millis(1).min(left)),
+            ))
         }
     }
 }

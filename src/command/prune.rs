@@ -19,7 +19,7 @@ use crate::git;
 use crate::job::id::JobId;
 use crate::job::record::{Record, State};
 use crate::job::store;
-use crate::lockfile::Lock;
+use crate::sys::lock::Lock;
 use crate::worktree::checkouts;
 use crate::worktree::cleanup::{
     self, Action, Branch, BranchAction, Outcome, Recorded, Settling, Tree, Verdict,

@@ -176,7 +176,7 @@ impl Record {
 
     /// The supervisor named by the record is alive: same pid, same start time.
     pub fn supervisor_alive(&self) -> bool {
-        crate::supervise::tree::start_time(self.supervisor_pid) == Some(self.supervisor_start)
+        crate::sys::process::start_time(self.supervisor_pid) == Some(self.supervisor_start)
     }
 
     /// The status `wait` exits with, once the job has ended.

@@ -9,20 +9,14 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::job::id::JobId;
 use crate::job::record::Record;
+use crate::sys::dirs;
 
 /// `$ISOLATE_HOME`, else `$XDG_STATE_HOME/isolate`, else `~/.local/state/isolate`.
 pub fn state_dir() -> Result<PathBuf> {
-    let from_env = |var: &str| {
-        std::env::var_os(var)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let dir = if let Some(home) = from_env("ISOLATE_HOME") {
+    let dir = if let Some(home) = dirs::from_env("ISOLATE_HOME") {
         home
-    } else if let Some(state) = from_env("XDG_STATE_HOME") {
+    } else if let Some(state) = dirs::state_home() {
         state.join("isolate")
-    } else if let Some(home) = from_env("HOME") {
-        home.join(".local/state/isolate")
     } else {
         return Err(Error::Other(
             "cannot find a state directory: set ISOLATE_HOME or HOME".into(),

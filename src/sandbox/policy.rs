@@ -756,14 +756,7 @@ pub fn load(name_or_file: &str) -> Result<Loaded> {
 /// The directory of the user's profiles: `$XDG_CONFIG_HOME/isolate/policy`, else
 /// `~/.config/isolate/policy`.
 pub fn user_dir() -> Option<PathBuf> {
-    let from_env = |var: &str| {
-        std::env::var_os(var)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let config =
-        from_env("XDG_CONFIG_HOME").or_else(|| from_env("HOME").map(|h| h.join(".config")))?;
-    Some(config.join("isolate").join("policy"))
+    Some(crate::sys::dirs::config_home()?.join("isolate").join("policy"))
 }
 
 fn is_file_reference(reference: &str) -> bool {

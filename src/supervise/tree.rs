@@ -8,6 +8,8 @@ use std::fs;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
+use crate::sys::process;
+
 /// Every descendant of `root` (not `root` itself), parents before children.
 pub fn descendants(root: Pid) -> Vec<Pid> {
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
@@ -55,13 +57,6 @@ pub fn signal_all(root: Pid, signal: Signal) -> usize {
     pids.len()
 }
 
-/// A process's start time in clock ticks since boot (`/proc/<pid>/stat` field 22).
-pub fn start_time(pid: i32) -> Option<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after_comm = &stat[stat.rfind(')')? + 1..];
-    after_comm.split_whitespace().nth(19)?.parse().ok()
-}
-
 /// Every process whose session id is `sid` (the job's main process leads its own session).
 pub fn in_session(sid: i32) -> Vec<Pid> {
     let Ok(entries) = fs::read_dir("/proc") else {
@@ -70,15 +65,7 @@ pub fn in_session(sid: i32) -> Vec<Pid> {
     entries
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| {
-            fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|stat| {
-                    let after = &stat[stat.rfind(')')? + 1..];
-                    after.split_whitespace().nth(3)?.parse::<i32>().ok()
-                })
-                == Some(sid)
-        })
+        .filter(|&pid| process::session(pid) == Some(sid))
         .map(Pid::from_raw)
         .collect()
 }

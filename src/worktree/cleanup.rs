@@ -18,7 +18,7 @@ use crate::git;
 use crate::job::id::JobId;
 use crate::job::record::{Dirty, State, WorktreeReport};
 use crate::job::store;
-use crate::lockfile::Lock;
+use crate::sys::lock::Lock;
 use crate::worktree::checkouts;
 use crate::worktree::create::pin_ref;
 use crate::worktree::import;

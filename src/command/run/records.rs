@@ -6,7 +6,6 @@ use std::time::SystemTime;
 
 use crate::cli::RunArgs;
 use crate::job::record::{Record, State, WorktreeReport, SCHEMA};
-use crate::supervise::tree;
 
 use super::prepare::{Prepared, Target};
 
@@ -48,7 +47,7 @@ pub(super) fn running_record(
         state: State::Running,
         pid: None,
         supervisor_pid: me,
-        supervisor_start: tree::start_time(me).unwrap_or(0),
+        supervisor_start: crate::sys::process::start_time(me).unwrap_or(0),
         started_at: timestamp(SystemTime::now()),
         ended_at: None,
         exit: None,

@@ -1,0 +1,9 @@
+//! The operating system's mechanics, each written once for every layer above: close-on-exec pipes,
+//! pidfds and the bounded wait on one, a process's identity in `/proc`, lock files, and where the
+//! user's configuration and state live. Nothing here knows what a job is.
+
+pub mod dirs;
+pub mod lock;
+pub mod pidfd;
+pub mod pipe;
+pub mod process;

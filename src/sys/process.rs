@@ -1,0 +1,22 @@
+//! A process's identity and place, read from `/proc/<pid>/stat`: its start time (which tells a
+//! live process from a later one given the same pid) and its session.
+
+use std::fs;
+
+/// The fields of `/proc/<pid>/stat` after the command name (which may hold spaces and parentheses,
+/// so the split is at the last `)`): index 0 is field 3, the state.
+fn stat_fields(pid: i32) -> Option<Vec<String>> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_comm = &stat[stat.rfind(')')? + 1..];
+    Some(after_comm.split_whitespace().map(str::to_owned).collect())
+}
+
+/// A process's start time in clock ticks since boot (`/proc/<pid>/stat` field 22).
+pub fn start_time(pid: i32) -> Option<u64> {
+    stat_fields(pid)?.get(19)?.parse().ok()
+}
+
+/// A process's session id (`/proc/<pid>/stat` field 6).
+pub fn session(pid: i32) -> Option<i32> {
+    stat_fields(pid)?.get(3)?.parse().ok()
+}
