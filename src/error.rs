@@ -33,6 +33,8 @@ pub enum Error {
         stderr: String,
     },
 
+    // The sandbox layer's variants (src/sandbox/).
+
     #[error("sandbox unavailable: {0}")]
     SandboxUnavailable(String),
 
@@ -65,11 +67,15 @@ pub enum Error {
         message: String,
     },
 
+    // The supervisor's variants (src/supervise/).
+
     #[error("{0}: command not found")]
     CommandNotFound(String),
 
     #[error("{cmd}: cannot execute: {reason}")]
     CommandNotExecutable { cmd: String, reason: String },
+
+    // The worktree layer's variants (src/worktree/).
 
     #[error("{0}")]
     Refused(String),
