@@ -34,7 +34,6 @@ pub enum Error {
     },
 
     // The sandbox layer's variants (src/sandbox/).
-
     #[error("sandbox unavailable: {0}")]
     SandboxUnavailable(String),
 
@@ -68,7 +67,6 @@ pub enum Error {
     },
 
     // The supervisor's variants (src/supervise/).
-
     #[error("{0}: command not found")]
     CommandNotFound(String),
 
@@ -76,7 +74,6 @@ pub enum Error {
     CommandNotExecutable { cmd: String, reason: String },
 
     // The worktree layer's variants (src/worktree/).
-
     #[error("{0}")]
     Refused(String),
 

@@ -187,16 +187,19 @@ pub fn collect(child: &mut Child, cmd: &Command, timeout: Duration) -> Result<Ou
 pub fn wait(child: &mut Child, timeout: Duration) -> std::result::Result<ExitStatus, String> {
     let pidfd = PidFd::open(child.id() as i32, 0).ok();
     let mut failed = None;
-    let status = pidfd::wait_exit(pidfd.as_ref(), timeout, Duration::from_millis(1), || {
-        match child.try_wait() {
+    let status = pidfd::wait_exit(
+        pidfd.as_ref(),
+        timeout,
+        Duration::from_millis(1),
+        || match child.try_wait() {
             Ok(Some(status)) => Some(Some(status)),
             Ok(None) => None,
             Err(e) => {
                 failed = Some(e.to_string());
                 Some(None)
             }
-        }
-    });
+        },
+    );
     match (status, failed) {
         (_, Some(error)) => Err(error),
         (Some(Some(status)), None) => Ok(status),

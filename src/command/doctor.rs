@@ -16,7 +16,8 @@ use crate::git;
 use crate::job::store;
 use crate::sandbox::plan::{self, FeatureState};
 use crate::sandbox::policy;
-use crate::sandbox::probe::{self, CgroupProbe};
+use crate::sandbox::probe;
+use crate::supervise::cgroup::{self, CgroupProbe};
 
 #[derive(Serialize)]
 struct Doctor {
@@ -198,7 +199,7 @@ fn doctor() -> Doctor {
             unavailable: kernel.err(),
         },
         features,
-        cgroup: probe::cgroup(),
+        cgroup: cgroup::probe(),
         git,
         worktrees_dir: state_dir.as_ref().map(|d| d.join("worktrees")),
         state_dir,

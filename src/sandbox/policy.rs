@@ -756,7 +756,11 @@ pub fn load(name_or_file: &str) -> Result<Loaded> {
 /// The directory of the user's profiles: `$XDG_CONFIG_HOME/isolate/policy`, else
 /// `~/.config/isolate/policy`.
 pub fn user_dir() -> Option<PathBuf> {
-    Some(crate::sys::dirs::config_home()?.join("isolate").join("policy"))
+    Some(
+        crate::sys::dirs::config_home()?
+            .join("isolate")
+            .join("policy"),
+    )
 }
 
 fn is_file_reference(reference: &str) -> bool {

@@ -1,11 +1,5 @@
 //! What this machine offers the sandbox: the kernel's Landlock ABI (and why there is none), and
-//! whether job trees can get a cgroup v2 of their own. Read-only: probing never changes anything.
-
-use std::path::PathBuf;
-
-use serde::Serialize;
-
-use crate::supervise::cgroup;
+//! the seccomp layer's calls. Read-only: probing never changes anything.
 
 /// The lowest ABI that contains writes: `truncate(2)` outside the worktree is controlled from ABI 3.
 pub const MIN_ABI: u32 = 3;
@@ -96,41 +90,4 @@ pub fn seccomp() -> Result<(), &'static str> {
         );
     }
     Ok(())
-}
-
-/// Whether a job tree can get a cgroup v2 of its own (so that the whole tree is stopped at once).
-#[derive(Debug, Clone, Serialize)]
-pub struct CgroupProbe {
-    /// The unified (v2) hierarchy's mount point, from `/proc/self/mountinfo`.
-    pub mount: Option<PathBuf>,
-    /// This process's cgroup v2 directory (`0::` of `/proc/self/cgroup`).
-    pub path: Option<PathBuf>,
-    /// Whether isolate may create a child cgroup there.
-    pub writable: bool,
-}
-
-pub fn cgroup() -> CgroupProbe {
-    let mount = cgroup::unified_mount();
-    let relative = std::fs::read_to_string("/proc/self/cgroup")
-        .ok()
-        .and_then(|c| {
-            c.lines()
-                .find_map(|l| l.strip_prefix("0::").map(str::to_string))
-        });
-    let path = match (&mount, relative) {
-        (Some(mount), Some(relative)) => match relative.trim_start_matches('/') {
-            "" => Some(mount.clone()),
-            relative => Some(mount.join(relative)),
-        },
-        _ => None,
-    };
-    let writable = path.as_ref().is_some_and(|p| {
-        p.join("cgroup.procs").is_file()
-            && nix::unistd::access(p, nix::unistd::AccessFlags::W_OK).is_ok()
-    });
-    CgroupProbe {
-        mount,
-        path,
-        writable,
-    }
 }

@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use nix::unistd::Pid;
+use serde::Serialize;
 
 #[derive(Debug)]
 pub struct Cgroup {
@@ -87,15 +88,48 @@ pub fn of_process(pid: Pid) -> Option<PathBuf> {
     Cgroup::open(&dir).map(|cg| cg.path)
 }
 
-/// The directory of the cgroup v2 this process is in, when the unified hierarchy is mounted and that
-/// directory is writable.
-fn own_cgroup_dir() -> Option<PathBuf> {
+/// This process's cgroup v2 directory (`0::` of `/proc/self/cgroup` under the unified mount).
+fn own_cgroup() -> Option<PathBuf> {
     let cgroup = fs::read_to_string("/proc/self/cgroup").ok()?;
     let relative = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?;
     let mount = unified_mount()?;
-    let dir = mount.join(relative.trim_start_matches('/'));
+    Some(match relative.trim_start_matches('/') {
+        "" => mount,
+        relative => mount.join(relative),
+    })
+}
+
+/// The directory of the cgroup v2 this process is in, when the unified hierarchy is mounted and that
+/// directory is writable.
+fn own_cgroup_dir() -> Option<PathBuf> {
+    let dir = own_cgroup()?;
     let writable = nix::unistd::access(&dir, nix::unistd::AccessFlags::W_OK).is_ok();
     writable.then_some(dir)
+}
+
+/// Whether a job tree can get a cgroup v2 of its own (so that the whole tree is stopped at once).
+#[derive(Debug, Clone, Serialize)]
+pub struct CgroupProbe {
+    /// The unified (v2) hierarchy's mount point, from `/proc/self/mountinfo`.
+    pub mount: Option<PathBuf>,
+    /// This process's cgroup v2 directory (`0::` of `/proc/self/cgroup`).
+    pub path: Option<PathBuf>,
+    /// Whether isolate may create a child cgroup there.
+    pub writable: bool,
+}
+
+/// What `doctor` reports of cgroups; read-only.
+pub fn probe() -> CgroupProbe {
+    let path = own_cgroup();
+    let writable = path.as_ref().is_some_and(|p| {
+        p.join("cgroup.procs").is_file()
+            && nix::unistd::access(p, nix::unistd::AccessFlags::W_OK).is_ok()
+    });
+    CgroupProbe {
+        mount: unified_mount(),
+        path,
+        writable,
+    }
 }
 
 /// The mount point of the cgroup v2 (unified) hierarchy, from `/proc/self/mountinfo`.
