@@ -77,6 +77,10 @@ pub enum Error {
     #[error("{0}")]
     Refused(String),
 
+    /// Writing a command's output failed (its reader went away, or the disk is full).
+    #[error("cannot write to standard output: {0}")]
+    Output(#[source] io::Error),
+
     #[error("{0}")]
     Other(String),
 }

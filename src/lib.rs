@@ -9,6 +9,14 @@ macro_rules! say {
     }};
 }
 
+/// `println!` for a command's output (command/output.rs): a reader that went away is an
+/// `Error::Output` for the command to return, never a panic.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::command::output::line(format_args!($($arg)*))
+    };
+}
+
 pub mod cli;
 pub mod command;
 pub mod config;

@@ -5,13 +5,12 @@
 use std::path::{Path, PathBuf};
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 
 use serde::Serialize;
 
 use crate::cli::DoctorArgs;
-use crate::command::report_error;
-use crate::error::Error;
+use crate::command::output;
+use crate::error::{Error, Result};
 use crate::git;
 use crate::job::store;
 use crate::sandbox::plan::{self, FeatureState};
@@ -112,32 +111,24 @@ struct Seccomp {
     disabled: bool,
 }
 
-pub fn run(args: DoctorArgs) -> i32 {
+pub fn run(args: DoctorArgs) -> Result<i32> {
     let report = doctor();
-    let mut text = String::new();
     if args.json {
-        match serde_json::to_string_pretty(&report) {
-            Ok(json) => text = json + "\n",
-            Err(e) => {
-                report_error(&Error::Other(e.to_string()));
-                return 1;
-            }
-        }
+        output::json(&report)?;
     } else {
+        let mut text = String::new();
         let _ = human(&report, &mut text);
+        output::text(&text)?;
     }
-    // A closed pipe (`isolate doctor | head`) is not an error.
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
     if report.sandbox {
-        return 0;
+        return Ok(0);
     }
     if let (Some(abi), Some(why)) = (report.landlock.abi, report.seccomp.unavailable) {
         if abi >= probe::MIN_ABI {
-            report_error(&Error::SeccompUnavailable {
+            return Err(Error::SeccompUnavailable {
                 policy: "default".into(),
                 why,
             });
-            return 1;
         }
     }
     let why = match (report.landlock.abi, report.landlock.unavailable) {
@@ -148,10 +139,9 @@ pub fn run(args: DoctorArgs) -> i32 {
         (None, Some(why)) => why.to_string(),
         (None, None) => "no Landlock here".to_string(),
     };
-    report_error(&Error::SandboxUnavailable(format!(
+    Err(Error::SandboxUnavailable(format!(
         "isolate cannot sandbox here: {why}"
-    )));
-    1
+    )))
 }
 
 fn doctor() -> Doctor {

@@ -2,19 +2,14 @@
 //! verified import of spec/sandbox.md (also while the job runs; the worktree is only read).
 
 use crate::cli::ImportArgs;
-use crate::command::report_error;
-use crate::error::Error;
+
+use crate::error::{Error, Result};
 use crate::job::store;
 use crate::worktree::cleanup::{self, Recorded, Settling};
 
-pub fn run(args: ImportArgs) -> i32 {
-    match import(&args) {
-        Ok(()) => 0,
-        Err(e) => {
-            report_error(&e);
-            1
-        }
-    }
+pub fn run(args: ImportArgs) -> Result<i32> {
+    import(&args)?;
+    Ok(0)
 }
 
 fn import(args: &ImportArgs) -> Result<(), Error> {
@@ -30,10 +25,10 @@ fn import(args: &ImportArgs) -> Result<(), Error> {
         )));
     }
     let commits = cleanup::import_now(&recorded.job(Settling::End { keep: true }))?;
-    println!(
+    out!(
         "{}: {commits} commit{} beyond base",
         recorded.id.branch(),
         if commits == 1 { "" } else { "s" }
-    );
+    )?;
     Ok(())
 }

@@ -12,7 +12,6 @@ use std::thread;
 use std::time::Duration;
 
 use crate::cli::LogsArgs;
-use crate::command::report_error;
 use crate::controls::{self, Lines};
 use crate::error::Error;
 use crate::job::record::State;
@@ -20,17 +19,9 @@ use crate::job::store;
 
 const POLL: Duration = Duration::from_millis(50);
 
-pub fn run(args: LogsArgs) -> i32 {
-    match show(&args) {
-        Ok(()) => 0,
-        Err(e) if matches!(&e, Error::Io { source, .. } if source.kind() == io::ErrorKind::BrokenPipe) => {
-            0
-        }
-        Err(e) => {
-            report_error(&e);
-            1
-        }
-    }
+pub fn run(args: LogsArgs) -> Result<i32, Error> {
+    show(&args)?;
+    Ok(0)
 }
 
 fn show(args: &LogsArgs) -> Result<(), Error> {
@@ -49,19 +40,18 @@ fn show(args: &LogsArgs) -> Result<(), Error> {
     let path = dir.join("output.log");
     let rotated = dir.join("output.log.1");
     let mut out = stdout(args);
-    let write_err = |e: io::Error| Error::io("cannot write", "stdout", e);
     match args.tail {
         Some(n) => {
             let mut text = read_all(&rotated);
             text.extend(read_all(&path));
-            out.write_all(last_lines(&text, n)).map_err(write_err)?;
+            out.write_all(last_lines(&text, n)).map_err(Error::Output)?;
         }
         None => {
-            out.write_all(&read_all(&rotated)).map_err(write_err)?;
-            out.write_all(&read_all(&path)).map_err(write_err)?;
+            out.write_all(&read_all(&rotated)).map_err(Error::Output)?;
+            out.write_all(&read_all(&path)).map_err(Error::Output)?;
         }
     }
-    out.flush().map_err(write_err)?;
+    out.flush().map_err(Error::Output)?;
     if args.follow {
         follow(&dir, &path, &mut out)?;
     }
@@ -79,14 +69,13 @@ fn show_net(args: &LogsArgs, dir: &Path, record: &crate::job::record::Record) ->
         )));
     }
     let mut out = stdout(args);
-    let write_err = |e: io::Error| Error::io("cannot write", "stdout", e);
     let text = read_all(&path);
     let shown = match args.tail {
         Some(n) => last_lines(&text, n),
         None => &text[..],
     };
-    out.write_all(shown).map_err(write_err)?;
-    out.flush().map_err(write_err)?;
+    out.write_all(shown).map_err(Error::Output)?;
+    out.flush().map_err(Error::Output)?;
     if args.follow {
         follow(dir, &path, &mut out)?;
     }
@@ -150,7 +139,6 @@ impl<W: Write> Write for Output<W> {
 /// Prints what is appended to the log from its current end until the job has ended and everything
 /// is printed. A rotation (the file renamed to `.1`, a new one created) is noticed by the inode.
 fn follow(dir: &Path, path: &PathBuf, out: &mut impl Write) -> Result<(), Error> {
-    let write_err = |e: io::Error| Error::io("cannot write", "stdout", e);
     let mut file = File::open(path).ok();
     let mut inode = file
         .as_ref()
@@ -168,7 +156,7 @@ fn follow(dir: &Path, path: &PathBuf, out: &mut impl Write) -> Result<(), Error>
                 match f.read(&mut buf) {
                     Ok(0) => break,
                     Ok(n) => {
-                        out.write_all(&buf[..n]).map_err(write_err)?;
+                        out.write_all(&buf[..n]).map_err(Error::Output)?;
                         progressed = true;
                     }
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -176,7 +164,7 @@ fn follow(dir: &Path, path: &PathBuf, out: &mut impl Write) -> Result<(), Error>
                 }
             }
         }
-        out.flush().map_err(write_err)?;
+        out.flush().map_err(Error::Output)?;
         let current = std::fs::metadata(path).ok().map(|m| m.ino());
         if current.is_some() && current != inode {
             file = File::open(path).ok();

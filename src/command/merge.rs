@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::cli::MergeArgs;
-use crate::command::{print_json, report_error};
+use crate::command::print_json;
 use crate::controls;
 use crate::error::{Error, Result};
 use crate::job::record::{Record, State};
@@ -66,14 +66,8 @@ struct Summary<'a> {
     not_tried: Vec<&'a str>,
 }
 
-pub fn run(args: MergeArgs) -> i32 {
-    let jobs = match merge_all(&args) {
-        Ok(jobs) => jobs,
-        Err(e) => {
-            report_error(&e);
-            return 1;
-        }
-    };
+pub fn run(args: MergeArgs) -> Result<i32> {
+    let jobs = merge_all(&args)?;
     let ok = jobs
         .iter()
         .all(|j| matches!(j.outcome, Outcome::Merged { .. } | Outcome::AlreadyIn));
@@ -92,17 +86,13 @@ pub fn run(args: MergeArgs) -> i32 {
             failed: ids(|o| matches!(o, Outcome::Failed { .. })),
             not_tried: ids(|o| matches!(o, Outcome::NotTried)),
         };
-        let status = print_json(&summary);
-        return if ok { status } else { 1 };
+        let status = print_json(&summary)?;
+        return Ok(if ok { status } else { 1 });
     }
     if jobs.len() > 1 {
         summarize(&jobs);
     }
-    if ok {
-        0
-    } else {
-        1
-    }
+    Ok(if ok { 0 } else { 1 })
 }
 
 /// The jobs named (or, with `--all`, chosen), merged in order up to the first that does not merge.
@@ -146,21 +136,21 @@ fn merge_all(args: &MergeArgs) -> Result<Vec<Job>> {
             Outcome::AlreadyIn if args.all => continue,
             // With --json, stdout is the summary's.
             Outcome::AlreadyIn | Outcome::Merged { .. } if args.json => {}
-            Outcome::AlreadyIn => println!(
+            Outcome::AlreadyIn => out!(
                 "{} already has the work of {}; nothing merged",
                 job.into.as_deref().unwrap_or("the project branch"),
                 job.branch
-            ),
+            )?,
             Outcome::Merged {
                 commit, commits, ..
-            } => println!(
+            } => out!(
                 "{} is now at {} ({} commit{} of {})",
                 job.into.as_deref().unwrap_or_default(),
                 &commit[..12.min(commit.len())],
                 commits,
                 if *commits == 1 { "" } else { "s" },
                 job.branch
-            ),
+            )?,
             Outcome::Conflicted {
                 worktree, files, ..
             } => {
@@ -239,7 +229,7 @@ fn merge_one(
 /// The job's own change, on stderr.
 fn show(recorded: &Recorded, preview: &Preview) {
     let plural = |n: usize| if n == 1 { "" } else { "s" };
-    eprintln!(
+    say!(
         "isolate: {} commit{} of {} onto {} ({}), changing {} file{}:",
         preview.commits,
         plural(preview.commits),
@@ -252,10 +242,10 @@ fn show(recorded: &Recorded, preview: &Preview) {
     // Every file, however many (a list cut short could hide one past the cut); the job chose
     // these names, so an escape sequence in one is shown, never obeyed.
     for change in &preview.changes {
-        eprintln!("  {} {}", change.status, controls::name(&change.path));
+        say!("  {} {}", change.status, controls::name(&change.path));
     }
     if preview.moved > 0 {
-        eprintln!(
+        say!(
             "isolate: {} has moved {} commit{} since the job's base {}",
             preview.target,
             preview.moved,

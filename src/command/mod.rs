@@ -5,6 +5,7 @@ pub mod doctor;
 pub mod import;
 pub mod logs;
 pub mod merge;
+pub mod output;
 pub mod policy;
 pub mod prune;
 pub mod ps;
@@ -21,45 +22,34 @@ use crate::error::{Error, Result};
 use crate::job::record::Record;
 use crate::sandbox::policy::{self as sandbox_policy, Loaded};
 
+pub use output::report_error;
+
+/// Runs the command and returns its exit status; every command but `run` (whose failures are
+/// 125, 126 and 127, spec/cli.md) exits 1 when it fails.
 pub fn dispatch(cli: Cli) -> i32 {
-    match cli.command {
-        Command::Run(args) => run::run(args),
+    let result = match cli.command {
+        Command::Run(args) => Ok(run::run(args)),
         Command::Doctor(args) => doctor::run(args),
         Command::Policy(command) => policy::run(command),
         Command::Ps(args) => ps::run(args),
         Command::Status(args) => status::run(args),
         Command::Logs(args) => logs::run(args),
         Command::Wait(args) => wait::run(args),
-        Command::Stop(args) => stop::run(args),
+        Command::Stop(args) => Ok(stop::run(args)),
         Command::Rm(args) => rm::run(args),
         Command::Worktrees(args) => worktrees::run(args),
         Command::Prune(args) => prune::run(args),
         Command::Import(args) => import::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Sync(args) => sync::run(args),
-    }
-}
-
-/// Prints an error the way every command does: one line, then the hint if there is one.
-pub fn report_error(err: &Error) {
-    // An error can carry what a job wrote (git's messages name its files and refs): shown, never
-    // obeyed, by the terminal.
-    let text = crate::controls::visible(err.to_string().as_bytes(), crate::controls::Lines::Kept);
-    say!("isolate: error: {}", String::from_utf8_lossy(&text));
-    if let Some(hint) = err.hint() {
-        say!("{hint}");
-    }
-}
-
-/// Prints `value` as pretty JSON on stdout; a closed reader is not an error.
-pub fn print_json<T: serde::Serialize>(value: &T) -> i32 {
-    use std::io::Write;
-    let Ok(mut text) = serde_json::to_string_pretty(value) else {
-        return 1;
     };
-    text.push('\n');
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    0
+    output::finish(result, 1)
+}
+
+/// Prints `value` as pretty JSON on stdout; the command's status is 0.
+pub fn print_json<T: serde::Serialize>(value: &T) -> Result<i32> {
+    output::json(value)?;
+    Ok(0)
 }
 
 /// The policy a job ran under, loaded again: what runs in its worktree later (`merge`, `sync`,

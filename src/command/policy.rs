@@ -4,20 +4,19 @@
 //! Exits 1 when the profile does not load or a run with it would fail here.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 
 use serde::Serialize;
 
 use crate::cli::{PolicyCommand, PolicyShowArgs};
-use crate::command::report_error;
-use crate::error::Error;
+use crate::command::{output, report_error};
+use crate::error::{Error, Result};
 use crate::sandbox::landlock::right_names;
 use crate::sandbox::plan::{self, Access, FeatureState, Outcome, Preview};
 use crate::sandbox::policy::{
     self, Compatibility, Destination, Environment, Loaded, Ports, Reach, Scopes,
 };
 
-pub fn run(command: PolicyCommand) -> i32 {
+pub fn run(command: PolicyCommand) -> Result<i32> {
     match command {
         PolicyCommand::Show(args) => show(args),
     }
@@ -79,51 +78,36 @@ struct LimitsShown {
 /// The ABI whose rights are shown when this kernel has no Landlock: the one isolate pins.
 const SHOWN_ABI: u32 = 5;
 
-fn show(args: PolicyShowArgs) -> i32 {
+fn show(args: PolicyShowArgs) -> Result<i32> {
     let loaded = match policy::load(&args.policy) {
         Ok(loaded) => loaded,
         Err(e) => {
             report_error(&e);
             if args.json {
-                emit(&format!(
+                output::text(&format!(
                     "{}\n",
                     serde_json::json!({ "error": e.to_string() })
-                ));
+                ))?;
             }
-            return 1;
+            return Ok(1);
         }
     };
     let preview = plan::preview(&loaded);
     let shown = shown(&loaded, &preview);
-    let mut text = String::new();
     if args.json {
-        match serde_json::to_string_pretty(&shown) {
-            Ok(json) => text = json + "\n",
-            Err(e) => {
-                report_error(&Error::Other(e.to_string()));
-                return 1;
-            }
-        }
+        output::json(&shown)?;
     } else {
+        let mut text = String::new();
         let _ = human(&shown, &mut text);
+        output::text(&text)?;
     }
-    emit(&text);
     for problem in &preview.problems {
         report_error(&Error::Refused(format!(
             "a run with policy {} fails here: {problem}",
             loaded.name
         )));
     }
-    if preview.problems.is_empty() {
-        0
-    } else {
-        1
-    }
-}
-
-/// Writes to stdout; a closed pipe (`isolate policy show | head`) is not an error.
-fn emit(text: &str) {
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    Ok(if preview.problems.is_empty() { 0 } else { 1 })
 }
 
 fn shown<'a>(loaded: &'a Loaded, preview: &'a Preview) -> Shown<'a> {

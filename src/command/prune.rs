@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::cli::PruneArgs;
+use crate::command::print_json;
 use crate::command::stop::kill_leftovers;
-use crate::command::{print_json, report_error};
 use crate::error::{Error, Result};
 use crate::git;
 use crate::job::id::JobId;
@@ -71,24 +71,19 @@ impl Line {
     }
 }
 
-pub fn run(args: PruneArgs) -> i32 {
-    match prune(&args) {
-        Ok(lines) if args.json => print_json(&lines),
-        Ok(lines) => {
-            for l in &lines {
-                let path = if l.path.is_empty() { "-" } else { &l.path };
-                println!("{:<13} {:<28} {} ({})", l.action, l.id, path, l.reason);
-            }
-            if lines.is_empty() {
-                println!("no managed worktrees");
-            }
-            0
-        }
-        Err(e) => {
-            report_error(&e);
-            1
-        }
+pub fn run(args: PruneArgs) -> Result<i32> {
+    let lines = prune(&args)?;
+    if args.json {
+        return print_json(&lines);
     }
+    for l in &lines {
+        let path = if l.path.is_empty() { "-" } else { &l.path };
+        out!("{:<13} {:<28} {} ({})", l.action, l.id, path, l.reason)?;
+    }
+    if lines.is_empty() {
+        out!("no managed worktrees")?;
+    }
+    Ok(0)
 }
 
 fn prune(args: &PruneArgs) -> Result<Vec<Line>> {

@@ -2,18 +2,13 @@
 //! records and `/proc`, and never runs git.
 
 use crate::cli::PsArgs;
-use crate::command::{print_json, report_error};
+use crate::command::print_json;
+use crate::error::Result;
 use crate::job::record::{Record, State};
 use crate::job::store;
 
-pub fn run(args: PsArgs) -> i32 {
-    let state = match store::state_dir() {
-        Ok(s) => s,
-        Err(e) => {
-            report_error(&e);
-            return 1;
-        }
-    };
+pub fn run(args: PsArgs) -> Result<i32> {
+    let state = store::state_dir()?;
     let jobs: Vec<Record> = store::list(&state)
         .into_iter()
         .map(|(_, record)| shown(record))
@@ -22,10 +17,15 @@ pub fn run(args: PsArgs) -> i32 {
     if args.json {
         return print_json(&jobs);
     }
-    println!(
+    out!(
         "{:<28} {:<9} {:>7} {:>6} {:<10} {:<20} COMMAND",
-        "ID", "STATE", "PID", "PORT", "SANDBOX", "STARTED"
-    );
+        "ID",
+        "STATE",
+        "PID",
+        "PORT",
+        "SANDBOX",
+        "STARTED"
+    )?;
     for r in &jobs {
         let sandbox = match (r.sandbox.enforced, r.sandbox.landlock_abi) {
             (true, Some(abi)) => format!("landlock{abi}"),
@@ -36,7 +36,7 @@ pub fn run(args: PsArgs) -> i32 {
             (_, Some(status)) => format!("exit {status}"),
             (_, None) => "ended".to_string(),
         };
-        println!(
+        out!(
             "{:<28} {:<9} {:>7} {:>6} {:<10} {:<20} {}",
             r.id,
             state,
@@ -45,9 +45,9 @@ pub fn run(args: PsArgs) -> i32 {
             sandbox,
             r.started_at,
             r.command.join(" ")
-        );
+        )?;
     }
-    0
+    Ok(0)
 }
 
 /// The record as readers see it: a dead supervisor's `running` is `lost`.

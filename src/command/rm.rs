@@ -10,9 +10,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::cli::RmArgs;
-use crate::command::report_error;
+
 use crate::command::stop::{kill_leftovers, stop_tree};
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::job::record::{Record, State};
 use crate::job::store;
 use crate::worktree::cleanup::{self, BranchAction, Recorded, Settling};
@@ -20,14 +20,9 @@ use crate::worktree::cleanup::{self, BranchAction, Recorded, Settling};
 /// The grace period of the stop that `rm --force` runs on a running job.
 const GRACE: Duration = Duration::from_secs(10);
 
-pub fn run(args: RmArgs) -> i32 {
-    match remove(&args) {
-        Ok(()) => 0,
-        Err(e) => {
-            report_error(&e);
-            1
-        }
-    }
+pub fn run(args: RmArgs) -> Result<i32> {
+    remove(&args)?;
+    Ok(0)
 }
 
 fn remove(args: &RmArgs) -> Result<(), Error> {

@@ -2,45 +2,40 @@
 //! seccomp layer's counts, its network proxy's decisions), worktree state and handoff.
 
 use crate::cli::JobArgs;
+use crate::command::print_json;
 use crate::command::ps::shown;
-use crate::command::{print_json, report_error};
+use crate::error::Result;
 use crate::job::store;
 
-pub fn run(args: JobArgs) -> i32 {
-    let found = store::state_dir().and_then(|state| store::resolve(&state, &args.job));
-    let record = match found {
-        Ok((_, record)) => shown(record),
-        Err(e) => {
-            report_error(&e);
-            return 1;
-        }
-    };
+pub fn run(args: JobArgs) -> Result<i32> {
+    let (_, record) = store::resolve(&store::state_dir()?, &args.job)?;
+    let record = shown(record);
     if args.json {
         return print_json(&record);
     }
-    println!("job:      {}", record.id);
+    out!("job:      {}", record.id)?;
     if let Some(name) = &record.name {
-        println!("name:     {name}");
+        out!("name:     {name}")?;
     }
-    println!("command:  {}", record.command.join(" "));
-    println!(
+    out!("command:  {}", record.command.join(" "))?;
+    out!(
         "state:    {}",
         serde_json::to_string(&record.state)
             .unwrap_or_default()
             .trim_matches('"')
-    );
+    )?;
     if let Some(status) = record.exit_status() {
-        println!("exit:     {status}");
+        out!("exit:     {status}")?;
     }
-    println!("started:  {}", record.started_at);
+    out!("started:  {}", record.started_at)?;
     if let Some(ended) = &record.ended_at {
-        println!("ended:    {ended}");
+        out!("ended:    {ended}")?;
     }
     let sandbox = match (record.sandbox.enforced, record.sandbox.landlock_abi) {
         (true, Some(abi)) => format!("landlock ABI {abi}, policy {}", record.sandbox.policy),
         _ => "none (--no-sandbox)".into(),
     };
-    println!("sandbox:  {sandbox}");
+    out!("sandbox:  {sandbox}")?;
     if let Some(refused) = &record.sandbox.refused {
         let layer = [
             (refused.unix_connect, "unix connects"),
@@ -52,21 +47,22 @@ pub fn run(args: JobArgs) -> i32 {
                 .iter()
                 .map(|(n, what)| format!("{n} {what}"))
                 .collect();
-            println!("refused:  {}", shown.join(", "));
+            out!("refused:  {}", shown.join(", "))?;
         }
         if let Some(net) = &refused.network {
             let first = match net.first_refused.as_slice() {
                 [] => String::new(),
                 hosts => format!(" (first: {})", crate::controls::name(&hosts.join(", "))),
             };
-            println!(
+            out!(
                 "network:  {} allowed, {} refused by the proxy{first}",
-                net.allowed, net.refused
-            );
+                net.allowed,
+                net.refused
+            )?;
         }
     }
     if let Some(log) = &record.log {
-        println!("log:      {log}");
+        out!("log:      {log}")?;
     }
     if let Some(wt) = &record.worktree {
         let place = if wt.removed {
@@ -74,15 +70,16 @@ pub fn run(args: JobArgs) -> i32 {
         } else {
             wt.path.clone()
         };
-        println!("worktree: {place}");
-        println!(
+        out!("worktree: {place}")?;
+        out!(
             "branch:   {} ({} commits beyond base)",
-            wt.branch, wt.commits
-        );
-        println!("outcome:  {}", crate::controls::name(&wt.reason));
+            wt.branch,
+            wt.commits
+        )?;
+        out!("outcome:  {}", crate::controls::name(&wt.reason))?;
         if let Some(next) = &wt.handoff {
-            println!("next:     {next}");
+            out!("next:     {next}")?;
         }
     }
-    0
+    Ok(0)
 }

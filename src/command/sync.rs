@@ -2,7 +2,7 @@
 //! is committed first as a checkpoint. The project is never touched.
 
 use crate::cli::ImportArgs;
-use crate::command::report_error;
+
 use crate::error::{Error, Result};
 use crate::git;
 use crate::job::record::State;
@@ -10,14 +10,9 @@ use crate::job::store;
 use crate::worktree::cleanup::Recorded;
 use crate::worktree::sandboxed;
 
-pub fn run(args: ImportArgs) -> i32 {
-    match sync(&args) {
-        Ok(()) => 0,
-        Err(e) => {
-            report_error(&e);
-            1
-        }
-    }
+pub fn run(args: ImportArgs) -> Result<i32> {
+    sync(&args)?;
+    Ok(0)
 }
 
 fn sync(args: &ImportArgs) -> Result<()> {
@@ -83,7 +78,7 @@ fn sync(args: &ImportArgs) -> Result<()> {
                 )));
             }
         }
-        println!("committed pending work as a checkpoint");
+        out!("committed pending work as a checkpoint")?;
     }
     let merged = sandboxed::git(project, &path, &policy, &["merge", "--no-edit", &tip])?;
     if merged.status != 0 {
@@ -99,10 +94,10 @@ fn sync(args: &ImportArgs) -> Result<()> {
             path.display()
         )));
     }
-    println!(
+    out!(
         "{target} ({}) merged into {}",
         &tip[..12],
         recorded.id.branch()
-    );
+    )?;
     Ok(())
 }

@@ -5,40 +5,25 @@ use std::thread;
 use std::time::Duration;
 
 use crate::cli::WaitArgs;
-use crate::command::report_error;
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::job::record::State;
 use crate::job::store;
 
 const POLL: Duration = Duration::from_millis(20);
 
-pub fn run(args: WaitArgs) -> i32 {
-    let found = store::state_dir().and_then(|state| store::resolve(&state, &args.job));
-    let (dir, _) = match found {
-        Ok(found) => found,
-        Err(e) => {
-            report_error(&e);
-            return 1;
-        }
-    };
+pub fn run(args: WaitArgs) -> Result<i32> {
+    let (dir, _) = store::resolve(&store::state_dir()?, &args.job)?;
     loop {
-        let record = match store::read_record(&dir) {
-            Ok(r) => r,
-            Err(e) => {
-                report_error(&e);
-                return 1;
-            }
-        };
+        let record = store::read_record(&dir)?;
         match record.effective_state() {
             State::Running => thread::sleep(POLL),
             State::Lost => {
-                report_error(&Error::Refused(format!(
+                return Err(Error::Refused(format!(
                     "job {} was lost: its supervisor died without recording an end",
                     record.id
-                )));
-                return 1;
+                )))
             }
-            _ => return record.exit_status().unwrap_or(1),
+            _ => return Ok(record.exit_status().unwrap_or(1)),
         }
     }
 }

@@ -2,18 +2,13 @@
 //! left on disk) with its marks, and what `prune` would do with it.
 
 use crate::cli::WorktreesArgs;
-use crate::command::{print_json, report_error};
+use crate::command::print_json;
+use crate::error::Result;
 use crate::job::store;
 use crate::worktree::marks::{self, Row};
 
-pub fn run(args: WorktreesArgs) -> i32 {
-    let state = match store::state_dir() {
-        Ok(s) => s,
-        Err(e) => {
-            report_error(&e);
-            return 1;
-        }
-    };
+pub fn run(args: WorktreesArgs) -> Result<i32> {
+    let state = store::state_dir()?;
     let rows: Vec<Row> = store::list_all(&state)
         .iter()
         .filter_map(|(_, record)| marks::row(&state, record))
@@ -21,7 +16,7 @@ pub fn run(args: WorktreesArgs) -> i32 {
     if args.json {
         return print_json(&rows);
     }
-    println!("{:<28} {:<10} {:<40} PATH", "JOB", "USED", "MARKS");
+    out!("{:<28} {:<10} {:<40} PATH", "JOB", "USED", "MARKS")?;
     for row in &rows {
         let mut marks = row
             .marks
@@ -33,7 +28,7 @@ pub fn run(args: WorktreesArgs) -> i32 {
             marks = format!("{marks} (error: {e})").trim_start().to_string();
         }
         let used = row.used.as_deref().map(marks::ago).unwrap_or_default();
-        println!("{:<28} {:<10} {:<40} {}", row.id, used, marks, row.path);
+        out!("{:<28} {:<10} {:<40} {}", row.id, used, marks, row.path)?;
     }
-    0
+    Ok(0)
 }

@@ -433,3 +433,67 @@ fn a_tool_stuck_on_a_read_only_home_gets_a_hint_never_silence() {
     );
     assert!(env.worktree_dirs().is_empty());
 }
+
+/// A reader that went away (`isolate ps --all | head -2`) ends every listing command quietly with
+/// status 0: no panic (status 101), no error. The pipe's read end is closed before isolate starts,
+/// so its first write fails with EPIPE whatever the timing.
+#[test]
+fn a_closed_reader_ends_every_listing_command_quietly() {
+    use std::os::fd::OwnedFd;
+    use std::process::Stdio;
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    for _ in 0..3 {
+        assert_status(&env.isolate(&repo, ["run", "--", "true"]), 0);
+    }
+    let (out, report) = env.worktree_job(&repo, &["--keep"], "true");
+    assert_status(&out, 0);
+    let id = report["id"].as_str().unwrap().to_string();
+    let background = env.isolate(&repo, ["run", "--bg", "--", "sh", "-c", "seq 1 2000"]);
+    assert_status(&background, 0);
+    let bg_id = stdout(&background).trim().to_string();
+    assert_status(&env.isolate(&repo, ["wait", &bg_id]), 0);
+    for args in [
+        vec!["ps", "--all"],
+        vec!["ps", "--all", "--json"],
+        vec!["status", &id],
+        vec!["status", &id, "--json"],
+        vec!["worktrees"],
+        vec!["worktrees", "--json"],
+        vec!["prune", "--dry-run"],
+        vec!["logs", &bg_id],
+        vec!["doctor"],
+        vec!["policy", "show", "default"],
+    ] {
+        let (read, write): (OwnedFd, OwnedFd) = nix_pipe();
+        drop(read);
+        let out = env
+            .isolate_cmd(&repo, &args)
+            .stdout(Stdio::from(write))
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "isolate {args:?} with a closed reader: {err}"
+        );
+        assert!(!err.contains("panicked"), "isolate {args:?}: {err}");
+        assert!(!err.contains("error"), "isolate {args:?}: {err}");
+    }
+}
+
+/// A pipe whose read end the test can close.
+fn nix_pipe() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills both entries on success; each is owned right after.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: both descriptors are fresh and owned by nothing else.
+    unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+        )
+    }
+}
