@@ -3,13 +3,13 @@
 use std::fs;
 use std::path::Path;
 
-use crate::cli::RunArgs;
 use crate::controls::shell_quote;
 use crate::error::{Error, Result};
 use crate::job::record::{Record, State};
 use crate::job::store;
 
-use super::prepare::{Chosen, Prepared};
+use super::options::Speech;
+use super::prepared::{Chosen, Prepared};
 
 /// `--report FILE`: atomically for a file path; straight into `/dev/fd/N` or another non-file.
 pub(super) fn write_report(path: &Path, record: &Record) -> Result<()> {
@@ -38,8 +38,8 @@ pub(super) fn announce_start(prepared: &Prepared, record: &Record, notes: &[Stri
         (true, Some(abi)) => format!("landlock ABI {abi}, policy {}{why}", record.sandbox.policy),
         _ => "UNSANDBOXED (--no-sandbox)".to_string(),
     };
-    let place = match &prepared.worktree {
-        Some((_, created, _)) => format!(
+    let place = match prepared.worktree.as_ref().map(|wt| &wt.created) {
+        Some(created) => format!(
             "in {} (branch {} at {})",
             created.path.display(),
             created.branch,
@@ -57,7 +57,8 @@ pub(super) fn announce_start(prepared: &Prepared, record: &Record, notes: &[Stri
     for note in notes {
         say!("isolate: note: {note}");
     }
-    if let Some((project, created, _)) = &prepared.worktree {
+    if let Some(wt) = &prepared.worktree {
+        let (project, created) = (&wt.project, &wt.created);
         if created.included > 0 {
             say!(
                 "isolate: copied {} file{} named by .worktreeinclude",
@@ -74,20 +75,28 @@ pub(super) fn announce_start(prepared: &Prepared, record: &Record, notes: &[Stri
     }
 }
 
-pub(super) fn announce_end(args: &RunArgs, record: &Record, took: std::time::Duration) {
-    if args.json {
-        if let Ok(line) = serde_json::to_string(record) {
-            say!("{line}");
+/// The end block (`Speech::Human`), or the final report as one JSON line (`Speech::Json`), on
+/// stderr; `timeout` is the job's limit.
+pub(super) fn announce_end(
+    speech: Speech,
+    timeout: Option<std::time::Duration>,
+    record: &Record,
+    took: std::time::Duration,
+) {
+    match speech {
+        Speech::Json => {
+            if let Ok(line) = serde_json::to_string(record) {
+                say!("{line}");
+            }
+            return;
         }
-        return;
-    }
-    if args.quiet {
-        return;
+        Speech::Quiet => return,
+        Speech::Human => {}
     }
     let how = match (record.state, record.exit) {
         (State::TimedOut, _) => format!(
             "timed out (its limit: {})",
-            humantime::format_duration(args.timeout.unwrap_or_default())
+            humantime::format_duration(timeout.unwrap_or_default())
         ),
         (_, Some(exit)) => match exit.signal {
             Some(sig) => format!("was killed by signal {sig} (status {})", exit.status()),

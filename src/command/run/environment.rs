@@ -2,15 +2,15 @@
 
 use std::ffi::OsString;
 
-use crate::cli::RunArgs;
 use crate::git;
 
-use super::prepare::Prepared;
+use super::options::RunOptions;
+use super::prepared::Prepared;
 
 /// CMD's environment (spec/cli.md, "What CMD gets").
 /// `proxy` is the URL of the job's network proxy, when its policy has a domain allowlist.
 pub(super) fn environment(
-    args: &RunArgs,
+    options: &RunOptions,
     prepared: &Prepared,
     port: u16,
     proxy: Option<&str>,
@@ -30,11 +30,11 @@ pub(super) fn environment(
     set("ISOLATE_JOB", prepared.id.as_str().into());
     set("ISOLATE_PORT", port.to_string().into());
     set("TMPDIR", prepared.tmpdir.clone().into());
-    if let Some((project, created, _)) = &prepared.worktree {
-        set("ISOLATE_WORKTREE", created.path.clone().into());
-        set("ISOLATE_BRANCH", created.branch.clone().into());
-        set("ISOLATE_BASE", created.base.clone().into());
-        set("ISOLATE_REPO", project.top.clone().into());
+    if let Some(wt) = &prepared.worktree {
+        set("ISOLATE_WORKTREE", wt.created.path.clone().into());
+        set("ISOLATE_BRANCH", wt.created.branch.clone().into());
+        set("ISOLATE_BASE", wt.created.base.clone().into());
+        set("ISOLATE_REPO", wt.project.top.clone().into());
     }
     // git's automatic gc and maintenance off for the whole tree: `gc --auto` detaches a process that
     // would outlive the main process and be killed mid-way by the end-of-job stop.
@@ -79,7 +79,7 @@ pub(super) fn environment(
         // The job's git must find the job's repository, not one the caller pointed at.
         env.retain(|(k, _)| !git::LOCATION_VARS.iter().any(|r| k == r));
     }
-    for (k, v) in &args.env {
+    for (k, v) in &options.env {
         env.retain(|(key, _)| key != k.as_str());
         env.push((k.into(), v.into()));
     }

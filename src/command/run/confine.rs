@@ -1,0 +1,82 @@
+//! The job's sandbox for this run: its plan built from its policy (and the one narrowing it, on
+//! `--resume --policy`), with what isolate itself needs the job to read (the project its worktree
+//! borrows from) and write (its TMPDIR), and the state its agent profile carries over.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::Result;
+use crate::job::record::SandboxReport;
+use crate::sandbox::{agent, plan, seed};
+
+use super::network::add_allow_net;
+use super::options::RunOptions;
+use super::prepared::Prepared;
+
+/// The sandbox as built.
+pub(super) struct Confinement {
+    /// `None` with `--no-sandbox`.
+    pub(super) rules: Option<plan::Rules>,
+    pub(super) report: SandboxReport,
+    /// For the start line.
+    pub(super) notes: Vec<String>,
+}
+
+pub(super) fn confine(options: &RunOptions, prepared: &mut Prepared) -> Result<Confinement> {
+    let writable = [prepared.tmpdir.clone()];
+    // Readable whatever the policy says (strict): the project the worktree borrows from.
+    let readable: Vec<PathBuf> = match &prepared.worktree {
+        Some(wt) => vec![
+            wt.project.top.clone(),
+            wt.project.caller_top.clone(),
+            wt.project.git_dir.clone(),
+            wt.project.objects.clone(),
+            wt.project.hooks.clone(),
+        ],
+        None => vec![prepared.cwd.clone()],
+    };
+    let installation = prepared
+        .executable
+        .as_deref()
+        .map(|exe| agent::installation(exe, std::env::var_os("HOME").as_deref().map(Path::new)))
+        .unwrap_or_default();
+    let job = plan::Job {
+        worktree: prepared
+            .worktree
+            .as_ref()
+            .map(|wt| wt.created.path.as_path()),
+        writable: &writable,
+        readable: &readable,
+        allow_write: &options.allow_write,
+        installation: &installation,
+    };
+    add_allow_net(&options.allow_net, &mut prepared.policy)?;
+    let built = plan::build(&prepared.policy, &job, !options.sandboxed)?;
+    prepared.made.extend(built.made);
+    let mut confinement = Confinement {
+        rules: built.rules,
+        report: built.report,
+        notes: built.notes,
+    };
+    // The state the job's agent profile carries over, before anything of the job runs.
+    let seeds = &prepared.policy.policy.filesystem.seed;
+    confinement
+        .notes
+        .extend(seed::carry(seeds, &mut prepared.made));
+    // `--resume` with another --policy: the job is held to both.
+    if let Some(extra) = &prepared.narrowing {
+        let built = plan::build(extra, &job, !options.sandboxed)?;
+        prepared.made.extend(built.made);
+        confinement.rules = match (confinement.rules, built.rules) {
+            (Some(rules), Some(more)) => Some(rules.narrowed_by(more)),
+            (rules, _) => rules,
+        };
+        let sandbox = &mut confinement.report;
+        sandbox.policy = format!("{} narrowed by {}", sandbox.policy, built.report.policy);
+        sandbox.gaps.push(format!(
+            "the gaps above are the job's policy's; policy {} narrows it (what it refuses is refused too)",
+            built.report.policy
+        ));
+        confinement.notes.extend(built.notes);
+    }
+    Ok(confinement)
+}

@@ -1,0 +1,137 @@
+//! The job supervised to its end, then settled: its worktree by the cleanup rule, its record
+//! written with how it ended and what the sandbox refused, the `--report` file, the end block and
+//! a hint where a user would otherwise be stuck. The exit status is the job's.
+
+use std::time::SystemTime;
+
+use crate::job::record::{Record, State};
+use crate::supervise::interactive;
+use crate::supervise::reaper::{self, Ending, Signals};
+use crate::worktree::cleanup;
+
+use super::announce::{announce_end, write_report};
+use super::hints;
+use super::journal::{self, timestamp};
+use super::launch::Launched;
+use super::options::{RunOptions, Speech};
+use super::prepared::Prepared;
+
+pub(super) fn supervise_to_end(
+    options: &RunOptions,
+    prepared: &Prepared,
+    launched: Launched,
+    signals: &mut Signals,
+) -> i32 {
+    let Launched {
+        mut record,
+        pid,
+        broker,
+        proxy,
+        log,
+        mut terminal,
+        ports,
+        cgroup,
+        clock,
+        writable,
+    } = launched;
+    if let Some(t) = terminal.as_mut() {
+        if let Err(e) = t.start() {
+            say!("isolate: warning: cannot relay the job's terminal: {e}");
+        }
+    }
+    let timeout = prepared.timeout(options.timeout);
+    let ending = reaper::supervise(
+        pid,
+        signals,
+        timeout,
+        options.grace,
+        cgroup.get(),
+        terminal
+            .as_mut()
+            .map(|t| t as &mut dyn interactive::Terminal),
+    );
+    // The user's terminal is theirs again before isolate says anything more.
+    drop(terminal);
+    if let Some(log) = log {
+        log.finish();
+    }
+    drop(cgroup);
+    drop(ports);
+    record.ended_at = Some(timestamp(SystemTime::now()));
+    record.sandbox.refused = broker.as_ref().map(|b| b.refused());
+    if let Some(proxy) = proxy {
+        let refused = record.sandbox.refused.get_or_insert_with(Default::default);
+        refused.network = Some(proxy.stop());
+    }
+    ended(&mut record, &ending);
+    settle(options, prepared, &mut record);
+    prepared.remove_tmpdir();
+    journal::write(prepared, &record);
+    prepared.release_resume_lock();
+    if let Some(path) = &options.report {
+        if let Err(e) = write_report(path, &record) {
+            crate::command::report_error(&e);
+        }
+    }
+    announce_end(options.speech, timeout, &record, clock.elapsed());
+    let status = record.exit_status().unwrap_or(125);
+    if let (Some((dirs, files)), Speech::Human) = (&writable, options.speech) {
+        hint(options, prepared, hints::Writable { dirs, files }, status);
+    }
+    status
+}
+
+/// How the job ended, into its record.
+fn ended(record: &mut Record, ending: &Ending) {
+    record.exit = Some(ending.exit);
+    record.state = if ending.timed_out {
+        State::TimedOut
+    } else if ending.exit.signal.is_some() {
+        State::Killed
+    } else {
+        State::Exited
+    };
+}
+
+/// The worktree by the end-of-job rule (`worktree::cleanup`): its outcome goes into the record.
+fn settle(options: &RunOptions, prepared: &Prepared, record: &mut Record) {
+    let Some(jw) = &prepared.worktree else {
+        return;
+    };
+    let job = cleanup::Job {
+        project: &jw.project,
+        id: &prepared.id,
+        key_dir: &jw.key_dir,
+        path: &jw.created.path,
+        base: &jw.created.base,
+        job_dir: &prepared.job_dir,
+        life: cleanup::Life::Ended,
+        removed: false,
+        settling: cleanup::Settling::End { keep: options.keep },
+        dispatch_dirty: jw.created.dispatch_dirty,
+        project_branch: jw.created.project_branch.as_deref(),
+        policy: Some(&prepared.policy.reference),
+    };
+    match cleanup::settle(&job) {
+        Ok(settled) => record.worktree = Some(settled.report),
+        Err(e) => crate::command::report_error(&e),
+    }
+}
+
+fn hint(options: &RunOptions, prepared: &Prepared, writable: hints::Writable<'_>, status: i32) {
+    let command = options
+        .command
+        .first()
+        .map(String::as_str)
+        .unwrap_or_default();
+    let policy_name = &prepared.policy.name;
+    if let Some(hint) = hints::after(
+        command,
+        prepared.agent.as_ref(),
+        policy_name,
+        &writable,
+        status,
+    ) {
+        say!("isolate: hint: {}", crate::controls::name(&hint));
+    }
+}

@@ -1,0 +1,218 @@
+//! A new job: its policy chosen (`--policy`, the configuration's, the agent's profile, `default`),
+//! checked against this kernel before anything is made, then its id claimed, its record directory
+//! and TMPDIR made, and, with `--worktree`, its worktree created.
+
+use std::fs;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+
+use crate::config;
+use crate::error::{Error, Result};
+use crate::job::id::JobId;
+use crate::job::store;
+use crate::sandbox::made::Made;
+use crate::sandbox::{agent, plan, policy};
+use crate::worktree::create;
+use crate::worktree::project::Project;
+
+use super::allow_write::check_allow_write;
+use super::detect::{detect, executable, inside, slug_source};
+use super::journal;
+use super::options::{RunOptions, Start};
+use super::prepared::{Chosen, JobWorktree, Prepared};
+use super::target::{worktree_target, Target};
+
+/// How many fresh ids to draw before giving up (each draw collides with 1/65536 chance per job).
+const ID_ATTEMPTS: usize = 64;
+
+/// What a new job is, decided before anything is made.
+struct Decided {
+    cwd: PathBuf,
+    policy: policy::Loaded,
+    chosen: Chosen,
+    executable: Option<PathBuf>,
+    agent: Option<agent::Detected>,
+}
+
+pub(super) fn prepare(options: &RunOptions) -> Result<Prepared> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| Error::io("cannot read the current directory", ".", e))?;
+    let state = store::state_dir()?;
+    let target = match &options.start {
+        Start::Worktree { base } => Some(worktree_target(&cwd, &state, base.as_deref())?),
+        Start::Here | Start::Resume(_) => None,
+    };
+    if !options.allow_write.is_empty() {
+        allow_write(options, &state, &cwd, target.as_ref())?;
+    }
+    let decided = decide(options, &state, cwd, target.as_ref())?;
+    // Fail closed before anything is made: every feature the policy requires, on this kernel.
+    if options.sandboxed {
+        plan::check_kernel(&decided.policy)?;
+    }
+    if let Some(t) = &target {
+        fs::create_dir_all(&t.key_dir)
+            .map_err(|e| Error::io("cannot create the worktree directory", &t.key_dir, e))?;
+        config::exclude_root_in_project(&t.project, &t.root)?;
+    }
+    claim(options, &state, decided, target)
+}
+
+/// `--allow-write`, against the places of this run (with `--worktree`, its worktree root).
+fn allow_write(
+    options: &RunOptions,
+    state: &Path,
+    cwd: &Path,
+    target: Option<&Target>,
+) -> Result<()> {
+    let paths = &options.allow_write;
+    if let Some(t) = target {
+        return check_allow_write(paths, state, Some(&t.project), &t.root, true);
+    }
+    let project = Project::discover(cwd).ok();
+    let root = match &project {
+        Some(p) => config::load(Some(p))?.worktree_root(state, p)?,
+        None => state.join("worktrees"),
+    };
+    check_allow_write(paths, state, project.as_ref(), &root, false)
+}
+
+/// The job's policy and why, and what CMD is.
+fn decide(
+    options: &RunOptions,
+    state: &Path,
+    cwd: PathBuf,
+    target: Option<&Target>,
+) -> Result<Decided> {
+    let config = match target {
+        Some(t) => t.config.clone(),
+        None => config::load(None)?,
+    };
+    let project_top = || match target {
+        Some(t) => Some(t.project.top.clone()),
+        None => Project::discover(&cwd).ok().map(|p| p.top),
+    };
+    // --policy, then the configuration's, then the agent's when CMD is a known one, then default.
+    let executable = executable(&options.command, &cwd);
+    // The project is looked up (a git process) only when CMD is an agent at all.
+    let agent = detect(&options.command, &cwd, &[&cwd])
+        .filter(|found| !project_top().is_some_and(|top| inside(found, &top)));
+    let (policy_name, chosen) = match (&options.policy, &config.config.policy, &agent) {
+        (Some(name), _, _) => (name.clone(), Chosen::Given),
+        (None, Some(name), _) => (name.clone(), Chosen::Configured),
+        (None, None, Some(found)) => (found.agent.profile.to_string(), Chosen::Agent),
+        (None, None, None) => ("default".to_string(), Chosen::Default),
+    };
+    let policy = policy::load(&policy_name)?;
+    // The installation a policy may make readable is never the project's, the worktrees' or the
+    // current directory's: a `pyvenv.cfg` there would say what it is.
+    let executable = executable.filter(|exe| {
+        if !policy.policy.filesystem.installation {
+            return false;
+        }
+        let mut untrusted = vec![cwd.clone(), state.to_path_buf()];
+        match target {
+            Some(t) => untrusted.extend([t.project.top.clone(), t.root.clone()]),
+            None => untrusted.extend(project_top()),
+        }
+        !untrusted.iter().any(|dir| {
+            let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+            exe.starts_with(dir)
+        })
+    });
+    Ok(Decided {
+        cwd,
+        policy,
+        chosen,
+        executable,
+        agent,
+    })
+}
+
+/// Claims a fresh id (its record directory and TMPDIR) and, with a target, makes the worktree; an
+/// id taken in the project (its branch, or its directory) is never reused: another is drawn.
+fn claim(
+    options: &RunOptions,
+    state: &Path,
+    decided: Decided,
+    mut target: Option<Target>,
+) -> Result<Prepared> {
+    let name = options.name.as_ref().map(|n| n.as_encoded_bytes().to_vec());
+    let name_bytes = name
+        .as_deref()
+        .unwrap_or_else(|| slug_source(&options.command));
+    for _ in 0..ID_ATTEMPTS {
+        let id = JobId::generate(name_bytes);
+        let Some(job_dir) = store::claim(state, &id)? else {
+            continue;
+        };
+        let tmpdir = job_dir.join("tmp");
+        if let Err(e) = fs::DirBuilder::new().mode(0o700).create(&tmpdir) {
+            store::forget(&job_dir);
+            return Err(Error::io("cannot create the job's TMPDIR", &tmpdir, e));
+        }
+        let mut prepared = prepared(id, job_dir, tmpdir, &decided);
+        let Some(t) = target else {
+            return Ok(prepared);
+        };
+        let path = t.key_dir.join(prepared.id.as_str());
+        // On record from the start: a supervisor killed while it creates the worktree leaves a job
+        // that reads as `lost`, naming what it was making, never an unexplained directory.
+        let job = (&prepared.id, prepared.job_dir.as_path());
+        journal::creating(options, job, &decided.policy, &t, (&path, &decided.cwd))?;
+        let include = t.config.config.include.as_deref().unwrap_or_default();
+        if let Some(mut created) =
+            create::create(&t.project, &prepared.id, &path, &t.base, include)?
+        {
+            created.project_branch = t.project_branch.clone();
+            prepared.setup = t.config.config.setup.clone();
+            prepared.cwd = cwd_inside(&t.project, &path);
+            prepared.worktree = Some(JobWorktree {
+                project: t.project,
+                created,
+                key_dir: t.key_dir,
+            });
+            return Ok(prepared);
+        }
+        // Taken in the project (or its directory exists): never reuse, never adopt (`prepared`,
+        // dropped, forgets the record directory).
+        target = Some(t);
+    }
+    Err(Error::Other(format!(
+        "could not find a free job id in {ID_ATTEMPTS} attempts"
+    )))
+}
+
+/// CMD's directory in the worktree: the caller's subdirectory of the project, when the worktree has
+/// it.
+fn cwd_inside(project: &Project, path: &Path) -> PathBuf {
+    // `join("")` would add a trailing slash the worktree's path has not.
+    let inside = match project.prefix.as_os_str().is_empty() {
+        true => path.to_path_buf(),
+        false => path.join(&project.prefix),
+    };
+    if inside.is_dir() {
+        inside
+    } else {
+        path.to_path_buf()
+    }
+}
+
+fn prepared(id: JobId, job_dir: PathBuf, tmpdir: PathBuf, decided: &Decided) -> Prepared {
+    Prepared {
+        id,
+        job_dir,
+        tmpdir,
+        cwd: decided.cwd.clone(),
+        policy: decided.policy.clone(),
+        narrowing: None,
+        worktree: None,
+        resumed: None,
+        setup: None,
+        chosen: decided.chosen.clone(),
+        executable: decided.executable.clone(),
+        agent: decided.agent.clone(),
+        made: Made::default(),
+        owned_elsewhere: false,
+    }
+}

@@ -1,0 +1,65 @@
+//! What a running job holds of the machine, each undone when dropped: its block of ports (released
+//! for the next job) and its cgroup (removed once empty). No path of `run` releases them by hand.
+
+use std::path::Path;
+
+use crate::error::Result;
+use crate::supervise::cgroup::Cgroup;
+use crate::supervise::ports::{self, PortBlock};
+
+/// The job's block of TCP ports (`ISOLATE_PORT`).
+pub(super) struct Ports(Option<PortBlock>);
+
+impl Ports {
+    pub(super) fn reserve(state: &Path, id: &str) -> Result<Ports> {
+        ports::reserve(state, id).map(|block| Ports(Some(block)))
+    }
+
+    /// The first port of the block.
+    pub(super) fn first(&self) -> u16 {
+        self.0.as_ref().map_or(0, |block| block.first)
+    }
+}
+
+impl Drop for Ports {
+    fn drop(&mut self) {
+        if let Some(block) = self.0.take() {
+            block.release();
+        }
+    }
+}
+
+/// The job's leaf cgroup, when one could be made.
+pub(super) struct JobCgroup(Option<Cgroup>);
+
+impl JobCgroup {
+    pub(super) fn create(id: &str) -> JobCgroup {
+        JobCgroup(Cgroup::create(id))
+    }
+
+    pub(super) fn get(&self) -> Option<&Cgroup> {
+        self.0.as_ref()
+    }
+
+    /// Keeps the cgroup only when `pid` (the job's main process, which moves itself in before
+    /// exec) is in it; if it could not, the walk of the process tree stops the job instead.
+    pub(super) fn holding(self, pid: nix::unistd::Pid) -> JobCgroup {
+        match self.0.as_ref().is_some_and(|cg| cg.contains(pid)) {
+            true => self,
+            false => JobCgroup(None),
+        }
+    }
+
+    /// Its path, for the record.
+    pub(super) fn path(&self) -> Option<String> {
+        self.get().map(|cg| cg.path().display().to_string())
+    }
+}
+
+impl Drop for JobCgroup {
+    fn drop(&mut self) {
+        if let Some(cg) = &self.0 {
+            cg.remove();
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! Starting the job: its sandbox built, its ports, proxy, log or terminal and cgroup taken, its
+//! record written before anything of it runs, the project's setup run, then CMD started and
+//! released. Whatever fails on the way is undone by the values that hold it (`held.rs`,
+//! `Prepared`); nothing here releases anything by hand.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Instant;
+
+use crate::error::{Error, Result};
+use crate::job::record::Record;
+use crate::job::store;
+use crate::supervise::background::Notify;
+use crate::supervise::broker::Broker;
+use crate::supervise::interactive::{self, Interactive};
+use crate::supervise::log::{self, Log};
+use crate::supervise::proxy::Proxy;
+use crate::supervise::reaper::Signals;
+use crate::supervise::spawn;
+
+use super::announce::announce_start;
+use super::confine::confine;
+use super::environment::environment;
+use super::held::{JobCgroup, Ports};
+use super::journal::{self, pending_worktree};
+use super::network::start_proxy;
+use super::options::{Mode, RunOptions, Speech};
+use super::prepared::Prepared;
+use super::setup::{run_setup, Setup};
+
+/// A job whose CMD runs: what its supervision and its end need.
+pub(super) struct Launched {
+    pub(super) record: Record,
+    pub(super) pid: nix::unistd::Pid,
+    pub(super) broker: Option<Broker>,
+    pub(super) proxy: Option<Proxy>,
+    pub(super) log: Option<Log>,
+    pub(super) terminal: Option<Interactive>,
+    pub(super) ports: Ports,
+    pub(super) cgroup: JobCgroup,
+    pub(super) clock: Instant,
+    /// What the job could write, for the hint at the end (`None` unsandboxed: everything).
+    pub(super) writable: Option<(Vec<PathBuf>, Vec<PathBuf>)>,
+}
+
+pub(super) fn launch(
+    options: &RunOptions,
+    prepared: &mut Prepared,
+    signals: &mut Signals,
+    notify: Option<&Notify>,
+) -> Result<Launched> {
+    let state = store::state_dir()?;
+    let mut confinement = confine(options, prepared)?;
+    let ports = Ports::reserve(&state, prepared.id.as_str())?;
+    // The network proxy of a domain allowlist, before anything of the job runs (setup included).
+    let proxy = start_proxy(prepared, confinement.rules.as_mut(), ports.first())?;
+    let log = match notify {
+        Some(_) => Some(Log::start(&log_path(prepared), log::max_from_env()?)?),
+        None => None,
+    };
+    let terminal = match (notify, options.mode) {
+        (None, Mode::Foreground { pty: true }) if interactive::wanted() => Some(
+            Interactive::open()
+                .map_err(|e| Error::Other(format!("cannot open a terminal for the job: {e}")))?,
+        ),
+        _ => None,
+    };
+    // The job's own terminal is a device it may write and control.
+    if let (Some(rules), Some(t)) = (confinement.rules.as_mut(), terminal.as_ref()) {
+        let paths: Vec<PathBuf> = t.slave_path().into_iter().collect();
+        rules.add_devices(&paths);
+    }
+    let proxy_url = proxy.as_ref().map(Proxy::url);
+    let env = environment(options, prepared, ports.first(), proxy_url.as_deref());
+    let cgroup = JobCgroup::create(prepared.id.as_str());
+    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) only changes how orphans of this process are re-parented.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+    }
+    let worktree = prepared.worktree.as_ref().map(|jw| {
+        let created = &jw.created;
+        let mut wt = pending_worktree(
+            &created.path,
+            &created.branch,
+            &created.base,
+            &jw.project.top,
+        );
+        wt.dispatch_dirty = created.dispatch_dirty;
+        wt.project_branch = created.project_branch.clone();
+        wt
+    });
+    let mut record = journal::running(options, prepared, confinement.report, worktree);
+    record.log = log
+        .as_ref()
+        .map(|_| log_path(prepared).display().to_string());
+    record.port = Some(ports.first());
+    record.cgroup = cgroup.path();
+    record.background = notify.is_some();
+    let argv = argv(options, prepared, &mut confinement.notes);
+    // The human line goes out before CMD can print anything; the JSON line needs the pid.
+    if options.speech == Speech::Human && notify.is_none() {
+        announce_start(prepared, &record, &confinement.notes);
+    }
+    let clock = Instant::now();
+    journal::starting(prepared, &record);
+    if let (Some(command), Some(jw)) = (&prepared.setup, &prepared.worktree) {
+        let setup = Setup {
+            command,
+            worktree: &jw.created.path,
+            env: &env,
+            rules: confinement.rules.clone(),
+            log: log.as_ref(),
+            timeout: prepared.timeout(options.timeout),
+            grace: options.grace,
+            cgroup: cgroup.get(),
+        };
+        run_setup(setup, signals)?;
+    }
+    let (stdin, stdout, stderr) = stdio(log.as_ref())?;
+    let writable = confinement.rules.as_ref().map(|r| {
+        let dirs: Vec<PathBuf> = r.write.iter().chain(&r.worktree).cloned().collect();
+        (dirs, r.write_files.clone())
+    });
+    let starting = spawn::start(spawn::Spawn {
+        argv,
+        cwd: prepared.cwd.clone(),
+        env,
+        rules: confinement.rules,
+        stdin,
+        stdout,
+        stderr,
+        cgroup_procs: cgroup.get().and_then(|cg| cg.procs_for_child()),
+        terminal: terminal.as_ref().map(Interactive::slave_fd),
+    })?;
+    let pid = starting.pid;
+    let cgroup = cgroup.holding(pid);
+    record.cgroup = cgroup.path();
+    record.pid = Some(pid.as_raw());
+    // In the foreground the JSON start line, like the human one, comes before anything of CMD.
+    if notify.is_none() && options.speech == Speech::Json {
+        if let Ok(line) = serde_json::to_string(&record) {
+            say!("{line}");
+        }
+    }
+    let broker = starting.release()?.broker;
+    journal::write(prepared, &record);
+    Ok(Launched {
+        record,
+        pid,
+        broker,
+        proxy,
+        log,
+        terminal,
+        ports,
+        cgroup,
+        clock,
+        writable,
+    })
+}
+
+fn log_path(prepared: &Prepared) -> PathBuf {
+    prepared.job_dir.join("output.log")
+}
+
+/// CMD's argv: the profile's arguments for its own agent (`[command]`) go right after its first
+/// word, with a note saying so.
+fn argv(options: &RunOptions, prepared: &Prepared, notes: &mut Vec<String>) -> Vec<String> {
+    let mut argv = options.command.clone();
+    let added = prepared
+        .agent
+        .as_ref()
+        .and_then(|found| prepared.policy.policy.command.get(found.agent.profile));
+    if let Some(added) = added.filter(|a| !a.is_empty() && !argv.is_empty()) {
+        argv.splice(1..1, added.iter().cloned());
+        notes.push(format!(
+            "{} runs with {} (its profile's [command])",
+            argv[0],
+            added.join(" ")
+        ));
+    }
+    argv
+}
+
+/// CMD's standard streams: the log's pipe for a background job (stdin from /dev/null), else the
+/// caller's.
+fn stdio(log: Option<&Log>) -> Result<(Stdio, Stdio, Stdio)> {
+    let Some(log) = log else {
+        return Ok((Stdio::inherit(), Stdio::inherit(), Stdio::inherit()));
+    };
+    let share = || {
+        log.writer
+            .try_clone()
+            .map_err(|e| Error::Other(format!("cannot share the log pipe: {e}")))
+    };
+    Ok((Stdio::null(), Stdio::from(share()?), Stdio::from(share()?)))
+}

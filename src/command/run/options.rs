@@ -1,0 +1,112 @@
+//! `run`'s command line, resolved once into what the rest of `run` asks of it: where the job
+//! starts, how it is attached, how isolate speaks. Nothing after this reads the clap arguments, and
+//! nothing rewrites these options: what is resolved later (the timeout, from the policy) is
+//! resolved where its inputs are.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::cli::RunArgs;
+
+/// Where the job runs.
+pub(super) enum Start {
+    /// In the current directory.
+    Here,
+    /// In a fresh worktree, cut from `base` (a revision; `None`: the caller's `HEAD`).
+    Worktree { base: Option<String> },
+    /// In the kept worktree of the ended job named so.
+    Resume(String),
+}
+
+/// How the job is attached to the caller.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mode {
+    /// On the caller's terminal; `pty`: on one of its own, relayed (unless `--no-pty`).
+    Foreground { pty: bool },
+    /// Detached (`--bg`): its output goes to its log.
+    Background,
+}
+
+/// What isolate itself says on the way.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Speech {
+    /// The start line, the end block and hints, on stderr.
+    Human,
+    /// Nothing (`-q`).
+    Quiet,
+    /// JSON lines (`--json`, which wins over `-q`).
+    Json,
+}
+
+impl Speech {
+    pub(super) fn json(self) -> bool {
+        self == Speech::Json
+    }
+}
+
+pub(super) struct RunOptions {
+    pub(super) command: Vec<String>,
+    /// `--name`, as the user's bytes (the job's id is slugged from them).
+    pub(super) name: Option<OsString>,
+    pub(super) start: Start,
+    pub(super) mode: Mode,
+    pub(super) speech: Speech,
+    /// `--timeout`; the job's own limit is the shorter of it and its policies' (`Prepared::timeout`).
+    pub(super) timeout: Option<Duration>,
+    pub(super) grace: Duration,
+    pub(super) policy: Option<String>,
+    pub(super) allow_write: Vec<PathBuf>,
+    pub(super) allow_net: Vec<String>,
+    /// False with `--no-sandbox`.
+    pub(super) sandboxed: bool,
+    pub(super) keep: bool,
+    pub(super) env: Vec<(String, String)>,
+    pub(super) report: Option<PathBuf>,
+}
+
+impl From<RunArgs> for RunOptions {
+    fn from(args: RunArgs) -> RunOptions {
+        let start = match (args.resume, args.worktree) {
+            (Some(job), _) => Start::Resume(job),
+            (None, true) => Start::Worktree { base: args.base },
+            (None, false) => Start::Here,
+        };
+        let mode = match args.bg {
+            true => Mode::Background,
+            false => Mode::Foreground { pty: !args.no_pty },
+        };
+        let speech = match (args.json, args.quiet) {
+            (true, _) => Speech::Json,
+            (false, true) => Speech::Quiet,
+            (false, false) => Speech::Human,
+        };
+        RunOptions {
+            command: args.command,
+            name: args.name,
+            start,
+            mode,
+            speech,
+            timeout: args.timeout,
+            grace: args.grace,
+            policy: args.policy,
+            allow_write: args.allow_write,
+            allow_net: args.allow_net,
+            sandboxed: !args.no_sandbox,
+            keep: args.keep,
+            env: args.env,
+            report: args.report,
+        }
+    }
+}
+
+impl RunOptions {
+    pub(super) fn background(&self) -> bool {
+        self.mode == Mode::Background
+    }
+
+    /// The name a record gives the job (`--name`, as text).
+    pub(super) fn display_name(&self) -> Option<String> {
+        self.name.as_ref().map(|n| n.to_string_lossy().into_owned())
+    }
+}

@@ -1,0 +1,144 @@
+//! `--resume JOB`: the kept worktree of an ended job, same id, same branch, under the job's own
+//! policy (another `--policy` can only narrow it: both are enforced, stacked). A resume lock keeps
+//! two resumes from sharing the worktree.
+
+use std::fs;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::job::id::JobId;
+use crate::job::record::{Record, State, WorktreeReport};
+use crate::job::store;
+use crate::sandbox::made::Made;
+use crate::sandbox::{plan, policy};
+use crate::worktree::create::Created;
+use crate::worktree::project::Project;
+
+use super::allow_write::check_allow_write;
+use super::detect::{detect, executable};
+use super::options::RunOptions;
+use super::prepared::{Chosen, JobWorktree, Prepared, RESUME_LOCK};
+
+/// The ended job, and what it runs under now.
+struct Resumed {
+    id: JobId,
+    job_dir: PathBuf,
+    record: Record,
+    worktree: WorktreeReport,
+    policy: policy::Loaded,
+    narrowing: Option<policy::Loaded>,
+}
+
+pub(super) fn prepare_resume(query: &str, options: &RunOptions) -> Result<Prepared> {
+    let state = store::state_dir()?;
+    let (job_dir, record) = store::resolve(&state, query)?;
+    match record.effective_state() {
+        State::Running => {
+            return Err(Error::Refused(format!(
+                "job {} is running; wait for it or stop it",
+                record.id
+            )))
+        }
+        State::Lost => {
+            return Err(Error::Refused(format!(
+                "job {} was lost (its supervisor died); settle it with isolate rm or prune first",
+                record.id
+            )))
+        }
+        _ => {}
+    }
+    let id = JobId::parse(&record.id)
+        .ok_or_else(|| Error::Refused(format!("the record of {query} has an invalid id")))?;
+    let worktree = record
+        .worktree
+        .clone()
+        .filter(|wt| !wt.removed && Path::new(&wt.path).is_dir())
+        .ok_or_else(|| Error::Refused(format!("job {id} has no kept worktree to resume")))?;
+    // What runs in the job's worktree runs under the job's policy; another --policy can only narrow
+    // it (both are enforced, stacked).
+    let policy = crate::command::recorded_policy(&record)?;
+    let narrowing = match options.policy.as_deref() {
+        Some(name) => Some(policy::load(name)?).filter(|p| p.reference != policy.reference),
+        None => None,
+    };
+    if options.sandboxed {
+        plan::check_kernel(&policy)?;
+        if let Some(extra) = &narrowing {
+            plan::check_kernel(extra)?;
+        }
+    }
+    let lock = job_dir.join(RESUME_LOCK);
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&lock)
+        .map_err(|_| {
+            Error::Refused(format!(
+                "job {id} is being resumed already ({})",
+                lock.display()
+            ))
+        })?;
+    let resumed = Resumed {
+        id,
+        job_dir,
+        record,
+        worktree,
+        policy,
+        narrowing,
+    };
+    take(options, &state, resumed).inspect_err(|_| {
+        let _ = fs::remove_file(&lock);
+    })
+}
+
+/// The kept worktree taken up again: a fresh TMPDIR, and what CMD is (never an installation from
+/// the job's own worktree, the project or the worktrees).
+fn take(options: &RunOptions, state: &Path, resumed: Resumed) -> Result<Prepared> {
+    let wt = &resumed.worktree;
+    let project = Project::discover(Path::new(&wt.repo))?;
+    let path = PathBuf::from(&wt.path);
+    let key_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let root = key_dir.parent().unwrap_or(&key_dir).to_path_buf();
+    check_allow_write(&options.allow_write, state, Some(&project), &root, true)?;
+    let tmpdir = resumed.job_dir.join("tmp");
+    let _ = fs::remove_dir_all(&tmpdir);
+    fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&tmpdir)
+        .map_err(|e| Error::io("cannot create the job's TMPDIR", &tmpdir, e))?;
+    let created = Created {
+        path: path.clone(),
+        branch: wt.branch.clone(),
+        base: wt.base.clone(),
+        dispatch_dirty: false,
+        included: 0,
+        project_branch: wt.project_branch.clone(),
+    };
+    let agent = detect(&options.command, &path, &[&path, &project.top]);
+    let executable = executable(&options.command, &path).filter(|exe| {
+        [&path, &project.top, &root].iter().all(|dir| {
+            !exe.starts_with(fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()))
+        })
+    });
+    Ok(Prepared {
+        id: resumed.id,
+        job_dir: resumed.job_dir,
+        tmpdir,
+        cwd: path,
+        policy: resumed.policy,
+        narrowing: resumed.narrowing,
+        worktree: Some(JobWorktree {
+            project,
+            created,
+            key_dir,
+        }),
+        resumed: Some(resumed.record),
+        setup: None,
+        chosen: Chosen::Recorded,
+        executable,
+        agent,
+        made: Made::default(),
+        owned_elsewhere: false,
+    })
+}

@@ -1,0 +1,74 @@
+//! The project's `setup` command (`.isolate.toml`), in the new worktree, sandboxed like the job,
+//! with its environment, in its cgroup, before CMD. Any failure is isolate's (125): the fresh
+//! worktree is undone.
+
+use std::ffi::OsString;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::sandbox::plan;
+use crate::supervise::cgroup::Cgroup;
+use crate::supervise::log::Log;
+use crate::supervise::reaper::{self, Signals};
+use crate::supervise::spawn;
+
+/// How long the project's setup may run when the job has no `--timeout` (the job's own when it has).
+const SETUP_LIMIT: Duration = Duration::from_secs(3600);
+
+/// The setup of one job.
+pub(super) struct Setup<'a> {
+    pub(super) command: &'a str,
+    pub(super) worktree: &'a Path,
+    pub(super) env: &'a [(OsString, OsString)],
+    pub(super) rules: Option<plan::Rules>,
+    /// The job's log (background), else isolate's stderr: CMD's stdout stays CMD's.
+    pub(super) log: Option<&'a Log>,
+    pub(super) timeout: Option<Duration>,
+    pub(super) grace: Duration,
+    pub(super) cgroup: Option<&'a Cgroup>,
+}
+
+pub(super) fn run_setup(setup: Setup<'_>, signals: &mut Signals) -> Result<()> {
+    let cannot = |e: std::io::Error| Error::Other(format!("cannot start the setup command: {e}"));
+    let output: OwnedFd = match setup.log {
+        Some(log) => log.writer.try_clone(),
+        None => std::io::stderr().as_fd().try_clone_to_owned(),
+    }
+    .map_err(cannot)?;
+    let err = output.try_clone().map_err(cannot)?;
+    let command = setup.command;
+    let pid = spawn::spawn(spawn::Spawn {
+        argv: vec!["sh".into(), "-c".into(), command.to_string()],
+        cwd: setup.worktree.to_path_buf(),
+        env: setup.env.to_vec(),
+        rules: setup.rules,
+        stdin: Stdio::null(),
+        stdout: Stdio::from(output),
+        stderr: Stdio::from(err),
+        cgroup_procs: setup.cgroup.and_then(Cgroup::procs_for_child),
+        terminal: None,
+    })
+    .map_err(|e| {
+        Error::Other(format!(
+            "the setup command {command:?} could not start: {e}"
+        ))
+    })?
+    .pid;
+    let limit = setup.timeout.unwrap_or(SETUP_LIMIT);
+    let ending = reaper::supervise(pid, signals, Some(limit), setup.grace, setup.cgroup, None);
+    if ending.timed_out {
+        return Err(Error::Other(format!(
+            "the setup command {command:?} ran longer than {}; the new worktree was removed",
+            humantime::format_duration(limit)
+        )));
+    }
+    match ending.exit.status() {
+        0 => Ok(()),
+        status => Err(Error::Other(format!(
+            "the setup command {command:?} failed with status {status}; the new worktree was removed"
+        ))),
+    }
+}
