@@ -202,6 +202,13 @@ fn doctor() -> Doctor {
 
 /// The human form, written into `out`.
 fn human(d: &Doctor, out: &mut String) -> std::fmt::Result {
+    kernel(d, out)?;
+    places(d, out)?;
+    lists(d, out)
+}
+
+/// Landlock (and each feature), the seccomp layer, cgroups.
+fn kernel(d: &Doctor, out: &mut String) -> std::fmt::Result {
     let landlock = match (&d.landlock, d.landlock.cap) {
         (
             Landlock {
@@ -256,7 +263,11 @@ fn human(d: &Doctor, out: &mut String) -> std::fmt::Result {
         ),
         (None, _) => "no cgroup v2 hierarchy (job trees are found by walking /proc)".to_string(),
     };
-    writeln!(out, "cgroup v2     {cgroup}")?;
+    writeln!(out, "cgroup v2     {cgroup}")
+}
+
+/// git, the state directory and the worktrees.
+fn places(d: &Doctor, out: &mut String) -> std::fmt::Result {
     writeln!(
         out,
         "git           {}",
@@ -267,7 +278,11 @@ fn human(d: &Doctor, out: &mut String) -> std::fmt::Result {
             .map_or("?".to_string(), |p| p.display().to_string())
     };
     writeln!(out, "state         {}", shown(&d.state_dir))?;
-    writeln!(out, "worktrees     {}", shown(&d.worktrees_dir))?;
+    writeln!(out, "worktrees     {}", shown(&d.worktrees_dir))
+}
+
+/// The default profile's gaps, the allowlists, the credential stores, problems.
+fn lists(d: &Doctor, out: &mut String) -> std::fmt::Result {
     writeln!(out, "\ngaps of the default profile here")?;
     for gap in &d.gaps {
         writeln!(out, "  - {gap}")?;

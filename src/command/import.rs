@@ -2,7 +2,6 @@
 //! verified import of spec/sandbox.md (also while the job runs; the worktree is only read).
 
 use crate::cli::ImportArgs;
-
 use crate::error::{Error, Result};
 use crate::job::store;
 use crate::worktree::cleanup::{self, Recorded, Settling};

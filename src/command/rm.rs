@@ -10,7 +10,6 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::cli::RmArgs;
-
 use crate::command::stop::{kill_leftovers, stop_tree};
 use crate::error::{Error, Result};
 use crate::job::record::{Record, State};

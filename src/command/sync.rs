@@ -1,13 +1,16 @@
 //! `isolate sync JOB`: the project branch into a job's kept worktree, sandboxed; pending work there
 //! is committed first as a checkpoint. The project is never touched.
 
-use crate::cli::ImportArgs;
+use std::path::Path;
 
+use crate::cli::ImportArgs;
 use crate::error::{Error, Result};
 use crate::git;
 use crate::job::record::State;
 use crate::job::store;
+use crate::sandbox::policy::Loaded;
 use crate::worktree::cleanup::Recorded;
+use crate::worktree::project::Project;
 use crate::worktree::sandboxed;
 
 pub fn run(args: ImportArgs) -> Result<i32> {
@@ -52,32 +55,7 @@ fn sync(args: &ImportArgs) -> Result<()> {
     )?
     .text();
     // Pending work first, as a checkpoint commit of its own.
-    let status = sandboxed::git(project, &path, &policy, &["status", "--porcelain"])?;
-    if status.status != 0 {
-        return Err(Error::Other(format!(
-            "git status in the worktree failed: {}",
-            status.stderr.trim()
-        )));
-    }
-    if !status.stdout.trim().is_empty() {
-        for args in [
-            vec!["add", "--all"],
-            vec![
-                "commit",
-                "--quiet",
-                "--no-verify",
-                "-m",
-                "isolate: checkpoint before sync",
-            ],
-        ] {
-            let out = sandboxed::git(project, &path, &policy, &args)?;
-            if out.status != 0 {
-                return Err(Error::Other(format!(
-                    "checkpoint failed: {}",
-                    out.stderr.trim()
-                )));
-            }
-        }
+    if checkpoint(project, &path, &policy)? {
         out!("committed pending work as a checkpoint")?;
     }
     let merged = sandboxed::git(project, &path, &policy, &["merge", "--no-edit", &tip])?;
@@ -100,4 +78,37 @@ fn sync(args: &ImportArgs) -> Result<()> {
         recorded.id.branch()
     )?;
     Ok(())
+}
+
+/// Commits the worktree's pending work (sandboxed, hooks off); true when there was some.
+fn checkpoint(project: &Project, path: &Path, policy: &Loaded) -> Result<bool> {
+    let status = sandboxed::git(project, path, policy, &["status", "--porcelain"])?;
+    if status.status != 0 {
+        return Err(Error::Other(format!(
+            "git status in the worktree failed: {}",
+            status.stderr.trim()
+        )));
+    }
+    if status.stdout.trim().is_empty() {
+        return Ok(false);
+    }
+    for args in [
+        vec!["add", "--all"],
+        vec![
+            "commit",
+            "--quiet",
+            "--no-verify",
+            "-m",
+            "isolate: checkpoint before sync",
+        ],
+    ] {
+        let out = sandboxed::git(project, path, policy, &args)?;
+        if out.status != 0 {
+            return Err(Error::Other(format!(
+                "checkpoint failed: {}",
+                out.stderr.trim()
+            )));
+        }
+    }
+    Ok(true)
 }

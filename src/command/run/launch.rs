@@ -3,13 +3,15 @@
 //! released. Whatever fails on the way is undone by the values that hold it (`held.rs`,
 //! `Prepared`); nothing here releases anything by hand.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Instant;
 
 use crate::error::{Error, Result};
-use crate::job::record::Record;
+use crate::job::record::{Record, WorktreeReport};
 use crate::job::store;
+use crate::sandbox::plan;
 use crate::supervise::background::Notify;
 use crate::supervise::broker::Broker;
 use crate::supervise::interactive::{self, Interactive};
@@ -43,12 +45,92 @@ pub(super) struct Launched {
     pub(super) writable: Option<(Vec<PathBuf>, Vec<PathBuf>)>,
 }
 
+/// What the job holds before anything of it runs.
+struct Holding {
+    rules: Option<plan::Rules>,
+    notes: Vec<String>,
+    ports: Ports,
+    proxy: Option<Proxy>,
+    log: Option<Log>,
+    terminal: Option<Interactive>,
+    cgroup: JobCgroup,
+    env: Vec<(OsString, OsString)>,
+    record: Record,
+}
+
 pub(super) fn launch(
     options: &RunOptions,
     prepared: &mut Prepared,
     signals: &mut Signals,
     notify: Option<&Notify>,
 ) -> Result<Launched> {
+    let mut held = hold(options, prepared, notify)?;
+    let argv = argv(options, prepared, &mut held.notes);
+    // The human line goes out before CMD can print anything; the JSON line needs the pid.
+    if options.speech == Speech::Human && notify.is_none() {
+        announce_start(prepared, &held.record, &held.notes);
+    }
+    let clock = Instant::now();
+    journal::starting(prepared, &held.record);
+    if let (Some(command), Some(jw)) = (&prepared.setup, &prepared.worktree) {
+        let setup = Setup {
+            command,
+            worktree: &jw.created.path,
+            env: &held.env,
+            rules: held.rules.clone(),
+            log: held.log.as_ref(),
+            timeout: prepared.timeout(options.timeout),
+            grace: options.grace,
+            cgroup: held.cgroup.get(),
+        };
+        run_setup(setup, signals)?;
+    }
+    let (stdin, stdout, stderr) = stdio(held.log.as_ref())?;
+    let writable = held.rules.as_ref().map(|r| {
+        let dirs: Vec<PathBuf> = r.write.iter().chain(&r.worktree).cloned().collect();
+        (dirs, r.write_files.clone())
+    });
+    let starting = spawn::start(spawn::Spawn {
+        argv,
+        cwd: prepared.cwd.clone(),
+        env: held.env,
+        rules: held.rules,
+        stdin,
+        stdout,
+        stderr,
+        cgroup_procs: held.cgroup.get().and_then(|cg| cg.procs_for_child()),
+        terminal: held.terminal.as_ref().map(Interactive::slave_fd),
+    })?;
+    let pid = starting.pid;
+    let cgroup = held.cgroup.holding(pid);
+    let mut record = held.record;
+    record.cgroup = cgroup.path();
+    record.pid = Some(pid.as_raw());
+    // In the foreground the JSON start line, like the human one, comes before anything of CMD.
+    if notify.is_none() && options.speech == Speech::Json {
+        if let Ok(line) = serde_json::to_string(&record) {
+            say!("{line}");
+        }
+    }
+    let broker = starting.release()?.broker;
+    journal::write(prepared, &record);
+    Ok(Launched {
+        record,
+        pid,
+        broker,
+        proxy: held.proxy,
+        log: held.log,
+        terminal: held.terminal,
+        ports: held.ports,
+        cgroup,
+        clock,
+        writable,
+    })
+}
+
+/// The job's sandbox built, and what it holds taken: ports, the proxy, its log (background) or
+/// terminal (foreground, interactive), its cgroup; its environment and first record.
+fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) -> Result<Holding> {
     let state = store::state_dir()?;
     let mut confinement = confine(options, prepared)?;
     let ports = Ports::reserve(&state, prepared.id.as_str())?;
@@ -77,7 +159,29 @@ pub(super) fn launch(
     unsafe {
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
     }
-    let worktree = prepared.worktree.as_ref().map(|jw| {
+    let mut record = journal::running(options, prepared, confinement.report, worktree(prepared));
+    record.log = log
+        .as_ref()
+        .map(|_| log_path(prepared).display().to_string());
+    record.port = Some(ports.first());
+    record.cgroup = cgroup.path();
+    record.background = notify.is_some();
+    Ok(Holding {
+        rules: confinement.rules,
+        notes: confinement.notes,
+        ports,
+        proxy,
+        log,
+        terminal,
+        cgroup,
+        env,
+        record,
+    })
+}
+
+/// The worktree part of the running job's record.
+fn worktree(prepared: &Prepared) -> Option<WorktreeReport> {
+    prepared.worktree.as_ref().map(|jw| {
         let created = &jw.created;
         let mut wt = pending_worktree(
             &created.path,
@@ -88,73 +192,6 @@ pub(super) fn launch(
         wt.dispatch_dirty = created.dispatch_dirty;
         wt.project_branch = created.project_branch.clone();
         wt
-    });
-    let mut record = journal::running(options, prepared, confinement.report, worktree);
-    record.log = log
-        .as_ref()
-        .map(|_| log_path(prepared).display().to_string());
-    record.port = Some(ports.first());
-    record.cgroup = cgroup.path();
-    record.background = notify.is_some();
-    let argv = argv(options, prepared, &mut confinement.notes);
-    // The human line goes out before CMD can print anything; the JSON line needs the pid.
-    if options.speech == Speech::Human && notify.is_none() {
-        announce_start(prepared, &record, &confinement.notes);
-    }
-    let clock = Instant::now();
-    journal::starting(prepared, &record);
-    if let (Some(command), Some(jw)) = (&prepared.setup, &prepared.worktree) {
-        let setup = Setup {
-            command,
-            worktree: &jw.created.path,
-            env: &env,
-            rules: confinement.rules.clone(),
-            log: log.as_ref(),
-            timeout: prepared.timeout(options.timeout),
-            grace: options.grace,
-            cgroup: cgroup.get(),
-        };
-        run_setup(setup, signals)?;
-    }
-    let (stdin, stdout, stderr) = stdio(log.as_ref())?;
-    let writable = confinement.rules.as_ref().map(|r| {
-        let dirs: Vec<PathBuf> = r.write.iter().chain(&r.worktree).cloned().collect();
-        (dirs, r.write_files.clone())
-    });
-    let starting = spawn::start(spawn::Spawn {
-        argv,
-        cwd: prepared.cwd.clone(),
-        env,
-        rules: confinement.rules,
-        stdin,
-        stdout,
-        stderr,
-        cgroup_procs: cgroup.get().and_then(|cg| cg.procs_for_child()),
-        terminal: terminal.as_ref().map(Interactive::slave_fd),
-    })?;
-    let pid = starting.pid;
-    let cgroup = cgroup.holding(pid);
-    record.cgroup = cgroup.path();
-    record.pid = Some(pid.as_raw());
-    // In the foreground the JSON start line, like the human one, comes before anything of CMD.
-    if notify.is_none() && options.speech == Speech::Json {
-        if let Ok(line) = serde_json::to_string(&record) {
-            say!("{line}");
-        }
-    }
-    let broker = starting.release()?.broker;
-    journal::write(prepared, &record);
-    Ok(Launched {
-        record,
-        pid,
-        broker,
-        proxy,
-        log,
-        terminal,
-        ports,
-        cgroup,
-        clock,
-        writable,
     })
 }
 
