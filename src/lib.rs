@@ -28,4 +28,5 @@ pub mod sandbox;
 pub mod supervise;
 pub mod sys;
 pub mod textfile;
+pub mod words;
 pub mod worktree;

@@ -4,6 +4,7 @@
 use crate::cli::ImportArgs;
 use crate::error::{Error, Result};
 use crate::job::store;
+use crate::words::plural;
 use crate::worktree::cleanup::{self, Recorded, Settling};
 
 pub fn run(args: ImportArgs) -> Result<i32> {
@@ -25,9 +26,9 @@ fn import(args: &ImportArgs) -> Result<(), Error> {
     }
     let commits = cleanup::import_now(&recorded.job(Settling::End { keep: true }))?;
     out!(
-        "{}: {commits} commit{} beyond base",
+        "{}: {} beyond base",
         recorded.id.branch(),
-        if commits == 1 { "" } else { "s" }
+        plural(commits, "commit", "commits")
     )?;
     Ok(())
 }

@@ -16,6 +16,7 @@ use crate::controls;
 use crate::error::{Error, Result};
 use crate::job::record::{Record, State};
 use crate::job::store;
+use crate::words::plural;
 use crate::worktree::cleanup::Recorded;
 use crate::worktree::merge::{self, Landing, Plan, Preview};
 use crate::worktree::project::Project;
@@ -144,11 +145,10 @@ fn merge_all(args: &MergeArgs) -> Result<Vec<Job>> {
             Outcome::Merged {
                 commit, commits, ..
             } => out!(
-                "{} is now at {} ({} commit{} of {})",
+                "{} is now at {} ({} of {})",
                 job.into.as_deref().unwrap_or_default(),
                 &commit[..12.min(commit.len())],
-                commits,
-                if *commits == 1 { "" } else { "s" },
+                plural(*commits, "commit", "commits"),
                 job.branch
             )?,
             Outcome::Conflicted {
@@ -228,16 +228,13 @@ fn merge_one(
 
 /// The job's own change, on stderr.
 fn show(recorded: &Recorded, preview: &Preview) {
-    let plural = |n: usize| if n == 1 { "" } else { "s" };
     say!(
-        "isolate: {} commit{} of {} onto {} ({}), changing {} file{}:",
-        preview.commits,
-        plural(preview.commits),
+        "isolate: {} of {} onto {} ({}), changing {}:",
+        plural(preview.commits, "commit", "commits"),
         recorded.id.branch(),
         preview.target,
         &preview.shown[..12.min(preview.shown.len())],
-        preview.changes.len(),
-        plural(preview.changes.len())
+        plural(preview.changes.len(), "file", "files")
     );
     // Every file, however many (a list cut short could hide one past the cut); the job chose
     // these names, so an escape sequence in one is shown, never obeyed.
@@ -246,10 +243,9 @@ fn show(recorded: &Recorded, preview: &Preview) {
     }
     if preview.moved > 0 {
         say!(
-            "isolate: {} has moved {} commit{} since the job's base {}",
+            "isolate: {} has moved {} since the job's base {}",
             preview.target,
-            preview.moved,
-            plural(preview.moved),
+            plural(preview.moved, "commit", "commits"),
             &recorded.worktree.base[..12.min(recorded.worktree.base.len())]
         );
     }

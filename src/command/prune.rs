@@ -20,6 +20,7 @@ use crate::job::id::JobId;
 use crate::job::record::{Record, State};
 use crate::job::store;
 use crate::sys::lock::Lock;
+use crate::words::{plural, timestamp};
 use crate::worktree::checkouts;
 use crate::worktree::cleanup::{
     self, Action, Branch, BranchAction, Outcome, Recorded, Settling, Tree, Verdict,
@@ -277,9 +278,8 @@ fn orphan_fate(
         return Ok(Fate::Landed(short));
     }
     Ok(Fate::Kept(format!(
-        "{} commit{} not in {short} (git -C {} log {short}..{})",
-        standing.unmerged,
-        if standing.unmerged == 1 { "" } else { "s" },
+        "{} not in {short} (git -C {} log {short}..{})",
+        plural(standing.unmerged, "commit", "commits"),
         crate::controls::shell_quote(&project.top),
         id.branch()
     )))
@@ -299,8 +299,7 @@ fn settle_lost(dir: &Path) {
     let mut settled = record.clone();
     settled.state = State::Lost;
     if settled.ended_at.is_none() {
-        settled.ended_at =
-            Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
+        settled.ended_at = Some(timestamp(std::time::SystemTime::now()));
     }
     if let Some(wt) = settled.worktree.as_mut() {
         wt.reason =

@@ -16,6 +16,9 @@ use crate::job::record::{Record, State};
 use crate::job::store;
 use crate::worktree::cleanup::{self, BranchAction, Recorded, Settling};
 
+/// How long the supervisor of a stopped job may take to settle it and write the end.
+const SETTLE_LIMIT: Duration = Duration::from_secs(300);
+
 /// The grace period of the stop that `rm --force` runs on a running job.
 const GRACE: Duration = Duration::from_secs(10);
 
@@ -36,7 +39,7 @@ fn remove(args: &RmArgs) -> Result<(), Error> {
         }
         State::Running => {
             stop_tree(&record, GRACE);
-            record = wait_for_end(&dir)?;
+            record = store::await_end(&dir, Some(SETTLE_LIMIT))?;
         }
         State::Lost if !args.force => {
             return Err(Error::Refused(format!(
@@ -108,16 +111,4 @@ fn tombstone(state: &Path, dir: &Path, record: Record, path: &str, why: &str) ->
         record.id
     );
     Ok(())
-}
-
-/// The record once the supervisor has written the end (bounded).
-fn wait_for_end(dir: &Path) -> Result<Record, Error> {
-    let deadline = std::time::Instant::now() + Duration::from_secs(300);
-    loop {
-        let record = store::read_record(dir)?;
-        if record.effective_state() != State::Running || std::time::Instant::now() > deadline {
-            return Ok(record);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }

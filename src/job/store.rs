@@ -5,10 +5,11 @@
 use std::fs;
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::job::id::JobId;
-use crate::job::record::Record;
+use crate::job::record::{Record, State};
 use crate::sys::dirs;
 
 /// `$ISOLATE_HOME`, else `$XDG_STATE_HOME/isolate`, else `~/.local/state/isolate`.
@@ -95,6 +96,23 @@ pub fn read_record(job_dir: &Path) -> Result<Record> {
         fs::read_to_string(&path).map_err(|e| Error::io("cannot read the job record", &path, e))?;
     serde_json::from_str(&text)
         .map_err(|e| Error::Other(format!("{}: not a job record: {e}", path.display())))
+}
+
+/// How often a reader looks at a record it waits on: the supervisor writes it once when the job ends.
+const AWAIT_POLL: Duration = Duration::from_millis(20);
+
+/// The job's record once it no longer says `running` (or its supervisor is gone: `lost`), read every
+/// 20 ms; after `limit` (`None`: no limit) the record as it is then.
+pub fn await_end(job_dir: &Path, limit: Option<Duration>) -> Result<Record> {
+    let deadline = limit.map(|limit| Instant::now() + limit);
+    loop {
+        let record = read_record(job_dir)?;
+        let past = deadline.is_some_and(|d| Instant::now() > d);
+        if record.effective_state() != State::Running || past {
+            return Ok(record);
+        }
+        std::thread::sleep(AWAIT_POLL);
+    }
 }
 
 /// Every job on record, in start order (not the tombstones `rm --force` leaves: they are not jobs

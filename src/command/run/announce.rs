@@ -7,6 +7,7 @@ use crate::controls::shell_quote;
 use crate::error::{Error, Result};
 use crate::job::record::{Record, State};
 use crate::job::store;
+use crate::words::plural;
 
 use super::options::Speech;
 use super::prepared::{Chosen, Prepared};
@@ -61,9 +62,8 @@ pub(super) fn announce_start(prepared: &Prepared, record: &Record, notes: &[Stri
         let (project, created) = (&wt.project, &wt.created);
         if created.included > 0 {
             say!(
-                "isolate: copied {} file{} named by .worktreeinclude",
-                created.included,
-                if created.included == 1 { "" } else { "s" }
+                "isolate: copied {} named by .worktreeinclude",
+                plural(created.included, "file", "files")
             );
         }
         if created.dispatch_dirty {
@@ -117,8 +117,8 @@ pub(super) fn announce_end(
         let ignored = match wt.ignored {
             0 => String::new(),
             n => format!(
-                " ({n} ignored entr{} went with it)",
-                if n == 1 { "y" } else { "ies" }
+                " ({} went with it)",
+                plural(n, "ignored entry", "ignored entries")
             ),
         };
         format!("removed{ignored}")
@@ -129,10 +129,9 @@ pub(super) fn announce_end(
     say!("  outcome:  {}", crate::controls::name(&wt.reason));
     let branch = if wt.branch_kept {
         format!(
-            "{} ({} commit{} beyond base)",
+            "{} ({} beyond base)",
             wt.branch,
-            wt.commits,
-            if wt.commits == 1 { "" } else { "s" }
+            plural(wt.commits, "commit", "commits")
         )
     } else {
         format!("{} deleted", wt.branch)

@@ -7,11 +7,12 @@ use std::time::SystemTime;
 use crate::job::record::{Record, State};
 use crate::supervise::interactive;
 use crate::supervise::reaper::{self, Ending, Signals};
+use crate::words::timestamp;
 use crate::worktree::cleanup;
 
 use super::announce::{announce_end, write_report};
 use super::hints;
-use super::journal::{self, timestamp};
+use super::journal;
 use super::launch::Launched;
 use super::options::{RunOptions, Speech};
 use super::prepared::Prepared;

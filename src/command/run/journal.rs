@@ -76,7 +76,7 @@ fn record(
         pid: None,
         supervisor_pid: me,
         supervisor_start: crate::sys::process::start_time(me).unwrap_or(0),
-        started_at: timestamp(SystemTime::now()),
+        started_at: crate::words::timestamp(SystemTime::now()),
         ended_at: None,
         exit: None,
         sandbox,
@@ -137,8 +137,4 @@ pub(super) fn pending_worktree(
         branch_tip: None,
         project_branch: None,
     }
-}
-
-pub(super) fn timestamp(t: SystemTime) -> String {
-    humantime::format_rfc3339_seconds(t).to_string()
 }
