@@ -1,5 +1,6 @@
 //! The command line, as clap derive types. The doc comments are the help text; nothing here runs.
 
+use crate::error::Error;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -255,15 +256,15 @@ pub struct RunArgs {
     pub command: Vec<String>,
 }
 
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s).map_err(|e| format!("{e} (examples: 90s, 15m, 2h)"))
+fn parse_duration(s: &str) -> Result<Duration, Error> {
+    humantime::parse_duration(s).map_err(|e| Error::Usage(format!("{e} (examples: 90s, 15m, 2h)")))
 }
 
-fn parse_env(s: &str) -> Result<(String, String), String> {
+fn parse_env(s: &str) -> Result<(String, String), Error> {
     match s.split_once('=') {
         Some((k, v)) if !k.is_empty() && !k.contains('\0') && !v.contains('\0') => {
             Ok((k.to_string(), v.to_string()))
         }
-        _ => Err(format!("expected KEY=VALUE, got {s:?}")),
+        _ => Err(Error::Usage(format!("expected KEY=VALUE, got {s:?}"))),
     }
 }

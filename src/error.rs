@@ -77,12 +77,94 @@ pub enum Error {
     #[error("{0}")]
     Refused(String),
 
+    /// A job cannot be taken as asked (it is running, it was lost, it has no kept worktree…).
+    #[error("job {job} {why}")]
+    Job { job: String, why: String },
+
+    /// No job answers to what the user typed.
+    #[error("no job matches {0:?} (see isolate ps --all)")]
+    NoSuchJob(String),
+
+    /// More than one job answers to what the user typed.
+    #[error("{query:?} matches {} jobs: {}", .jobs.len(), .jobs.join(", "))]
+    AmbiguousJob { query: String, jobs: Vec<String> },
+
+    /// A job record that does not parse (a tampered or truncated file).
+    #[error("{}: not a job record: {why}", .path.display())]
+    NotARecord { path: PathBuf, why: String },
+
+    /// A record names a job by an id isolate never makes.
+    #[error("the record of {0} has an invalid id")]
+    InvalidRecordId(String),
+
+    /// Every id drawn for a new job was taken.
+    #[error("could not find a free job id in {0} attempts")]
+    NoFreeId(usize),
+
+    /// Merging the project branch into a job's worktree stopped at conflicts (`sync`).
+    #[error("merging {into} conflicts in {}; resolve them in {}", .files.join(", "), .worktree.display())]
+    Conflict {
+        into: String,
+        files: Vec<String>,
+        worktree: PathBuf,
+    },
+
+    /// git in a job's worktree (run sandboxed) failed.
+    #[error("{what}: {stderr}")]
+    WorktreeGit { what: &'static str, stderr: String },
+
+    /// A run under this policy fails on this machine (`policy show`).
+    #[error("a run with policy {policy} fails here: {problem}")]
+    PolicyFails { policy: String, problem: String },
+
+    /// Nowhere to keep isolate's state.
+    #[error("cannot find a state directory: set ISOLATE_HOME or HOME")]
+    NoStateDir,
+
+    /// `ISOLATE_HOME` (or the XDG variable) names a relative path.
+    #[error("the state directory must be an absolute path, got {}", .0.display())]
+    RelativeStateDir(PathBuf),
+
+    /// A value isolate writes as JSON could not be made so.
+    #[error("cannot write JSON: {0}")]
+    Json(#[from] serde_json::Error),
+
+    /// A call to the system that isolate needed failed: `what` says what isolate was doing.
+    #[error("{what}: {source}")]
+    System {
+        what: &'static str,
+        #[source]
+        source: io::Error,
+    },
+
+    /// The project's setup command (`.isolate.toml`) did not succeed; the new worktree was removed.
+    #[error("the setup command {command:?} {failure}")]
+    Setup {
+        command: String,
+        failure: SetupFailure,
+    },
+
+    /// A question isolate asked was not answered yes (or could not be asked).
+    #[error("{0}")]
+    NotConfirmed(&'static str),
+
     /// Writing a command's output failed (its reader went away, or the disk is full).
     #[error("cannot write to standard output: {0}")]
     Output(#[source] io::Error),
 
     #[error("{0}")]
     Other(String),
+}
+
+/// How the project's setup command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupFailure {
+    #[error("could not start: {0}")]
+    Start(Box<Error>),
+    #[error("ran longer than {}; the new worktree was removed", humantime::format_duration(*.0))]
+    TimedOut(std::time::Duration),
+    #[error("failed with status {0}; the new worktree was removed")]
+    Status(i32),
 }
 
 /// How much of git's stderr an error keeps: a job's repository can make git print a line for each

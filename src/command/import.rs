@@ -18,11 +18,10 @@ fn import(args: &ImportArgs) -> Result<(), Error> {
     let recorded = Recorded::open(&state, &record)?;
     let path = recorded.checked_path()?;
     if !path.is_dir() {
-        return Err(Error::Refused(format!(
-            "job {}'s worktree is gone ({}); nothing to import",
-            record.id,
-            path.display()
-        )));
+        return Err(Error::Job {
+            job: format!("{}'s", record.id),
+            why: format!("worktree is gone ({}); nothing to import", path.display()),
+        });
     }
     let commits = cleanup::import_now(&recorded.job(Settling::End { keep: true }))?;
     out!(

@@ -31,10 +31,10 @@ fn show(args: &LogsArgs) -> Result<(), Error> {
         return show_net(args, &dir, &record);
     }
     if !record.background {
-        return Err(Error::Refused(format!(
-            "job {} ran in the foreground: its output went to its terminal, not to a log",
-            record.id
-        )));
+        return Err(Error::Job {
+            job: record.id.to_string(),
+            why: "ran in the foreground: its output went to its terminal, not to a log".into(),
+        });
     }
     // The log's place comes from the job directory, never from the record's text.
     let path = dir.join("output.log");
@@ -63,10 +63,11 @@ fn show(args: &LogsArgs) -> Result<(), Error> {
 fn show_net(args: &LogsArgs, dir: &Path, record: &crate::job::record::Record) -> Result<(), Error> {
     let path = dir.join(crate::supervise::proxy::LOG);
     if !path.exists() {
-        return Err(Error::Refused(format!(
-            "job {} has no network log: its policy has no domain allowlist (no proxy ran for it)",
-            record.id
-        )));
+        return Err(Error::Job {
+            job: record.id.to_string(),
+            why: "has no network log: its policy has no domain allowlist (no proxy ran for it)"
+                .into(),
+        });
     }
     let mut out = stdout(args);
     let text = read_all(&path);

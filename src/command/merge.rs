@@ -183,14 +183,16 @@ fn merge_one(
     args: &MergeArgs,
 ) -> Result<Outcome> {
     if matches!(record.effective_state(), State::Running | State::Lost) {
-        return Err(Error::Refused(format!(
-            "job {} is {}: merge an ended job",
-            record.id,
-            match record.effective_state() {
-                State::Running => "running",
-                _ => "lost",
-            }
-        )));
+        return Err(Error::Job {
+            job: record.id.to_string(),
+            why: format!(
+                "is {}: merge an ended job",
+                match record.effective_state() {
+                    State::Running => "running",
+                    _ => "lost",
+                }
+            ),
+        });
     }
     let recorded = Recorded::open(state, record)?;
     let policy = crate::command::recorded_policy(record)?;
@@ -200,7 +202,7 @@ fn merge_one(
     };
     show(&recorded, &preview);
     if !args.yes && !confirm(&format!("Merge into {}? [y/N] ", preview.target))? {
-        return Err(Error::Refused("not merged".into()));
+        return Err(Error::NotConfirmed("not merged"));
     }
     let mut message = format!("Merge branch '{}'", recorded.id.branch());
     if let Some(name) = &record.name {
@@ -296,8 +298,8 @@ fn all_of_this_project(state: &std::path::Path) -> Result<Vec<(PathBuf, Record)>
 fn confirm(question: &str) -> Result<bool> {
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
-        return Err(Error::Refused(
-            "not asking without a terminal: pass --yes to merge".into(),
+        return Err(Error::NotConfirmed(
+            "not asking without a terminal: pass --yes to merge",
         ));
     }
     eprint!("{question}");

@@ -61,11 +61,12 @@ pub fn recorded_policy(record: &Record) -> Result<Loaded> {
         .policy_ref
         .as_deref()
         .unwrap_or(&record.sandbox.policy);
-    sandbox_policy::load(reference).map_err(|e| {
-        Error::Refused(format!(
-            "job {} ran under policy {}, which does not load any more ({e}); \
+    sandbox_policy::load(reference).map_err(|e| Error::Job {
+        job: record.id.to_string(),
+        why: format!(
+            "ran under policy {}, which does not load any more ({e}); \
              restore it, or start a new job from its branch",
-            record.id, record.sandbox.policy
-        ))
+            record.sandbox.policy
+        ),
     })
 }

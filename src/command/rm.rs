@@ -32,20 +32,20 @@ fn remove(args: &RmArgs) -> Result<(), Error> {
     let (dir, mut record) = store::resolve(&state, &args.job)?;
     match record.effective_state() {
         State::Running if !args.force => {
-            return Err(Error::Refused(format!(
-                "job {} is running (isolate stop {0}, or rm --force to stop and forget it)",
-                record.id
-            )))
+            return Err(Error::Job {
+ job: record.id.to_string(),
+ why: format!("is running (isolate stop {job}, or rm --force to stop and forget it)", job = record.id),
+ })
         }
         State::Running => {
             stop_tree(&record, GRACE);
             record = store::await_end(&dir, Some(SETTLE_LIMIT))?;
         }
         State::Lost if !args.force => {
-            return Err(Error::Refused(format!(
-                "job {} was lost (its supervisor died); its worktree is untouched; rm --force forgets the record and leaves the worktree",
-                record.id
-            )))
+            return Err(Error::Job {
+ job: record.id.to_string(),
+ why: "was lost (its supervisor died); its worktree is untouched; rm --force forgets the record and leaves the worktree".into(),
+ })
         }
         State::Lost => {
             kill_leftovers(&record);
@@ -81,10 +81,13 @@ fn remove(args: &RmArgs) -> Result<(), Error> {
     let settled = cleanup::settle(&recorded.job(Settling::Rm))?;
     if !settled.report.removed {
         if !args.force {
-            return Err(Error::Refused(format!(
-                "job {}: {} (its worktree is {})",
-                record.id, settled.report.reason, settled.report.path
-            )));
+            return Err(Error::Job {
+                job: format!("{}:", record.id),
+                why: format!(
+                    "{} (its worktree is {})",
+                    settled.report.reason, settled.report.path
+                ),
+            });
         }
         let reason = settled.report.reason.clone();
         return tombstone(&state, &dir, record, &settled.report.path, &reason);

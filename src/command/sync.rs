@@ -22,26 +22,30 @@ fn sync(args: &ImportArgs) -> Result<()> {
     let state = store::state_dir()?;
     let (_, record) = store::resolve(&state, &args.job)?;
     if matches!(record.effective_state(), State::Running | State::Lost) {
-        return Err(Error::Refused(format!(
-            "job {} is {:?}: sync an ended job's kept worktree",
-            record.id,
-            record.effective_state()
-        )));
+        return Err(Error::Job {
+            job: record.id.to_string(),
+            why: format!(
+                "is {:?}: sync an ended job's kept worktree",
+                record.effective_state()
+            ),
+        });
     }
     let recorded = Recorded::open(&state, &record)?;
     let path = recorded.checked_path()?.to_path_buf();
     if !path.is_dir() {
-        return Err(Error::Refused(format!(
-            "job {} has no kept worktree",
-            record.id
-        )));
+        return Err(Error::Job {
+            job: record.id.to_string(),
+            why: "has no kept worktree".into(),
+        });
     }
-    let target = recorded.worktree.project_branch.clone().ok_or_else(|| {
-        Error::Refused(format!(
-            "job {} started on a detached HEAD: no project branch to sync",
-            record.id
-        ))
-    })?;
+    let target = recorded
+        .worktree
+        .project_branch
+        .clone()
+        .ok_or_else(|| Error::Job {
+            job: record.id.to_string(),
+            why: "started on a detached HEAD: no project branch to sync".into(),
+        })?;
     let project = &recorded.project;
     let policy = crate::command::recorded_policy(&record)?;
     let tip = git::run(
@@ -66,11 +70,11 @@ fn sync(args: &ImportArgs) -> Result<()> {
             &policy,
             &["diff", "--name-only", "--diff-filter=U"],
         )?;
-        return Err(Error::Refused(format!(
-            "merging {target} conflicts in {}; resolve them in {}",
-            conflicts.stdout.lines().collect::<Vec<_>>().join(", "),
-            path.display()
-        )));
+        return Err(Error::Conflict {
+            into: target,
+            files: conflicts.stdout.lines().map(str::to_owned).collect(),
+            worktree: path,
+        });
     }
     out!(
         "{target} ({}) merged into {}",
@@ -84,10 +88,10 @@ fn sync(args: &ImportArgs) -> Result<()> {
 fn checkpoint(project: &Project, path: &Path, policy: &Loaded) -> Result<bool> {
     let status = sandboxed::git(project, path, policy, &["status", "--porcelain"])?;
     if status.status != 0 {
-        return Err(Error::Other(format!(
-            "git status in the worktree failed: {}",
-            status.stderr.trim()
-        )));
+        return Err(Error::WorktreeGit {
+            what: "git status in the worktree failed",
+            stderr: status.stderr.trim().to_string(),
+        });
     }
     if status.stdout.trim().is_empty() {
         return Ok(false);
@@ -104,10 +108,10 @@ fn checkpoint(project: &Project, path: &Path, policy: &Loaded) -> Result<bool> {
     ] {
         let out = sandboxed::git(project, path, policy, &args)?;
         if out.status != 0 {
-            return Err(Error::Other(format!(
-                "checkpoint failed: {}",
-                out.stderr.trim()
-            )));
+            return Err(Error::WorktreeGit {
+                what: "checkpoint failed",
+                stderr: out.stderr.trim().to_string(),
+            });
         }
     }
     Ok(true)

@@ -10,10 +10,10 @@ pub fn run(args: WaitArgs) -> Result<i32> {
     let (dir, _) = store::resolve(&store::state_dir()?, &args.job)?;
     let record = store::await_end(&dir, None)?;
     match record.effective_state() {
-        State::Lost => Err(Error::Refused(format!(
-            "job {} was lost: its supervisor died without recording an end",
-            record.id
-        ))),
+        State::Lost => Err(Error::Job {
+            job: record.id.to_string(),
+            why: "was lost: its supervisor died without recording an end".into(),
+        }),
         _ => Ok(record.exit_status().unwrap_or(1)),
     }
 }

@@ -19,15 +19,10 @@ pub fn state_dir() -> Result<PathBuf> {
     } else if let Some(state) = dirs::state_home() {
         state.join("isolate")
     } else {
-        return Err(Error::Other(
-            "cannot find a state directory: set ISOLATE_HOME or HOME".into(),
-        ));
+        return Err(Error::NoStateDir);
     };
     if !dir.is_absolute() {
-        return Err(Error::Other(format!(
-            "the state directory must be an absolute path, got {}",
-            dir.display()
-        )));
+        return Err(Error::RelativeStateDir(dir));
     }
     Ok(dir)
 }
@@ -59,7 +54,7 @@ pub fn record_path(job_dir: &Path) -> PathBuf {
 }
 
 pub fn write_record(job_dir: &Path, record: &Record) -> Result<()> {
-    let mut json = serde_json::to_vec_pretty(record).map_err(|e| Error::Other(e.to_string()))?;
+    let mut json = serde_json::to_vec_pretty(record)?;
     json.push(b'\n');
     write_atomic(&record_path(job_dir), &json)
 }
@@ -94,8 +89,10 @@ pub fn read_record(job_dir: &Path) -> Result<Record> {
     let path = record_path(job_dir);
     let text =
         fs::read_to_string(&path).map_err(|e| Error::io("cannot read the job record", &path, e))?;
-    serde_json::from_str(&text)
-        .map_err(|e| Error::Other(format!("{}: not a job record: {e}", path.display())))
+    serde_json::from_str(&text).map_err(|e| Error::NotARecord {
+        path: path.clone(),
+        why: e.to_string(),
+    })
 }
 
 /// How often a reader looks at a record it waits on: the supervisor writes it once when the job ends.
@@ -208,16 +205,10 @@ pub fn resolve(state: &Path, query: &str) -> Result<(PathBuf, Record)> {
     };
     match matches.as_slice() {
         [one] => Ok((*one).clone()),
-        [] => Err(Error::Refused(format!(
-            "no job matches {query:?} (see isolate ps --all)"
-        ))),
-        many => Err(Error::Refused(format!(
-            "{query:?} matches {} jobs: {}",
-            many.len(),
-            many.iter()
-                .map(|(_, r)| r.id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
+        [] => Err(Error::NoSuchJob(query.to_string())),
+        many => Err(Error::AmbiguousJob {
+            query: query.to_string(),
+            jobs: many.iter().map(|(_, r)| r.id.clone()).collect(),
+        }),
     }
 }

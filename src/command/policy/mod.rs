@@ -102,10 +102,10 @@ fn show(args: PolicyShowArgs) -> Result<i32> {
         output::text(&text)?;
     }
     for problem in &preview.problems {
-        report_error(&Error::Refused(format!(
-            "a run with policy {} fails here: {problem}",
-            loaded.name
-        )));
+        report_error(&Error::PolicyFails {
+            policy: loaded.name.clone(),
+            problem: problem.clone(),
+        });
     }
     Ok(if preview.problems.is_empty() { 0 } else { 1 })
 }

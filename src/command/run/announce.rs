@@ -14,7 +14,7 @@ use super::prepared::{Chosen, Prepared};
 
 /// `--report FILE`: atomically for a file path; straight into `/dev/fd/N` or another non-file.
 pub(super) fn write_report(path: &Path, record: &Record) -> Result<()> {
-    let mut json = serde_json::to_vec_pretty(record).map_err(|e| Error::Other(e.to_string()))?;
+    let mut json = serde_json::to_vec_pretty(record)?;
     json.push(b'\n');
     let regular_or_new = fs::metadata(path).map(|m| m.is_file()).unwrap_or(true);
     if regular_or_new && !path.starts_with("/dev") && !path.starts_with("/proc") {

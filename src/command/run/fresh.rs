@@ -178,9 +178,7 @@ fn claim(
         // dropped, forgets the record directory).
         target = Some(t);
     }
-    Err(Error::Other(format!(
-        "could not find a free job id in {ID_ATTEMPTS} attempts"
-    )))
+    Err(Error::NoFreeId(ID_ATTEMPTS))
 }
 
 /// CMD's directory in the worktree: the caller's subdirectory of the project, when the worktree has

@@ -141,10 +141,12 @@ fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) 
         None => None,
     };
     let terminal = match (notify, options.mode) {
-        (None, Mode::Foreground { pty: true }) if interactive::wanted() => Some(
-            Interactive::open()
-                .map_err(|e| Error::Other(format!("cannot open a terminal for the job: {e}")))?,
-        ),
+        (None, Mode::Foreground { pty: true }) if interactive::wanted() => {
+            Some(Interactive::open().map_err(|source| Error::System {
+                what: "cannot open a terminal for the job",
+                source,
+            })?)
+        }
         _ => None,
     };
     // The job's own terminal is a device it may write and control.
@@ -225,9 +227,10 @@ fn stdio(log: Option<&Log>) -> Result<(Stdio, Stdio, Stdio)> {
         return Ok((Stdio::inherit(), Stdio::inherit(), Stdio::inherit()));
     };
     let share = || {
-        log.writer
-            .try_clone()
-            .map_err(|e| Error::Other(format!("cannot share the log pipe: {e}")))
+        log.writer.try_clone().map_err(|source| Error::System {
+            what: "cannot share the log pipe",
+            source,
+        })
     };
     Ok((Stdio::null(), Stdio::from(share()?), Stdio::from(share()?)))
 }

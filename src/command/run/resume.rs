@@ -35,26 +35,29 @@ pub(super) fn prepare_resume(query: &str, options: &RunOptions) -> Result<Prepar
     let (job_dir, record) = store::resolve(&state, query)?;
     match record.effective_state() {
         State::Running => {
-            return Err(Error::Refused(format!(
-                "job {} is running; wait for it or stop it",
-                record.id
-            )))
+            return Err(Error::Job {
+                job: record.id.to_string(),
+                why: "is running; wait for it or stop it".into(),
+            })
         }
         State::Lost => {
-            return Err(Error::Refused(format!(
-                "job {} was lost (its supervisor died); settle it with isolate rm or prune first",
-                record.id
-            )))
+            return Err(Error::Job {
+                job: record.id.to_string(),
+                why: "was lost (its supervisor died); settle it with isolate rm or prune first"
+                    .into(),
+            })
         }
         _ => {}
     }
-    let id = JobId::parse(&record.id)
-        .ok_or_else(|| Error::Refused(format!("the record of {query} has an invalid id")))?;
+    let id = JobId::parse(&record.id).ok_or_else(|| Error::InvalidRecordId(query.to_string()))?;
     let worktree = record
         .worktree
         .clone()
         .filter(|wt| !wt.removed && Path::new(&wt.path).is_dir())
-        .ok_or_else(|| Error::Refused(format!("job {id} has no kept worktree to resume")))?;
+        .ok_or_else(|| Error::Job {
+            job: id.to_string(),
+            why: "has no kept worktree to resume".into(),
+        })?;
     // What runs in the job's worktree runs under the job's policy; another --policy can only narrow
     // it (both are enforced, stacked).
     let policy = crate::command::recorded_policy(&record)?;
@@ -73,11 +76,9 @@ pub(super) fn prepare_resume(query: &str, options: &RunOptions) -> Result<Prepar
         .write(true)
         .create_new(true)
         .open(&lock)
-        .map_err(|_| {
-            Error::Refused(format!(
-                "job {id} is being resumed already ({})",
-                lock.display()
-            ))
+        .map_err(|_| Error::Job {
+            job: id.to_string(),
+            why: format!("is being resumed already ({})", lock.display()),
         })?;
     let resumed = Resumed {
         id,

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SetupFailure};
 use crate::sandbox::plan;
 use crate::supervise::cgroup::Cgroup;
 use crate::supervise::log::Log;
@@ -32,7 +32,10 @@ pub(super) struct Setup<'a> {
 }
 
 pub(super) fn run_setup(setup: Setup<'_>, signals: &mut Signals) -> Result<()> {
-    let cannot = |e: std::io::Error| Error::Other(format!("cannot start the setup command: {e}"));
+    let cannot = |source| Error::System {
+        what: "cannot start the setup command",
+        source,
+    };
     let output: OwnedFd = match setup.log {
         Some(log) => log.writer.try_clone(),
         None => std::io::stderr().as_fd().try_clone_to_owned(),
@@ -40,6 +43,10 @@ pub(super) fn run_setup(setup: Setup<'_>, signals: &mut Signals) -> Result<()> {
     .map_err(cannot)?;
     let err = output.try_clone().map_err(cannot)?;
     let command = setup.command;
+    let failed = |failure| Error::Setup {
+        command: command.to_string(),
+        failure,
+    };
     let pid = spawn::spawn(spawn::Spawn {
         argv: vec!["sh".into(), "-c".into(), command.to_string()],
         cwd: setup.worktree.to_path_buf(),
@@ -51,24 +58,15 @@ pub(super) fn run_setup(setup: Setup<'_>, signals: &mut Signals) -> Result<()> {
         cgroup_procs: setup.cgroup.and_then(Cgroup::procs_for_child),
         terminal: None,
     })
-    .map_err(|e| {
-        Error::Other(format!(
-            "the setup command {command:?} could not start: {e}"
-        ))
-    })?
+    .map_err(|e| failed(SetupFailure::Start(Box::new(e))))?
     .pid;
     let limit = setup.timeout.unwrap_or(SETUP_LIMIT);
     let ending = reaper::supervise(pid, signals, Some(limit), setup.grace, setup.cgroup, None);
     if ending.timed_out {
-        return Err(Error::Other(format!(
-            "the setup command {command:?} ran longer than {}; the new worktree was removed",
-            humantime::format_duration(limit)
-        )));
+        return Err(failed(SetupFailure::TimedOut(limit)));
     }
     match ending.exit.status() {
         0 => Ok(()),
-        status => Err(Error::Other(format!(
-            "the setup command {command:?} failed with status {status}; the new worktree was removed"
-        ))),
+        status => Err(failed(SetupFailure::Status(status))),
     }
 }
