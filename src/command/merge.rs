@@ -14,7 +14,7 @@ use crate::cli::MergeArgs;
 use crate::command::print_json;
 use crate::controls;
 use crate::error::{Error, Result};
-use crate::job::record::{Record, State};
+use crate::job::record::Record;
 use crate::job::store;
 use crate::words::plural;
 use crate::worktree::cleanup::Recorded;
@@ -182,16 +182,11 @@ fn merge_one(
     record: &Record,
     args: &MergeArgs,
 ) -> Result<Outcome> {
-    if matches!(record.effective_state(), State::Running | State::Lost) {
+    let now = record.effective_state();
+    if !now.ended() {
         return Err(Error::Job {
             job: record.id.to_string(),
-            why: format!(
-                "is {}: merge an ended job",
-                match record.effective_state() {
-                    State::Running => "running",
-                    _ => "lost",
-                }
-            ),
+            why: format!("is {now}: merge an ended job"),
         });
     }
     let recorded = Recorded::open(state, record)?;
@@ -284,7 +279,7 @@ fn all_of_this_project(state: &std::path::Path) -> Result<Vec<(PathBuf, Record)>
     Ok(store::list(state)
         .into_iter()
         .filter(|(_, record)| {
-            !matches!(record.effective_state(), State::Running | State::Lost)
+            record.effective_state().ended()
                 && record.worktree.as_ref().is_some_and(|wt| {
                     wt.project_branch.is_some()
                         && std::path::Path::new(&wt.repo) == here.top

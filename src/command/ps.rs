@@ -32,7 +32,7 @@ pub fn run(args: PsArgs) -> Result<i32> {
             _ => "NONE".to_string(),
         };
         let state = match (r.state, r.exit_status()) {
-            (State::Running | State::Lost, _) => format!("{:?}", r.state).to_lowercase(),
+            (State::Running | State::Lost, _) => r.state.to_string(),
             (_, Some(status)) => format!("exit {status}"),
             (_, None) => "ended".to_string(),
         };

@@ -18,12 +18,7 @@ pub fn run(args: JobArgs) -> Result<i32> {
         out!("name:     {name}")?;
     }
     out!("command:  {}", record.command.join(" "))?;
-    out!(
-        "state:    {}",
-        serde_json::to_string(&record.state)
-            .unwrap_or_default()
-            .trim_matches('"')
-    )?;
+    out!("state:    {}", record.state)?;
     if let Some(status) = record.exit_status() {
         out!("exit:     {status}")?;
     }

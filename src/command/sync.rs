@@ -6,7 +6,6 @@ use std::path::Path;
 use crate::cli::ImportArgs;
 use crate::error::{Error, Result};
 use crate::git;
-use crate::job::record::State;
 use crate::job::store;
 use crate::sandbox::policy::Loaded;
 use crate::worktree::cleanup::Recorded;
@@ -21,13 +20,11 @@ pub fn run(args: ImportArgs) -> Result<i32> {
 fn sync(args: &ImportArgs) -> Result<()> {
     let state = store::state_dir()?;
     let (_, record) = store::resolve(&state, &args.job)?;
-    if matches!(record.effective_state(), State::Running | State::Lost) {
+    let now = record.effective_state();
+    if !now.ended() {
         return Err(Error::Job {
             job: record.id.to_string(),
-            why: format!(
-                "is {:?}: sync an ended job's kept worktree",
-                record.effective_state()
-            ),
+            why: format!("is {now}: sync an ended job's kept worktree"),
         });
     }
     let recorded = Recorded::open(&state, &record)?;

@@ -16,6 +16,30 @@ pub enum State {
     Lost,
 }
 
+impl State {
+    /// The state's one name, as records, `ps`, `status` and every message write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            State::Running => "running",
+            State::Exited => "exited",
+            State::Killed => "killed",
+            State::TimedOut => "timed_out",
+            State::Lost => "lost",
+        }
+    }
+
+    /// The job has ended and said how: what `merge`, `sync` and `--resume` take.
+    pub fn ended(self) -> bool {
+        !matches!(self, State::Running | State::Lost)
+    }
+}
+
+impl std::fmt::Display for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// How the job's main process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Exit {

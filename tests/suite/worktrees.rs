@@ -492,3 +492,32 @@ fn the_handoff_says_when_the_project_branch_already_has_the_commits() {
     assert!(reason.contains("already in main"), "{reason}");
     assert!(report["worktree"]["handoff"].is_null(), "{report}");
 }
+
+/// A state has one name everywhere: `sync`, `merge` and `status` of a running job all say
+/// `running` (sync said `is Running`, from the type's debug form).
+#[test]
+fn a_running_job_is_called_running_by_every_command() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let out = env.isolate(&repo, ["run", "--worktree", "--bg", "--", "sleep", "30"]);
+    assert_status(&out, 0);
+    let id = stdout(&out).trim().to_string();
+    for command in ["sync", "merge"] {
+        let out = env.isolate(&repo, [command, id.as_str()]);
+        assert_status(&out, 1);
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("job {id} is running: {command} an ended job")),
+            "{command}: {err}"
+        );
+    }
+    let status = stdout(&env.isolate(&repo, ["status", &id]));
+    assert!(status.contains("state:    running"), "{status}");
+    let ps = stdout(&env.isolate(&repo, ["ps"]));
+    assert!(
+        ps.lines()
+            .any(|l| l.starts_with(&id) && l.contains(" running ")),
+        "{ps}"
+    );
+    assert_status(&env.isolate(&repo, ["stop", &id]), 0);
+}
