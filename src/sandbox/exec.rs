@@ -13,8 +13,7 @@ use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 use crate::sandbox::plan::{Limit, Plan, Resource};
-use crate::sandbox::{agent, handover, landlock, seccomp};
-use crate::supervise::monitor;
+use crate::sandbox::{agent, handover, landlock, monitor, seccomp};
 
 /// The argument that selects the helper; not a subcommand users see.
 pub const ARG: &str = "__sandbox-exec";
@@ -62,7 +61,7 @@ pub fn main(args: &[String]) -> ! {
         }
         for rules in stack {
             if let Err(e) = landlock::restrict_self(rules) {
-                fail(SETUP_FAILED, e);
+                fail(SETUP_FAILED, e.to_string());
             }
         }
     }
@@ -78,7 +77,7 @@ pub fn main(args: &[String]) -> ! {
             .and_then(|bpf| seccomp::install(&bpf))
             .and_then(|listener| handover::send_listener(plan.status_fd, listener));
         if let Err(e) = sent {
-            fail(SETUP_FAILED, e);
+            fail(SETUP_FAILED, e.to_string());
         }
     }
     // Held until the supervisor has said what it starts (its JSON start line comes before any
@@ -95,7 +94,7 @@ pub fn main(args: &[String]) -> ! {
     drop(go);
     if plan.job_control {
         if let Err(e) = monitor::split(plan.status_fd) {
-            fail(SETUP_FAILED, e);
+            fail(SETUP_FAILED, e.to_string());
         }
     }
     let err = Command::new(&cmd[0])

@@ -9,7 +9,9 @@ use landlock::{
     RestrictionStatus, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
 };
 
+use crate::error::{Error, Result};
 use crate::sandbox::plan::{self, Rules};
+use crate::sandbox::step_failed;
 
 /// The newest filesystem rights isolate handles (ABI 5 added device ioctls; 6 and 7 added none).
 const FS_ABI: ABI = ABI::V5;
@@ -74,7 +76,7 @@ fn snake_case(camel: &str) -> String {
 }
 
 /// Restricts the calling thread (and everything it execs) to `rules`.
-pub fn restrict_self(rules: &Rules) -> Result<RestrictionStatus, String> {
+pub fn restrict_self(rules: &Rules) -> Result<RestrictionStatus> {
     let abi = fs_abi(rules.abi);
     let all = AccessFs::from_all(abi);
     let file_rights = AccessFs::from_file(abi);
@@ -94,22 +96,21 @@ pub fn restrict_self(rules: &Rules) -> Result<RestrictionStatus, String> {
         net |= AccessNet::BindTcp;
     }
 
-    let err = |what: &str, e: &dyn std::fmt::Display| format!("{what}: {e}");
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(all)
-        .map_err(|e| err("landlock ruleset", &e))?;
+        .map_err(step_failed("landlock ruleset"))?;
     if !net.is_empty() {
         ruleset = ruleset
             .handle_access(net)
-            .map_err(|e| err("landlock tcp rules", &e))?;
+            .map_err(step_failed("landlock tcp rules"))?;
     }
     if !scopes.is_empty() {
         ruleset = ruleset
             .scope(scopes & Scope::from_all(SCOPE_ABI))
-            .map_err(|e| err("landlock scopes", &e))?;
+            .map_err(step_failed("landlock scopes"))?;
     }
-    let mut created = ruleset.create().map_err(|e| err("landlock ruleset", &e))?;
+    let mut created = ruleset.create().map_err(step_failed("landlock ruleset"))?;
     let rules_with_rights = (rules.read.iter().map(|p| (p, plan::Access::Read)))
         .chain(rules.list.iter().map(|p| (p, plan::Access::List)))
         .chain(rules.write.iter().map(|p| (p, plan::Access::Write)))
@@ -133,7 +134,7 @@ pub fn restrict_self(rules: &Rules) -> Result<RestrictionStatus, String> {
             {
                 continue;
             }
-            Err(e) => return Err(err(&path.display().to_string(), &e)),
+            Err(e) => return Err(step_failed(path.display().to_string())(e)),
         };
         let mut access = rights(access, rules.abi);
         // A file (a readable config file, a writable state file) takes only file rights: Landlock
@@ -143,7 +144,7 @@ pub fn restrict_self(rules: &Rules) -> Result<RestrictionStatus, String> {
         }
         created = created
             .add_rule(PathBeneath::new(fd, access))
-            .map_err(|e| err(&format!("landlock rule for {}", path.display()), &e))?;
+            .map_err(step_failed(format!("landlock rule for {}", path.display())))?;
     }
     let ports = (rules
         .connect_tcp
@@ -160,15 +161,29 @@ pub fn restrict_self(rules: &Rules) -> Result<RestrictionStatus, String> {
     for (port, access) in ports {
         created = created
             .add_rule(NetPort::new(port, access))
-            .map_err(|e| err(&format!("landlock rule for tcp port {port}"), &e))?;
+            .map_err(step_failed(format!("landlock rule for tcp port {port}")))?;
     }
     let status = created
         .restrict_self()
-        .map_err(|e| err("landlock restrict_self", &e))?;
-    if status.ruleset != RulesetStatus::FullyEnforced || !status.no_new_privs {
-        return Err(format!("the kernel enforced less than asked: {status:?}"));
-    }
+        .map_err(step_failed("landlock restrict_self"))?;
+    require_full(&status.ruleset, status.no_new_privs, &status)?;
     Ok(status)
+}
+
+/// Fails closed on what `restrict_self` reports (`status`, shown in the error): every right was
+/// asked as a hard requirement, so a ruleset the kernel enforced only in part, or not at all, or
+/// without `no_new_privs`, is less than the plan says, and CMD must not run under it.
+fn require_full(
+    ruleset: &RulesetStatus,
+    no_new_privs: bool,
+    status: &dyn std::fmt::Debug,
+) -> Result<()> {
+    match (ruleset, no_new_privs) {
+        (RulesetStatus::FullyEnforced, true) => Ok(()),
+        _ => Err(Error::LandlockNotEnforced {
+            status: format!("{status:?}"),
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -185,5 +200,22 @@ mod tests {
         );
         let file = right_names(plan::Access::WriteFile, 2);
         assert_eq!(file, ["write_file", "read_file"]);
+    }
+
+    #[test]
+    fn a_ruleset_enforced_less_than_fully_fails_closed() {
+        assert!(require_full(&RulesetStatus::FullyEnforced, true, &"full").is_ok());
+        for (ruleset, no_new_privs) in [
+            (RulesetStatus::NotEnforced, true),
+            (RulesetStatus::PartiallyEnforced, true),
+            (RulesetStatus::FullyEnforced, false),
+        ] {
+            let err = require_full(&ruleset, no_new_privs, &"less").unwrap_err();
+            assert!(matches!(err, Error::LandlockNotEnforced { .. }), "{err}");
+            assert!(
+                err.to_string().contains("enforced less than asked"),
+                "{err}"
+            );
+        }
     }
 }

@@ -9,9 +9,24 @@ pub mod exec;
 pub mod handover;
 pub mod landlock;
 pub mod made;
+pub mod monitor;
 pub mod notify;
 pub mod plan;
 pub mod policy;
 pub mod probe;
 pub mod seccomp;
 pub mod seed;
+
+use crate::error::Error;
+
+/// What `map_err` takes to turn a failure of the setup step `step` into the error saying so.
+pub(crate) fn step_failed<E>(step: impl Into<String>) -> impl FnOnce(E) -> Error
+where
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let step = step.into();
+    move |source| Error::SandboxStep {
+        step,
+        source: source.into(),
+    }
+}

@@ -21,7 +21,10 @@ use std::os::fd::{FromRawFd, OwnedFd};
 
 use libseccomp::{ScmpAction, ScmpArgCompare, ScmpCompareOp, ScmpFilterContext, ScmpSyscall};
 
+use crate::error::Result;
 use crate::sandbox::plan::Sockets;
+use crate::sandbox::step_failed;
+use crate::sys::pipe::pipe;
 
 /// A socket type is the low four bits of `socket(2)`'s type argument; the rest are flags.
 const SOCK_TYPE_MASK: u64 = 0xf;
@@ -38,24 +41,23 @@ const TCP_FASTOPEN_CONNECT: u64 = 30;
 const TCP_ULP: u64 = 31;
 
 /// The filter for `sockets`, as BPF the kernel takes (`struct sock_filter` array).
-pub fn program(sockets: &Sockets) -> Result<Vec<u8>, String> {
-    let ctx = context(sockets).map_err(|e| format!("cannot build the seccomp filter: {e}"))?;
-    let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
-        .map_err(|e| format!("cannot build the seccomp filter: {e}"))?;
+pub fn program(sockets: &Sockets) -> Result<Vec<u8>> {
+    let ctx = context(sockets).map_err(step_failed("cannot build the seccomp filter"))?;
+    let (read, write) = pipe().map_err(step_failed("cannot build the seccomp filter"))?;
     // A filter of a few hundred bytes fits the pipe's buffer: no reader is needed meanwhile.
     ctx.export_bpf(&write)
-        .map_err(|e| format!("cannot export the seccomp filter: {e}"))?;
+        .map_err(step_failed("cannot export the seccomp filter"))?;
     drop(write);
     let mut bpf = Vec::new();
     std::fs::File::from(read)
         .read_to_end(&mut bpf)
-        .map_err(|e| format!("cannot export the seccomp filter: {e}"))?;
+        .map_err(step_failed("cannot export the seccomp filter"))?;
     Ok(bpf)
 }
 
 /// Installs `bpf` on the calling thread (the helper, single-threaded, `no_new_privs` already set)
 /// and returns the notification descriptor the supervisor answers on.
-pub fn install(bpf: &[u8]) -> Result<OwnedFd, String> {
+pub fn install(bpf: &[u8]) -> Result<OwnedFd> {
     let filter = libc::sock_fprog {
         len: (bpf.len() / std::mem::size_of::<libc::sock_filter>()) as u16,
         filter: bpf.as_ptr() as *mut libc::sock_filter,
@@ -86,7 +88,7 @@ pub fn install(bpf: &[u8]) -> Result<OwnedFd, String> {
             break;
         }
     }
-    Err(format!("cannot install the seccomp filter: {last}"))
+    Err(step_failed("cannot install the seccomp filter")(last))
 }
 
 fn arg(index: u32, op: ScmpCompareOp, value: u64) -> ScmpArgCompare {

@@ -7,32 +7,42 @@ use std::path::Path;
 
 use super::resolve::granted;
 use super::{Access, Outcome, Resolved};
+use crate::error::{Error, Result};
 use crate::sandbox::made::Made;
 
 /// Whether `path` can be made: its nearest existing ancestor is a directory isolate may write.
-pub(super) fn creatable(path: &Path) -> std::result::Result<(), String> {
+pub(super) fn creatable(path: &Path) -> Result<()> {
     let existing = path
         .ancestors()
         .skip(1)
         .find(|a| fs::symlink_metadata(a).is_ok())
         .unwrap_or(Path::new("/"));
     if !existing.is_dir() {
-        return Err(format!("{} is not a directory", existing.display()));
+        return Err(Error::NotCreatable {
+            ancestor: existing.to_path_buf(),
+            errno: None,
+        });
     }
     nix::unistd::access(
         existing,
         nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
     )
-    .map_err(|e| format!("{}: {}", existing.display(), e.desc()))
+    .map_err(|errno| Error::NotCreatable {
+        ancestor: existing.to_path_buf(),
+        errno: Some(errno),
+    })
 }
 
 /// Creates a `WillCreate` path, each missing parent included (mode 0700; a writable file 0600),
 /// recording in `made` what it made; the rule it becomes.
-pub(super) fn create(mut out: Resolved, made: &mut Made) -> std::result::Result<Resolved, String> {
+pub(super) fn create(mut out: Resolved, made: &mut Made) -> Result<Resolved> {
     let Some(path) = out.path.take() else {
         return Ok(out);
     };
-    let cannot = |e: std::io::Error| format!("cannot create {}: {e}", path.display());
+    let cannot = |source: std::io::Error| Error::CannotCreate {
+        path: path.clone(),
+        source,
+    };
     let mut missing: Vec<&Path> = path
         .ancestors()
         .skip(1)

@@ -1,15 +1,21 @@
 //! Expansion of a path as a policy writes it: `~` and `$VAR`/`${VAR}`. Never expands a value
 //! again, and never takes an empty variable for a path.
 
+use crate::error::{Error, Result};
+
 /// Expands `~` and `$VAR`/`${VAR}`.
-pub fn expand(raw: &str) -> std::result::Result<String, String> {
+pub fn expand(raw: &str) -> Result<String> {
+    let bad = |why: String| Error::PathExpansion {
+        written: raw.to_string(),
+        why,
+    };
     let var = |name: &str| match std::env::var(name) {
         // An empty value names nothing: as if unset.
-        Ok(value) if value.is_empty() => Err(format!("${name} is empty")),
+        Ok(value) if value.is_empty() => Err(bad(format!("${name} is empty"))),
         Ok(value) => Ok(value),
         // A shell variable, never exported: the user's id.
         Err(_) if name == "UID" => Ok(nix::unistd::getuid().to_string()),
-        Err(_) => Err(format!("${name} is not set")),
+        Err(_) => Err(bad(format!("${name} is not set"))),
     };
     let mut out = match raw.strip_prefix('~') {
         Some(rest) if rest.is_empty() || rest.starts_with('/') => var("HOME")? + rest,
@@ -23,7 +29,7 @@ pub fn expand(raw: &str) -> std::result::Result<String, String> {
             Some(inner) => {
                 let end = inner
                     .find('}')
-                    .ok_or_else(|| format!("unclosed ${{ in {raw}"))?;
+                    .ok_or_else(|| bad(format!("unclosed ${{ in {raw}")))?;
                 (&inner[..end], end + 2)
             }
             None => {
@@ -34,7 +40,7 @@ pub fn expand(raw: &str) -> std::result::Result<String, String> {
             }
         };
         if name.is_empty() {
-            return Err(format!("a lone $ in {raw}"));
+            return Err(bad(format!("a lone $ in {raw}")));
         }
         let value = var(name)?;
         out.replace_range(start..start + 1 + len, &value);

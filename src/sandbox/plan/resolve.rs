@@ -38,7 +38,7 @@ fn resolve_rule(rule: &PathRule, access: Access) -> Resolved {
     };
     let expanded = match expand(&rule.path) {
         Ok(expanded) => expanded,
-        Err(e) => return missing(out, rule.missing, e, None),
+        Err(e) => return missing(out, rule.missing, e.to_string(), None),
     };
     if !Path::new(&expanded).is_absolute() {
         out.detail = Some(format!("{expanded} is not an absolute path"));

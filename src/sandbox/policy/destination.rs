@@ -6,6 +6,8 @@ use std::fmt;
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, Result};
+
 /// A host name the proxy may reach: exactly, or every name beneath a domain (`*.github.com`,
 /// which is not `github.com` itself).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,13 +46,16 @@ impl Destination {
 }
 
 impl std::str::FromStr for Destination {
-    type Err = String;
+    type Err = Error;
 
     /// A host name (letters, digits, `-` in dot-separated labels of at most 63), optionally `*.`
     /// before it and `:port` after it; anything else (a URL, a path, `*`, an address with `/`) is
     /// refused, saying what it is.
-    fn from_str(entry: &str) -> std::result::Result<Destination, String> {
-        let bad = |why: &str| format!("allow entry {entry:?} is not a host name: {why}");
+    fn from_str(entry: &str) -> Result<Destination> {
+        let bad = |why: &'static str| Error::NotAHostName {
+            entry: entry.to_string(),
+            why,
+        };
         let (name, port) = match entry.rsplit_once(':') {
             Some((name, port)) => {
                 let port = port
