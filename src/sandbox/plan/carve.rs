@@ -4,6 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::devices::present;
 use super::DEVICE_READS;
 
 /// `read` with `/dev` and every `denied` path carved out of the rules that cover them: such a rule
@@ -37,12 +38,7 @@ pub(super) fn carve(read: Vec<PathBuf>, denied: &[PathBuf]) -> (Vec<PathBuf>, Ve
         carve_dir(&rule, &under, &mut out, &mut list);
     }
     if devices {
-        out.extend(
-            DEVICE_READS
-                .iter()
-                .map(PathBuf::from)
-                .filter(|p| p.exists()),
-        );
+        out.extend(present(&DEVICE_READS));
     }
     out.sort();
     out.dedup();

@@ -1,6 +1,8 @@
 //! The devices a job may use: the few it uses whole whatever its policy says, and the few a read
 //! rule over `/dev` grants there. Never a device that holds anything of anyone's.
 
+use std::path::PathBuf;
+
 /// The devices every job may use whole (`Access::Device`): git refuses to start without
 /// `/dev/null`; `/dev/ptmx` makes the job's own ptys (their other ends come from the seccomp
 /// layer's broker, `TIOCGPTPEER`); `/dev/tty` is the controlling terminal, only ever one of the
@@ -19,3 +21,12 @@ pub const DEVICE_READS: [&str; 6] = [
     "/dev/urandom",
     "/dev/shm",
 ];
+
+/// Those of `devices` this machine has.
+pub(super) fn present(devices: &[&str]) -> Vec<PathBuf> {
+    devices
+        .iter()
+        .map(PathBuf::from)
+        .filter(|p| p.exists())
+        .collect()
+}

@@ -27,6 +27,35 @@ pub(super) fn gaps(
     let state = |f: Feature| states.iter().find(|s| s.feature == f);
     let missing = |f: Feature| state(f).is_some_and(|s| s.asked && !s.available);
     let seccomp = !missing(Feature::Seccomp);
+    gaps.extend(network(policy, abi, seccomp, missing(Feature::Network)));
+    if reads_unrestricted {
+        gaps.push(
+            "reads are not restricted: the policy may read every file (but the devices in /dev and the credential stores)"
+                .to_string(),
+        );
+    }
+    if state(Feature::DeviceIoctls).is_some_and(|s| !s.available) {
+        gaps.push(format!(
+            "ioctl on device files is not restricted (needs Landlock ABI {}, kernel has {abi})",
+            probe::IOCTL_ABI
+        ));
+    }
+    if missing(Feature::Scopes) {
+        gaps.extend(unscoped(policy, abi, seccomp));
+    }
+    if !policy.scopes.signals {
+        gaps.push("signals to processes outside the sandbox are allowed by this policy".into());
+    }
+    if !policy.scopes.abstract_unix_sockets {
+        gaps.push("abstract unix sockets outside the sandbox are reachable by this policy".into());
+    }
+    gaps
+}
+
+/// The gaps of the policy's network rules on this kernel (`seccomp`: the layer is there;
+/// `landlock_missing`: Landlock's TCP rules are not).
+fn network(policy: &Policy, abi: u32, seccomp: bool, landlock_missing: bool) -> Vec<String> {
+    let mut gaps = Vec::new();
     let net = &policy.network;
     // A domain allowlist restricts connect to the proxy (and the job's own ports).
     let connect = match net.proxied() {
@@ -51,7 +80,7 @@ pub(super) fn gaps(
         (Some(_), None) => gaps.push("tcp bind is not restricted by this policy".into()),
         (Some(_), Some(_)) => {}
     }
-    if missing(Feature::Network) {
+    if landlock_missing {
         gaps.push(format!(
             "tcp connect and bind rules of the policy are not enforced by Landlock (needs Landlock ABI {}, kernel has {abi}){}",
             probe::NETWORK_ABI,
@@ -75,38 +104,24 @@ pub(super) fn gaps(
             );
         }
     }
-    if reads_unrestricted {
-        gaps.push(
-            "reads are not restricted: the policy may read every file (but the devices in /dev and the credential stores)"
-                .to_string(),
-        );
-    }
-    if state(Feature::DeviceIoctls).is_some_and(|s| !s.available) {
+    gaps
+}
+
+/// The scopes the policy asks for that this kernel's Landlock lacks.
+fn unscoped(policy: &Policy, abi: u32, seccomp: bool) -> Vec<String> {
+    let mut gaps = Vec::new();
+    if policy.scopes.signals {
         gaps.push(format!(
-            "ioctl on device files is not restricted (needs Landlock ABI {}, kernel has {abi})",
-            probe::IOCTL_ABI
+            "signals to processes outside the sandbox are not scoped (needs Landlock ABI {}, kernel has {abi})",
+            probe::SCOPES_ABI
         ));
     }
-    if missing(Feature::Scopes) {
-        if policy.scopes.signals {
-            gaps.push(format!(
-                "signals to processes outside the sandbox are not scoped (needs Landlock ABI {}, kernel has {abi})",
-                probe::SCOPES_ABI
-            ));
-        }
-        // The seccomp layer checks every connect itself, abstract ones included.
-        if policy.scopes.abstract_unix_sockets && !seccomp {
-            gaps.push(format!(
-                "abstract unix sockets outside the sandbox are reachable (needs Landlock ABI {}, kernel has {abi})",
-                probe::SCOPES_ABI
-            ));
-        }
-    }
-    if !policy.scopes.signals {
-        gaps.push("signals to processes outside the sandbox are allowed by this policy".into());
-    }
-    if !policy.scopes.abstract_unix_sockets {
-        gaps.push("abstract unix sockets outside the sandbox are reachable by this policy".into());
+    // The seccomp layer checks every connect itself, abstract ones included.
+    if policy.scopes.abstract_unix_sockets && !seccomp {
+        gaps.push(format!(
+            "abstract unix sockets outside the sandbox are reachable (needs Landlock ABI {}, kernel has {abi})",
+            probe::SCOPES_ABI
+        ));
     }
     gaps
 }

@@ -13,6 +13,7 @@ mod devices;
 mod expand;
 mod features;
 mod gaps;
+mod job;
 mod preview;
 mod resolve;
 mod resolved;
@@ -20,9 +21,6 @@ mod rules;
 mod sockets;
 #[cfg(test)]
 mod tests;
-
-use std::fs;
-use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -36,6 +34,7 @@ pub use devices::{DEVICES, DEVICE_READS};
 pub(crate) use expand::expand;
 pub use features::{check_kernel, features, Feature, FeatureState, Kernel};
 pub use gaps::NO_SANDBOX;
+pub use job::{allowed_write, Job};
 pub use preview::{preview, Preview};
 pub use resolved::{Access, Outcome, Resolved};
 pub use rules::{Limit, Resource, Rules};
@@ -43,7 +42,8 @@ pub use sockets::{Route, Sockets};
 
 use create::create;
 use gaps::gaps;
-use resolve::{granted, resolve_policy_paths};
+use job::{add_job_paths, refuse_opening_home};
+use resolve::resolve_policy_paths;
 use resolved::reads_everything;
 use rules::rules;
 
@@ -59,39 +59,6 @@ pub struct Plan {
     /// Interactive mode: CMD gets its own process group on its terminal, under a monitor.
     #[serde(default)]
     pub job_control: bool,
-}
-
-/// The paths a job needs whatever its policy says.
-pub struct Job<'a> {
-    /// Its worktree: writable, but no FIFO may be made there (isolate reads the worktree after the
-    /// job, and opening a FIFO waits for a writer).
-    pub worktree: Option<&'a Path>,
-    /// Its TMPDIR.
-    pub writable: &'a [PathBuf],
-    /// The project (its top level, git directory, objects and hooks: the worktree borrows them), or
-    /// without `--worktree` the current directory.
-    pub readable: &'a [PathBuf],
-    /// `--allow-write`.
-    pub allow_write: &'a [PathBuf],
-    /// The command's own installation (sandbox/agent.rs), readable when the policy says
-    /// `installation = true`.
-    pub installation: &'a [PathBuf],
-}
-
-/// An `--allow-write` path, canonical; one that does not exist is an error saying how to make it.
-pub fn allowed_write(path: &Path) -> Result<PathBuf> {
-    fs::canonicalize(path).map_err(|e| {
-        let shown = path.display();
-        Error::Usage(match e.kind() {
-            std::io::ErrorKind::NotFound => format!(
-                "--allow-write {shown}: it does not exist; create it first (mkdir -p {}), or grant \
-                 it in a profile of your own as {{ path = \"{shown}\", missing = \"create\" }} under \
-                 [filesystem] write",
-                crate::controls::shell_quote(path)
-            ),
-            _ => format!("--allow-write {shown}: {e}"),
-        })
-    })
 }
 
 /// What `build` makes of a policy for one job.
@@ -113,21 +80,7 @@ pub struct Built {
 pub fn build(loaded: &Loaded, job: &Job, no_sandbox: bool) -> Result<Built> {
     let policy = &loaded.policy;
     if no_sandbox {
-        let report = SandboxReport {
-            enforced: false,
-            landlock_abi: probe::landlock_abi(),
-            policy: loaded.name.clone(),
-            policy_ref: Some(loaded.reference.clone()),
-            gaps: vec![NO_SANDBOX.to_string()],
-            allow_write: Vec::new(),
-            refused: None,
-        };
-        return Ok(Built {
-            rules: None,
-            report,
-            notes: Vec::new(),
-            made: Made::default(),
-        });
+        return Ok(unsandboxed(loaded));
     }
     let abi = check_kernel(loaded)?;
     let fail = |message: String| Error::Policy {
@@ -136,108 +89,15 @@ pub fn build(loaded: &Loaded, job: &Job, no_sandbox: bool) -> Result<Built> {
     };
 
     let mut resolved = resolve_policy_paths(policy);
-    let mut allow_write = Vec::new();
-    for path in job.allow_write {
-        let canonical = allowed_write(path)?;
-        allow_write.push(canonical.display().to_string());
-        resolved.push(granted(
-            job_path(&path.display().to_string(), Access::Write),
-            canonical,
-        ));
-    }
-    let writable = job.writable.iter().map(|p| (p.as_path(), Access::Write));
-    for (path, access) in job
-        .worktree
-        .map(|w| (w, Access::Worktree))
-        .into_iter()
-        .chain(writable)
-    {
-        let canonical = fs::canonicalize(path).map_err(|e| Error::io("cannot resolve", path, e))?;
-        resolved.push(granted(
-            job_path(&path.display().to_string(), access),
-            canonical,
-        ));
-    }
-    // What the job must read whatever the policy says; a path that does not exist needs no rule.
-    let installation = job
-        .installation
-        .iter()
-        .filter(|_| policy.filesystem.installation);
-    for path in job.readable.iter().chain(installation) {
-        if let Ok(canonical) = fs::canonicalize(path) {
-            resolved.push(granted(
-                job_path(&path.display().to_string(), Access::Read),
-                canonical,
-            ));
-        }
-    }
-    // A policy's write rule (a variable in it set by a project's environment, `CODEX_HOME=.git`)
-    // never opens the whole home directory or above, nor the project or its git directory.
-    let home = std::env::var_os("HOME").map(|h| fs::canonicalize(&h).unwrap_or_else(|_| h.into()));
-    for r in resolved
-        .iter_mut()
-        .filter(|r| matches!(r.access, Access::Write | Access::WriteFile))
-    {
-        let Some(path) = r.path.clone() else { continue };
-        let opens_home = home.as_ref().is_some_and(|h| h.starts_with(&path));
-        let opens_project = job.worktree.is_some()
-            && job.readable.iter().any(|p| {
-                let p = fs::canonicalize(p).unwrap_or_else(|_| p.clone());
-                p.starts_with(&path) || (p.ends_with(".git") && path.starts_with(&p))
-            });
-        if r.written.starts_with('<') || !(opens_home || opens_project) {
-            continue;
-        }
-        r.outcome = Outcome::Failed;
-        r.detail = Some(format!(
-            "{} is {}; no policy makes that writable",
-            path.display(),
-            if opens_home {
-                "the home directory or a directory above it"
-            } else {
-                "the project, its git directory or a directory holding them"
-            }
-        ));
-    }
+    let allow_write = add_job_paths(&mut resolved, job, policy)?;
+    refuse_opening_home(&mut resolved, job);
     // Every path is checked before anything is made.
     if let Some(r) = resolved.iter().find(|r| r.outcome == Outcome::Failed) {
-        let what = match r.access {
-            Access::Read | Access::List => "read path",
-            Access::Write | Access::Worktree => "write path",
-            Access::WriteFile => "writable file",
-            Access::Device => "device",
-            Access::Connect => "unix socket",
-            Access::Deny => "denied path",
-        };
-        let detail = r.detail.clone().unwrap_or_default();
-        return Err(fail(format!("{what} {}: {detail}", r.written)));
+        return Err(fail(refusal(r)));
     }
     let mut made = Made::default();
-    let mut created = Vec::with_capacity(resolved.len());
-    for r in resolved {
-        if r.outcome != Outcome::WillCreate {
-            created.push(r);
-            continue;
-        }
-        let written = r.written.clone();
-        match create(r, &mut made) {
-            Ok(r) => created.push(r),
-            Err(e) => {
-                made.undo();
-                return Err(fail(format!("write path {written}: {e}")));
-            }
-        }
-    }
-    let resolved = created;
-    let mut notes = Vec::new();
-    for r in &resolved {
-        let detail = r.detail.clone().unwrap_or_default();
-        match r.outcome {
-            Outcome::Skipped if r.noted => notes.push(format!("{} skipped: {detail}", r.written)),
-            Outcome::Created => notes.push(detail),
-            _ => {}
-        }
-    }
+    let resolved = create_missing(resolved, &mut made, &fail)?;
+    let notes = notes(&resolved);
     let kernel = Kernel::probe();
     let states = features(policy, kernel);
     let rules = rules(policy, abi, &resolved, &states);
@@ -258,13 +118,74 @@ pub fn build(loaded: &Loaded, job: &Job, no_sandbox: bool) -> Result<Built> {
     })
 }
 
-fn job_path(written: &str, access: Access) -> Resolved {
-    Resolved {
-        written: written.to_string(),
-        access,
-        path: None,
-        outcome: Outcome::Failed,
-        detail: None,
-        noted: false,
+/// What `build` makes of `--no-sandbox`: no rules, and the report saying so.
+fn unsandboxed(loaded: &Loaded) -> Built {
+    let report = SandboxReport {
+        enforced: false,
+        landlock_abi: probe::landlock_abi(),
+        policy: loaded.name.clone(),
+        policy_ref: Some(loaded.reference.clone()),
+        gaps: vec![NO_SANDBOX.to_string()],
+        allow_write: Vec::new(),
+        refused: None,
+    };
+    Built {
+        rules: None,
+        report,
+        notes: Vec::new(),
+        made: Made::default(),
     }
+}
+
+/// Why `r`, a path that failed, fails the run.
+fn refusal(r: &Resolved) -> String {
+    let what = match r.access {
+        Access::Read | Access::List => "read path",
+        Access::Write | Access::Worktree => "write path",
+        Access::WriteFile => "writable file",
+        Access::Device => "device",
+        Access::Connect => "unix socket",
+        Access::Deny => "denied path",
+    };
+    let detail = r.detail.clone().unwrap_or_default();
+    format!("{what} {}: {detail}", r.written)
+}
+
+/// Makes every `WillCreate` path of `resolved`, recording it in `made`; a failure undoes what was
+/// made and is the error `fail` makes of it.
+fn create_missing(
+    resolved: Vec<Resolved>,
+    made: &mut Made,
+    fail: &dyn Fn(String) -> Error,
+) -> Result<Vec<Resolved>> {
+    let mut created = Vec::with_capacity(resolved.len());
+    for r in resolved {
+        if r.outcome != Outcome::WillCreate {
+            created.push(r);
+            continue;
+        }
+        let written = r.written.clone();
+        match create(r, made) {
+            Ok(r) => created.push(r),
+            Err(e) => {
+                made.undo();
+                return Err(fail(format!("write path {written}: {e}")));
+            }
+        }
+    }
+    Ok(created)
+}
+
+/// What the start line says of `resolved`: the skips it notes and what was created.
+fn notes(resolved: &[Resolved]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for r in resolved {
+        let detail = r.detail.clone().unwrap_or_default();
+        match r.outcome {
+            Outcome::Skipped if r.noted => notes.push(format!("{} skipped: {detail}", r.written)),
+            Outcome::Created => notes.push(detail),
+            _ => {}
+        }
+    }
+    notes
 }

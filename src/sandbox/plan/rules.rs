@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::carve::carve;
+use super::devices::present;
 use super::{Access, Feature, FeatureState, Outcome, Resolved, Route, Sockets, DEVICES};
-use crate::sandbox::policy::Policy;
+use crate::sandbox::policy::{Limits, Policy};
 
 /// The Landlock rules and resource limits for one job, in the form the helper needs after exec.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -123,11 +124,6 @@ pub(super) fn rules(
     let mut read = Vec::new();
     let mut write = Vec::new();
     let mut write_files = Vec::new();
-    let devices: Vec<PathBuf> = DEVICES
-        .iter()
-        .map(PathBuf::from)
-        .filter(|p| p.exists())
-        .collect();
     let mut worktree = Vec::new();
     let mut unix_allowed = Vec::new();
     let mut denied = Vec::new();
@@ -175,16 +171,6 @@ pub(super) fn rules(
             own: Vec::new(),
         }),
     });
-    let limits = &policy.limits;
-    let limits = [
-        (Resource::OpenFiles, limits.open_files),
-        (Resource::Processes, limits.processes),
-        (Resource::CoreSize, limits.core_size),
-        (Resource::AddressSpace, limits.address_space),
-    ]
-    .into_iter()
-    .filter_map(|(resource, value)| value.map(|value| Limit { resource, value }))
-    .collect();
     Rules {
         abi,
         read,
@@ -192,15 +178,28 @@ pub(super) fn rules(
         write,
         worktree,
         write_files,
-        devices,
+        devices: present(&DEVICES),
         connect_tcp: network.then_some(connect).flatten(),
         bind_tcp: network
             .then(|| policy.network.bind.allowed().map(<[u16]>::to_vec))
             .flatten(),
         scope_signals: scopes && policy.scopes.signals,
         scope_abstract_unix: scopes && policy.scopes.abstract_unix_sockets,
-        limits,
+        limits: limits(&policy.limits),
         sockets,
         narrowed: None,
     }
+}
+
+/// The policy's resource limits, those it sets.
+fn limits(limits: &Limits) -> Vec<Limit> {
+    [
+        (Resource::OpenFiles, limits.open_files),
+        (Resource::Processes, limits.processes),
+        (Resource::CoreSize, limits.core_size),
+        (Resource::AddressSpace, limits.address_space),
+    ]
+    .into_iter()
+    .filter_map(|(resource, value)| value.map(|value| Limit { resource, value }))
+    .collect()
 }
