@@ -1,7 +1,9 @@
-//! The sandbox, in the stages a rule goes through: the `Policy` the user wrote (policy.rs), the `Plan`
-//! with every path resolved for one job (plan.rs), the Landlock ruleset the kernel enforces
-//! (landlock.rs), applied by the pre-exec helper (exec.rs); probe.rs asks the kernel what it has.
-//! The supervisor itself is never restricted: only the helper process that becomes CMD is.
+//! The sandbox, in the stages a rule goes through: the `Policy` the user wrote (policy/), the `Plan`
+//! with every path resolved for one job (plan/), the Landlock ruleset the kernel enforces
+//! (landlock/), applied by the pre-exec helper (exec/), beside the seccomp filter (seccomp/) and,
+//! in interactive mode, the terminal monitor the helper becomes (monitor.rs); probe.rs asks the
+//! kernel what it has. The supervisor itself is never restricted: only the helper process that
+//! becomes CMD is.
 
 pub mod agent;
 pub mod credentials;
