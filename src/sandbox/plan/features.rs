@@ -1,11 +1,10 @@
 //! The kernel features a policy may ask for (a Landlock ABI, or the seccomp layer), what this kernel
-//! offers, and the check that fails a run closed when a required one is missing. Never turns a
+//! offers, and how each stands for a policy (check.rs fails a run closed on them). Never turns a
 //! required feature into a gap.
 
 use serde::Serialize;
 
-use crate::error::{Error, Result};
-use crate::sandbox::policy::{Level, Loaded, Policy};
+use crate::sandbox::policy::{Level, Policy};
 use crate::sandbox::probe;
 
 /// A kernel feature a policy may ask for: a Landlock ABI, or the seccomp layer.
@@ -150,50 +149,4 @@ pub fn features(policy: &Policy, kernel: Kernel) -> Vec<FeatureState> {
             }
         })
         .collect()
-}
-
-/// Fails closed: the kernel's ABI when it can enforce everything `loaded` requires, else the
-/// missing feature, what the kernel has and what to do.
-pub fn check_kernel(loaded: &Loaded) -> Result<u32> {
-    check(loaded, Kernel::probe())
-}
-
-pub(super) fn check(loaded: &Loaded, kernel: Kernel) -> Result<u32> {
-    let Some(abi) = kernel.landlock_abi else {
-        return Err(Error::SandboxUnavailable(
-            "Landlock is not enabled on this kernel".to_string(),
-        ));
-    };
-    for state in features(&loaded.policy, kernel) {
-        if !state.asked || !state.required || state.available {
-            continue;
-        }
-        let needs = match state.needs_abi {
-            Some(needs) => needs,
-            None => {
-                return Err(Error::SeccompUnavailable {
-                    policy: loaded.name.clone(),
-                    why: probe::seccomp().err().unwrap_or("Landlock is missing"),
-                })
-            }
-        };
-        if state.feature == Feature::WriteContainment {
-            return Err(Error::SandboxUnavailable(format!(
-                "write containment needs Landlock ABI {} or newer; this kernel has ABI {abi}",
-                probe::MIN_ABI
-            )));
-        }
-        return Err(Error::FeatureUnavailable {
-            policy: loaded.name.clone(),
-            feature: state.description,
-            needs,
-            linux: state.feature.linux(),
-            abi,
-            key: match state.feature {
-                Feature::Network => "network",
-                _ => "scopes",
-            },
-        });
-    }
-    Ok(abi)
 }

@@ -8,12 +8,14 @@
 //! stages of the resolution are in the files beside it.
 
 mod carve;
+mod check;
 mod create;
 mod devices;
 mod expand;
 mod features;
 mod gaps;
 mod job;
+mod limits;
 mod preview;
 mod resolve;
 mod resolved;
@@ -30,14 +32,16 @@ use crate::sandbox::made::Made;
 use crate::sandbox::policy::Loaded;
 use crate::sandbox::probe;
 
+pub use check::check_kernel;
 pub use devices::{DEVICES, DEVICE_READS};
 pub(crate) use expand::expand;
-pub use features::{check_kernel, features, Feature, FeatureState, Kernel};
+pub use features::{features, Feature, FeatureState, Kernel};
 pub use gaps::NO_SANDBOX;
 pub use job::{allowed_write, Job};
+pub use limits::{Limit, Resource};
 pub use preview::{preview, Preview};
 pub use resolved::{Access, Outcome, Resolved};
-pub use rules::{Limit, Resource, Rules};
+pub use rules::Rules;
 pub use sockets::{Route, Sockets};
 
 use create::create;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::features::check;
+use super::check::check;
 use super::resolve::resolve_policy_paths;
 use super::resolved::reads_everything;
 use super::{features, gaps, Access, FeatureState, Kernel, Outcome, Resolved, DEVICES};

@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use super::carve::carve;
 use super::devices::present;
+use super::limits::limits;
+use super::Limit;
 use super::{Access, Feature, FeatureState, Outcome, Resolved, Route, Sockets, DEVICES};
-use crate::sandbox::policy::{Limits, Policy};
+use crate::sandbox::policy::Policy;
 
 /// The Landlock rules and resource limits for one job, in the form the helper needs after exec.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -97,22 +99,6 @@ impl Rules {
     }
 }
 
-/// A resource limit of the policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Limit {
-    pub resource: Resource,
-    pub value: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Resource {
-    OpenFiles,
-    Processes,
-    CoreSize,
-    AddressSpace,
-}
-
 /// The rules of resolved paths, with what the kernel can enforce of the rest of the policy.
 pub(super) fn rules(
     policy: &Policy,
@@ -189,17 +175,4 @@ pub(super) fn rules(
         sockets,
         narrowed: None,
     }
-}
-
-/// The policy's resource limits, those it sets.
-fn limits(limits: &Limits) -> Vec<Limit> {
-    [
-        (Resource::OpenFiles, limits.open_files),
-        (Resource::Processes, limits.processes),
-        (Resource::CoreSize, limits.core_size),
-        (Resource::AddressSpace, limits.address_space),
-    ]
-    .into_iter()
-    .filter_map(|(resource, value)| value.map(|value| Limit { resource, value }))
-    .collect()
 }

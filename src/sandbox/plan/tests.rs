@@ -1,4 +1,4 @@
-use super::features::check;
+use super::check::check;
 use super::gaps::gaps;
 use super::*;
 use crate::sandbox::policy;
