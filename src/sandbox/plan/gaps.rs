@@ -25,9 +25,7 @@ pub(super) fn gaps(
             .to_string(),
     ];
     let state = |f: Feature| states.iter().find(|s| s.feature == f);
-    let missing = |f: Feature| state(f).is_some_and(|s| s.asked && !s.available);
-    let seccomp = !missing(Feature::Seccomp);
-    gaps.extend(network(policy, abi, seccomp, missing(Feature::Network)));
+    gaps.extend(network(policy, abi, states));
     if reads_unrestricted {
         gaps.push(
             "reads are not restricted: the policy may read every file (but the devices in /dev and the credential stores)"
@@ -40,8 +38,8 @@ pub(super) fn gaps(
             probe::IOCTL_ABI
         ));
     }
-    if missing(Feature::Scopes) {
-        gaps.extend(unscoped(policy, abi, seccomp));
+    if missing(states, Feature::Scopes) {
+        gaps.extend(unscoped(policy, abi, states));
     }
     if !policy.scopes.signals {
         gaps.push("signals to processes outside the sandbox are allowed by this policy".into());
@@ -52,10 +50,18 @@ pub(super) fn gaps(
     gaps
 }
 
-/// The gaps of the policy's network rules on this kernel (`seccomp`: the layer is there;
-/// `landlock_missing`: Landlock's TCP rules are not).
-fn network(policy: &Policy, abi: u32, seccomp: bool, landlock_missing: bool) -> Vec<String> {
+/// Asked for by the policy and missing on this kernel.
+fn missing(states: &[FeatureState], feature: Feature) -> bool {
+    states
+        .iter()
+        .find(|s| s.feature == feature)
+        .is_some_and(|s| s.asked && !s.available)
+}
+
+/// The gaps of the policy's network rules on this kernel.
+fn network(policy: &Policy, abi: u32, states: &[FeatureState]) -> Vec<String> {
     let mut gaps = Vec::new();
+    let seccomp = !missing(states, Feature::Seccomp);
     let net = &policy.network;
     // A domain allowlist restricts connect to the proxy (and the job's own ports).
     let connect = match net.proxied() {
@@ -80,7 +86,7 @@ fn network(policy: &Policy, abi: u32, seccomp: bool, landlock_missing: bool) -> 
         (Some(_), None) => gaps.push("tcp bind is not restricted by this policy".into()),
         (Some(_), Some(_)) => {}
     }
-    if landlock_missing {
+    if missing(states, Feature::Network) {
         gaps.push(format!(
             "tcp connect and bind rules of the policy are not enforced by Landlock (needs Landlock ABI {}, kernel has {abi}){}",
             probe::NETWORK_ABI,
@@ -108,8 +114,9 @@ fn network(policy: &Policy, abi: u32, seccomp: bool, landlock_missing: bool) -> 
 }
 
 /// The scopes the policy asks for that this kernel's Landlock lacks.
-fn unscoped(policy: &Policy, abi: u32, seccomp: bool) -> Vec<String> {
+fn unscoped(policy: &Policy, abi: u32, states: &[FeatureState]) -> Vec<String> {
     let mut gaps = Vec::new();
+    let seccomp = !missing(states, Feature::Seccomp);
     if policy.scopes.signals {
         gaps.push(format!(
             "signals to processes outside the sandbox are not scoped (needs Landlock ABI {}, kernel has {abi})",
