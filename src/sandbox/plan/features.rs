@@ -15,7 +15,7 @@ pub enum Feature {
     Network,
     DeviceIoctls,
     Scopes,
-    /// Unix socket connects, UDP, MPTCP, TCP fast open, raw sockets (sandbox/seccomp.rs).
+    /// Unix socket connects, UDP, MPTCP, TCP fast open, raw sockets (sandbox/seccomp/).
     Seccomp,
 }
 

@@ -23,7 +23,7 @@ pub struct Job<'a> {
     pub readable: &'a [PathBuf],
     /// `--allow-write`.
     pub allow_write: &'a [PathBuf],
-    /// The command's own installation (sandbox/agent.rs), readable when the policy says
+    /// The command's own installation (sandbox/agent/), readable when the policy says
     /// `installation = true`.
     pub installation: &'a [PathBuf],
 }

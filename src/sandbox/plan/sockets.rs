@@ -1,12 +1,12 @@
 //! What the seccomp layer holds the job's sockets to, as the plan gives it: the `Sockets` of a
 //! policy, their meet when two policies hold one job, and the `Route` of a domain allowlist. The
-//! filter is sandbox/seccomp.rs's, the decisions the supervisor's broker's.
+//! filter is sandbox/seccomp/'s, the decisions the supervisor's broker's.
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-/// What the seccomp layer holds the job's sockets to (sandbox/seccomp.rs for the filter, the
+/// What the seccomp layer holds the job's sockets to (sandbox/seccomp/ for the filter, the
 /// supervisor's broker for the calls it hands over).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sockets {

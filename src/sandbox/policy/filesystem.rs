@@ -12,7 +12,7 @@ pub struct Filesystem {
     /// Single writable files (default `missing`: error).
     pub write_files: Vec<PathRule>,
     /// The tree the command's own installation occupies is readable and executable
-    /// (sandbox/agent.rs `installation`): an agent installed per user runs under a policy that
+    /// (sandbox/agent/ `installation`): an agent installed per user runs under a policy that
     /// does not read the home directory.
     pub installation: bool,
     /// Files copied before the job starts, when `to` does not exist and `from` does.

@@ -1,5 +1,5 @@
 //! Loading a policy: the profile or file a reference names, its `extends` chain merged in (a cycle
-//! refused), then what every profile refuses put first (sandbox/credentials.rs).
+//! refused), then what every profile refuses put first (sandbox/credentials/).
 
 use std::path::{Path, PathBuf};
 
@@ -15,7 +15,7 @@ use crate::sandbox::credentials;
 pub fn load(name_or_file: &str) -> Result<Loaded> {
     let mut stack = Vec::new();
     let (name, mut policy) = load_chain(name_or_file, Path::new("."), &mut stack)?;
-    // What every profile refuses, first (sandbox/credentials.rs).
+    // What every profile refuses, first (sandbox/credentials/).
     let own = std::mem::take(&mut policy.filesystem.deny_read);
     policy.filesystem.deny_read = credentials::stores()
         .into_iter()

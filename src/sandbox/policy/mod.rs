@@ -1,6 +1,6 @@
 //! The policy as the user wrote it: TOML, every key known (a typo in a security policy must not
 //! silently widen or narrow it), then merged along its `extends` chain into one `Policy` with every
-//! default filled in. Paths stay as written here (`~`, `$VAR`); plan.rs resolves them for a job.
+//! default filled in. Paths stay as written here (`~`, `$VAR`); plan/ resolves them for a job.
 //! Built-in profiles are the files of `policy/`, compiled in; a user's own live in
 //! `$XDG_CONFIG_HOME/isolate/policy/NAME.toml`. This file holds the merged `Policy` and the
 //! `Loaded` one; its sections, the file as written, loading and merging are in the files beside it.

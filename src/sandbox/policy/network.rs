@@ -10,7 +10,7 @@ use super::{Destination, PathRule};
 
 /// What the job's sockets may reach. TCP ports are Landlock rules (ABI 4) and checked again by the
 /// seccomp layer on every connect it makes for the job; UDP, unix sockets and the protocols that
-/// slip past Landlock's TCP hooks are the seccomp layer's (sandbox/seccomp.rs).
+/// slip past Landlock's TCP hooks are the seccomp layer's (sandbox/seccomp/).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Network {
     pub connect: Ports,
