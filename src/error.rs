@@ -66,6 +66,54 @@ pub enum Error {
         message: String,
     },
 
+    /// A step of the pre-exec helper's setup (rlimits, capabilities, Landlock, descriptors, the
+    /// seccomp filter and its handover, the monitor's fork) or of building the seccomp filter
+    /// failed: what the step was, and the system's answer.
+    #[error("{step}: {source}")]
+    SandboxStep {
+        step: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
+    /// The kernel enforced less of a Landlock ruleset than the plan asked (`status` as
+    /// rust-landlock reports it): the job must not start unconfined.
+    #[error("the kernel enforced less than asked: {status}")]
+    LandlockNotEnforced { status: String },
+
+    /// The helper got no usable seccomp filter from the supervisor (`length` is what it announced:
+    /// 0 when the supervisor could not build one).
+    #[error("the supervisor could not build the seccomp filter")]
+    SeccompFilterMissing { length: usize },
+
+    /// A path as a policy writes it (`written`) cannot be expanded: a variable unset or empty, a
+    /// lone `$`, an unclosed `${`.
+    #[error("{why}")]
+    PathExpansion { written: String, why: String },
+
+    /// A `missing = "create"` path cannot be made: its nearest existing ancestor is not a
+    /// directory (`errno` `None`), or isolate may not write it (`errno` says why).
+    #[error("{}{}", .ancestor.display(), match .errno {
+        Some(errno) => format!(": {}", errno.desc()),
+        None => " is not a directory".to_string(),
+    })]
+    NotCreatable {
+        ancestor: PathBuf,
+        errno: Option<nix::errno::Errno>,
+    },
+
+    /// Making a `missing = "create"` path (or a parent of it) failed at `path`.
+    #[error("cannot create {}: {source}", .path.display())]
+    CannotCreate {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+
+    /// An entry of `[network] allow` (or `--allow-net`) that is not a host name, and why.
+    #[error("allow entry {entry:?} is not a host name: {why}")]
+    NotAHostName { entry: String, why: &'static str },
+
     // The supervisor's variants (src/supervise/).
     #[error("{0}: command not found")]
     CommandNotFound(String),

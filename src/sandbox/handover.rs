@@ -9,6 +9,9 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use nix::sys::socket::{recvmsg, sendmsg, ControlMessage, ControlMessageOwned, MsgFlags, UnixAddr};
 
+use crate::error::{Error, Result};
+use crate::sandbox::step_failed;
+
 /// The byte that carries the seccomp listener.
 const LISTENER: u8 = b'L';
 /// A filter is a few hundred bytes; anything past this is not one.
@@ -23,13 +26,12 @@ pub fn send_filter(socket: &OwnedFd, bpf: &[u8]) -> std::io::Result<()> {
 }
 
 /// Helper: the filter the supervisor sent.
-pub fn receive_filter(fd: RawFd) -> Result<Vec<u8>, String> {
+pub fn receive_filter(fd: RawFd) -> Result<Vec<u8>> {
     // SAFETY: a duplicate of the status descriptor, owned by the File it goes into.
     let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
     if dup < 0 {
-        return Err(format!(
-            "cannot read the seccomp filter: {}",
-            std::io::Error::last_os_error()
+        return Err(step_failed("cannot read the seccomp filter")(
+            std::io::Error::last_os_error(),
         ));
     }
     // SAFETY: `dup` is a new descriptor nothing else owns.
@@ -37,22 +39,22 @@ pub fn receive_filter(fd: RawFd) -> Result<Vec<u8>, String> {
     let mut len = [0u8; 4];
     stream
         .read_exact(&mut len)
-        .map_err(|e| format!("cannot read the seccomp filter: {e}"))?;
+        .map_err(step_failed("cannot read the seccomp filter"))?;
     let len = u32::from_ne_bytes(len) as usize;
     if len == 0 || len > FILTER_MAX {
-        return Err("the supervisor could not build the seccomp filter".into());
+        return Err(Error::SeccompFilterMissing { length: len });
     }
     let mut bpf = vec![0u8; len];
     stream
         .read_exact(&mut bpf)
-        .map_err(|e| format!("cannot read the seccomp filter: {e}"))?;
+        .map_err(step_failed("cannot read the seccomp filter"))?;
     Ok(bpf)
 }
 
 /// Helper: hands the filter's notification descriptor to the supervisor and closes it here, so
 /// that no process of the job holds it (one that could answer its own calls would let them all
 /// through).
-pub fn send_listener(fd: RawFd, listener: OwnedFd) -> Result<(), String> {
+pub fn send_listener(fd: RawFd, listener: OwnedFd) -> Result<()> {
     let fds = [listener.as_raw_fd()];
     let byte = [LISTENER];
     let iov = [IoSlice::new(&byte)];
@@ -63,7 +65,9 @@ pub fn send_listener(fd: RawFd, listener: OwnedFd) -> Result<(), String> {
         MsgFlags::empty(),
         None,
     )
-    .map_err(|e| format!("cannot hand the seccomp listener to the supervisor: {e}"))?;
+    .map_err(step_failed(
+        "cannot hand the seccomp listener to the supervisor",
+    ))?;
     drop(listener);
     Ok(())
 }

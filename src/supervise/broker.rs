@@ -90,7 +90,7 @@ impl Pending {
                 let _ = handover::send_filter(&status, bpf.as_deref().unwrap_or_default());
                 drop(status);
                 if let Err(e) = bpf {
-                    *why.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                    *why.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
                     return;
                 }
                 // Dropped without a listener (the job did not start): nothing to serve.

@@ -8,7 +8,6 @@ pub mod cgroup;
 pub mod helper;
 pub mod interactive;
 pub mod log;
-pub mod monitor;
 pub mod ports;
 pub mod proxy;
 pub mod pty;

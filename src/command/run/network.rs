@@ -16,7 +16,7 @@ pub(super) fn add_allow_net(names: &[String], loaded: &mut Loaded) -> Result<()>
     for name in names {
         let destination: Destination = name
             .parse()
-            .map_err(|e: String| Error::Usage(format!("--allow-net: {e}")))?;
+            .map_err(|e: Error| Error::Usage(format!("--allow-net: {e}")))?;
         if !net.proxied() && net.connect == Ports::Only(Vec::new()) {
             return Err(Error::Usage(format!(
                 "--allow-net {name}: policy {} refuses all TCP; choose a policy with network access",

@@ -4,6 +4,13 @@
 //! (`deny_read`) and patterns (`remove_matching`), and re-allows exactly what its agent needs: a
 //! read rule naming a file inside a store, a variable under `keep`. Paths are as the tools'
 //! documentation gives them; one that does not exist on this machine is skipped.
+//! The stores are here; the secret variables' names in variables.rs.
+
+#[cfg(test)]
+mod tests;
+mod variables;
+
+pub use variables::SECRET_VARIABLES;
 
 /// Credential stores under the home directory (and the user's XDG directories there).
 pub const STORES: &[&str] = &[
@@ -112,58 +119,4 @@ pub fn stores() -> Vec<String> {
         );
     }
     out
-}
-
-/// Names of variables that carry secrets (`*` any run of characters; matched in any case).
-pub const SECRET_VARIABLES: &[&str] = &[
-    "TOKEN",
-    "PASSWORD",
-    "SECRET",
-    "SECRET_KEY",
-    "*_KEY",
-    "*_PAT",
-    "*_PASS",
-    "OP_SESSION_*",
-    "BW_SESSION",
-    "DOCKER_AUTH_CONFIG",
-    "*_TOKEN",
-    "*_TOKEN_*",
-    "*_SECRET",
-    "*_SECRET_*",
-    "*_SECRETS",
-    "*_PASSWORD",
-    "*_PASSWD",
-    "*_API_KEY",
-    "*_APIKEY",
-    "*_ACCESS_KEY",
-    "*_ACCESS_KEY_ID",
-    "*_PRIVATE_KEY",
-    "*_CREDENTIALS",
-    "AWS_*",
-    "AZURE_CLIENT_SECRET",
-    "GOOGLE_APPLICATION_CREDENTIALS",
-    "NPM_CONFIG__AUTH*",
-    "npm_config__auth*",
-    "npm_config_//*",
-    "PGPASSWORD",
-    "MYSQL_PWD",
-];
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_home_elsewhere_never_opens_the_real_stores() {
-        let real = nix::unistd::User::from_uid(nix::unistd::getuid())
-            .unwrap()
-            .unwrap()
-            .dir;
-        let stores = stores();
-        assert!(stores.iter().any(|s| s == "~/.ssh"));
-        if std::env::var_os("HOME").map(std::path::PathBuf::from) != Some(real.clone()) {
-            let ssh = real.join(".ssh").display().to_string();
-            assert!(stores.contains(&ssh), "{ssh} not in {stores:?}");
-        }
-    }
 }

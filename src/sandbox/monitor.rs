@@ -12,6 +12,9 @@ use nix::sys::signal::{kill, signal, SigHandler, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{fork, getpid, setpgid, ForkResult, Pid};
 
+use crate::error::Result;
+use crate::sandbox::step_failed;
+
 /// CMD's pid, for the forwarding handler.
 static CHILD: AtomicI32 = AtomicI32::new(0);
 
@@ -34,9 +37,9 @@ extern "C" fn forward(sig: libc::c_int) {
 /// terminal on descriptor 0 and about to exec CMD; the parent becomes the monitor and never returns.
 /// `status_fd` (the exec-failure pipe) is closed in the monitor, so only CMD's exec closes the last
 /// copy.
-pub fn split(status_fd: i32) -> Result<(), String> {
+pub fn split(status_fd: i32) -> Result<()> {
     // SAFETY: the helper is single-threaded.
-    match unsafe { fork() }.map_err(|e| format!("cannot fork the job's monitor: {e}"))? {
+    match unsafe { fork() }.map_err(step_failed("cannot fork the job's monitor"))? {
         ForkResult::Child => {
             let _ = setpgid(Pid::from_raw(0), Pid::from_raw(0));
             // A background group may not take the terminal unless SIGTTOU is ignored meanwhile.

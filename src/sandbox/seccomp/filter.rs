@@ -1,24 +1,9 @@
-//! The seccomp layer beside Landlock: a BPF filter, built with libseccomp from the plan's `Sockets`
-//! and installed by the pre-exec helper last before exec, where Landlock does not reach (before ABI
-//! 9 it does not restrict `connect(2)` to path-named unix sockets, its TCP rules match a port and
-//! never see MPTCP, TCP fast open or the port `listen(2)` binds by itself, and UDP is not covered).
-//!
-//! The filter settles what the arguments of a call decide alone: socket families and protocols
-//! (raw, packet and exotic families always; MPTCP, SCTP and fast open when TCP is restricted; UDP
-//! when the policy says none; datagram unix sockets, which name a destination on every send),
-//! io_uring (its requests never pass through this filter) and new user namespaces. Every `connect`,
-//! and `listen` when TCP bind is restricted, goes to the job's supervisor by user notification
-//! (supervise/broker.rs), which decides on the socket and the address it reads, and makes the
-//! connection itself: no window between check and use. So does `ioctl(TIOCGPTPEER)`, the other end
-//! of a pty the job made, which the supervisor opens for it. If the supervisor is gone, the kernel
-//! fails those calls (`ENOSYS`); they never proceed unchecked.
-//!
-//! This module must never allow a call it cannot judge: what the filter does not refuse or hand
-//! over is exactly what needs no decision.
+//! The seccomp filter's rules, in the order they are added: socket families, the protocols that
+//! slip past Landlock's TCP hooks, unix datagram sockets, the calls handed over to the supervisor,
+//! and the kernel surface a job never needs. Every rule refuses a call or hands it over: none lets
+//! through what it cannot judge.
 
-use std::io::Read;
-use std::os::fd::{FromRawFd, OwnedFd};
-
+use libseccomp::error::SeccompError;
 use libseccomp::{ScmpAction, ScmpArgCompare, ScmpCompareOp, ScmpFilterContext, ScmpSyscall};
 
 use crate::sandbox::plan::Sockets;
@@ -37,58 +22,6 @@ const SOCK_PACKET: i32 = 10;
 const TCP_FASTOPEN_CONNECT: u64 = 30;
 const TCP_ULP: u64 = 31;
 
-/// The filter for `sockets`, as BPF the kernel takes (`struct sock_filter` array).
-pub fn program(sockets: &Sockets) -> Result<Vec<u8>, String> {
-    let ctx = context(sockets).map_err(|e| format!("cannot build the seccomp filter: {e}"))?;
-    let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
-        .map_err(|e| format!("cannot build the seccomp filter: {e}"))?;
-    // A filter of a few hundred bytes fits the pipe's buffer: no reader is needed meanwhile.
-    ctx.export_bpf(&write)
-        .map_err(|e| format!("cannot export the seccomp filter: {e}"))?;
-    drop(write);
-    let mut bpf = Vec::new();
-    std::fs::File::from(read)
-        .read_to_end(&mut bpf)
-        .map_err(|e| format!("cannot export the seccomp filter: {e}"))?;
-    Ok(bpf)
-}
-
-/// Installs `bpf` on the calling thread (the helper, single-threaded, `no_new_privs` already set)
-/// and returns the notification descriptor the supervisor answers on.
-pub fn install(bpf: &[u8]) -> Result<OwnedFd, String> {
-    let filter = libc::sock_fprog {
-        len: (bpf.len() / std::mem::size_of::<libc::sock_filter>()) as u16,
-        filter: bpf.as_ptr() as *mut libc::sock_filter,
-    };
-    // Once the supervisor has taken a call, only a fatal signal interrupts the wait for its answer
-    // (Linux 5.19): a signal must not restart a connect the supervisor is already making.
-    let flags = [
-        libc::SECCOMP_FILTER_FLAG_NEW_LISTENER | libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
-        libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
-    ];
-    let mut last = std::io::Error::from_raw_os_error(libc::EINVAL);
-    for flag in flags {
-        // SAFETY: `filter` points at `bpf`, alive for the call; the kernel copies the program.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_seccomp,
-                libc::SECCOMP_SET_MODE_FILTER,
-                flag,
-                &filter as *const libc::sock_fprog,
-            )
-        };
-        if fd >= 0 {
-            // SAFETY: a new descriptor (close-on-exec) that nothing else owns.
-            return Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) });
-        }
-        last = std::io::Error::last_os_error();
-        if last.raw_os_error() != Some(libc::EINVAL) {
-            break;
-        }
-    }
-    Err(format!("cannot install the seccomp filter: {last}"))
-}
-
 fn arg(index: u32, op: ScmpCompareOp, value: u64) -> ScmpArgCompare {
     ScmpArgCompare::new(index, op, value)
 }
@@ -101,19 +34,36 @@ fn sock_type(value: i32) -> ScmpArgCompare {
     arg(1, ScmpCompareOp::MaskedEqual(SOCK_TYPE_MASK), value as u64)
 }
 
-fn context(sockets: &Sockets) -> Result<ScmpFilterContext, libseccomp::error::SeccompError> {
+/// Native syscall numbers (libc's, for the architecture isolate was built for): resolving names
+/// would cost libseccomp a table search each, on every job's way to its start.
+fn sys(nr: libc::c_long) -> Result<ScmpSyscall, SeccompError> {
+    Ok(ScmpSyscall::from(nr as i32))
+}
+
+fn refuse(errno: i32) -> ScmpAction {
+    ScmpAction::Errno(errno)
+}
+
+/// The filter for `sockets`, as libseccomp builds it.
+pub(super) fn context(sockets: &Sockets) -> Result<ScmpFilterContext, SeccompError> {
     let mut ctx = ScmpFilterContext::new(ScmpAction::Allow)?;
     // Another ABI (i386, x32) would bring other syscall numbers past the rules: killed at once.
     ctx.set_act_badarch(ScmpAction::KillProcess)?;
     // isolate sets no_new_privs itself, before Landlock.
     ctx.set_ctl_nnp(false)?;
-    // Native syscall numbers (libc's, for the architecture isolate was built for): resolving names
-    // would cost libseccomp a table search each, on every job's way to its start.
-    let sys = |nr: libc::c_long| -> Result<ScmpSyscall, libseccomp::error::SeccompError> {
-        Ok(ScmpSyscall::from(nr as i32))
-    };
-    let refuse = |errno: i32| ScmpAction::Errno(errno);
+    families(&mut ctx)?;
+    inet(&mut ctx, sockets)?;
+    netlink(&mut ctx)?;
+    unix(&mut ctx, sockets)?;
+    handed_over(&mut ctx, sockets)?;
+    tcp_bypasses(&mut ctx, sockets)?;
+    pty_peer(&mut ctx)?;
+    kernel_surface(&mut ctx)?;
+    Ok(ctx)
+}
 
+/// Socket families.
+fn families(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
     // Families: unix, inet, inet6 and netlink; everything else (packet, vsock, bluetooth, can,
     // tipc, rds, xdp, kcm, smc, alg…) as if the kernel lacked it. A value with bits above the
     // 32-bit int set is above AF_NETLINK too.
@@ -134,6 +84,12 @@ fn context(sockets: &Sockets) -> Result<ScmpFilterContext, libseccomp::error::Se
             ctx.add_rule_conditional(refuse(libc::EAFNOSUPPORT), socket, &[eq(0, family as u64)])?;
         }
     }
+    Ok(())
+}
+
+/// Raw, packet, DCCP, UDP and the transports beside TCP, on inet sockets.
+fn inet(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), SeccompError> {
+    let socket = sys(libc::SYS_socket)?;
     for family in [libc::AF_INET, libc::AF_INET6] {
         let family = eq(0, family as u64);
         // Raw and packet sockets see and forge every packet: never.
@@ -173,6 +129,12 @@ fn context(sockets: &Sockets) -> Result<ScmpFilterContext, libseccomp::error::Se
             )?;
         }
     }
+    Ok(())
+}
+
+/// The netlink family that is IPC between processes.
+fn netlink(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
+    let socket = sys(libc::SYS_socket)?;
     // NETLINK_USERSOCK lets any process send to another's netlink port or group: an IPC door
     // between unrelated processes, unlike the kernel's own netlink families.
     ctx.add_rule_conditional(
@@ -187,6 +149,12 @@ fn context(sockets: &Sockets) -> Result<ScmpFilterContext, libseccomp::error::Se
             ),
         ],
     )?;
+    Ok(())
+}
+
+/// Socket pairs and datagram unix sockets.
+fn unix(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), SeccompError> {
+    let socket = sys(libc::SYS_socket)?;
     let socketpair = sys(libc::SYS_socketpair)?;
     ctx.add_rule_conditional(
         refuse(libc::EAFNOSUPPORT),
@@ -203,7 +171,11 @@ fn context(sockets: &Sockets) -> Result<ScmpFilterContext, libseccomp::error::Se
             }
         }
     }
+    Ok(())
+}
 
+/// The calls the supervisor judges and makes.
+fn handed_over(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), SeccompError> {
     // Every connect is the supervisor's to judge and to make: a filter sees a pointer, never the
     // address, nor which kind of socket the descriptor is.
     ctx.add_rule(ScmpAction::Notify, sys(libc::SYS_connect)?)?;
@@ -212,6 +184,11 @@ fn context(sockets: &Sockets) -> Result<ScmpFilterContext, libseccomp::error::Se
         // domain allowlist a job listens on loopback only.
         ctx.add_rule(ScmpAction::Notify, sys(libc::SYS_listen)?)?;
     }
+    Ok(())
+}
+
+/// The ways past connect's checks when TCP is restricted.
+fn tcp_bypasses(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), SeccompError> {
     if !sockets.tcp_open() {
         // TCP fast open connects (and sends) inside sendto/sendmsg, past connect's checks.
         let fastopen = libc::MSG_FASTOPEN as u64;
@@ -237,7 +214,11 @@ fn context(sockets: &Sockets) -> Result<ScmpFilterContext, libseccomp::error::Se
             )?;
         }
     }
+    Ok(())
+}
 
+/// A pty's other end, opened by the supervisor.
+fn pty_peer(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
     // The other end of a pty the job made: Landlock refuses the job the devpts directory (where the
     // user's own terminals are), so the supervisor opens the job's pty's other end for it.
     // (libc's ioctl numbers are u64 here and i32 elsewhere.)
@@ -248,7 +229,11 @@ fn context(sockets: &Sockets) -> Result<ScmpFilterContext, libseccomp::error::Se
         sys(libc::SYS_ioctl)?,
         &[arg(1, ScmpCompareOp::MaskedEqual(INT), peer)],
     )?;
+    Ok(())
+}
 
+/// io_uring, user namespaces and keyrings.
+fn kernel_surface(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
     // io_uring performs socket (and file) operations without system calls this filter sees.
     for call in [
         libc::SYS_io_uring_setup,
@@ -274,42 +259,5 @@ fn context(sockets: &Sockets) -> Result<ScmpFilterContext, libseccomp::error::Se
     for call in [libc::SYS_keyctl, libc::SYS_add_key, libc::SYS_request_key] {
         ctx.add_rule(refuse(libc::EPERM), sys(call)?)?;
     }
-    Ok(ctx)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sockets() -> Sockets {
-        Sockets {
-            unix_allowed: Vec::new(),
-            unix_datagram: false,
-            abstract_scoped: true,
-            udp: true,
-            tcp_connect: None,
-            tcp_bind: None,
-            route: None,
-        }
-    }
-
-    #[test]
-    fn every_variant_of_the_policy_builds_a_filter() {
-        for udp in [true, false] {
-            for unix_datagram in [true, false] {
-                for restricted in [None, Some(vec![443])] {
-                    let sockets = Sockets {
-                        udp,
-                        unix_datagram,
-                        tcp_connect: restricted.clone(),
-                        tcp_bind: restricted.clone(),
-                        ..sockets()
-                    };
-                    let bpf = program(&sockets).unwrap();
-                    assert_eq!(bpf.len() % std::mem::size_of::<libc::sock_filter>(), 0);
-                    assert!(!bpf.is_empty());
-                }
-            }
-        }
-    }
+    Ok(())
 }

@@ -1,0 +1,37 @@
+//! The names of variables that carry secrets, removed from every job's environment (a profile
+//! keeps exactly what its agent needs with `keep`).
+
+/// Names of variables that carry secrets (`*` any run of characters; matched in any case).
+pub const SECRET_VARIABLES: &[&str] = &[
+    "TOKEN",
+    "PASSWORD",
+    "SECRET",
+    "SECRET_KEY",
+    "*_KEY",
+    "*_PAT",
+    "*_PASS",
+    "OP_SESSION_*",
+    "BW_SESSION",
+    "DOCKER_AUTH_CONFIG",
+    "*_TOKEN",
+    "*_TOKEN_*",
+    "*_SECRET",
+    "*_SECRET_*",
+    "*_SECRETS",
+    "*_PASSWORD",
+    "*_PASSWD",
+    "*_API_KEY",
+    "*_APIKEY",
+    "*_ACCESS_KEY",
+    "*_ACCESS_KEY_ID",
+    "*_PRIVATE_KEY",
+    "*_CREDENTIALS",
+    "AWS_*",
+    "AZURE_CLIENT_SECRET",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "NPM_CONFIG__AUTH*",
+    "npm_config__auth*",
+    "npm_config_//*",
+    "PGPASSWORD",
+    "MYSQL_PWD",
+];

@@ -1,0 +1,119 @@
+//! The pre-exec helper: `isolate __sandbox-exec -- CMD...`, started by the supervisor in the job's
+//! new session with the job's environment. It is a fresh single-threaded process, so it can allocate
+//! freely while it restricts itself, in the order of spec/sandbox.md: the policy's rlimits, drop
+//! every capability, `no_new_privs`, Landlock, close-on-exec for every descriptor above 2, the
+//! seccomp filter (built by the supervisor meanwhile; its notification descriptor sent back, then
+//! closed here), then exec CMD (becoming the job's main process, same pid). A failure is reported
+//! on the status socket (handover.rs), which exec closes.
+//! The restrictions besides Landlock are in restrict.rs; why exec failed, in unexecutable.rs.
+
+mod restrict;
+mod unexecutable;
+
+use std::io::Write;
+use std::os::fd::FromRawFd;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+use crate::error::Result;
+use crate::sandbox::plan::{Plan, Rules};
+use crate::sandbox::{handover, landlock, monitor, seccomp, step_failed};
+
+use restrict::{close_range_cloexec, drop_capabilities, set_limit};
+use unexecutable::unexecutable;
+
+/// The argument that selects the helper; not a subcommand users see.
+pub const ARG: &str = "__sandbox-exec";
+/// The variable carrying the plan as JSON; removed before exec.
+pub const PLAN_VAR: &str = "ISOLATE_SANDBOX_PLAN";
+
+/// Status codes the helper reports before it exits with the same number.
+pub const SETUP_FAILED: u8 = 125;
+pub const NOT_EXECUTABLE: u8 = 126;
+pub const NOT_FOUND: u8 = 127;
+
+/// Entry point of the helper. Never returns.
+pub fn main(args: &[String]) -> ! {
+    let plan: Option<Plan> = std::env::var(PLAN_VAR)
+        .ok()
+        .and_then(|json| serde_json::from_str(&json).ok());
+    let Some(plan) = plan else {
+        eprintln!("isolate: {ARG} is internal to isolate and takes its plan from isolate run");
+        std::process::exit(SETUP_FAILED.into());
+    };
+    // SAFETY: the supervisor passed us this descriptor, open and owned by nobody else here.
+    let mut status = unsafe { std::fs::File::from_raw_fd(plan.status_fd) };
+    let mut fail = |code: u8, message: String| -> ! {
+        let _ = status.write_all(&[code]);
+        let _ = status.write_all(message.as_bytes());
+        std::process::exit(code.into());
+    };
+    let cmd = match args {
+        [dashdash, cmd @ ..] if dashdash == "--" && !cmd.is_empty() => cmd,
+        _ => fail(SETUP_FAILED, "no command given".into()),
+    };
+    if let Some(rules) = &plan.rules {
+        if let Err(e) = restrict(rules) {
+            fail(SETUP_FAILED, e.to_string());
+        }
+    }
+    if let Err(e) = close_range_cloexec() {
+        fail(
+            SETUP_FAILED,
+            format!("cannot mark descriptors close-on-exec: {e}"),
+        );
+    }
+    // Last before exec: from here on every connect waits for the supervisor's answer.
+    if plan.rules.as_ref().is_some_and(|r| r.sockets.is_some()) {
+        let sent = handover::receive_filter(plan.status_fd)
+            .and_then(|bpf| seccomp::install(&bpf))
+            .and_then(|listener| handover::send_listener(plan.status_fd, listener));
+        if let Err(e) = sent {
+            fail(SETUP_FAILED, e.to_string());
+        }
+    }
+    if !released(plan.go_fd) {
+        fail(
+            SETUP_FAILED,
+            "the supervisor did not release the job".into(),
+        );
+    }
+    if plan.job_control {
+        if let Err(e) = monitor::split(plan.status_fd) {
+            fail(SETUP_FAILED, e.to_string());
+        }
+    }
+    let err = Command::new(&cmd[0])
+        .args(&cmd[1..])
+        .env_remove(PLAN_VAR)
+        .exec();
+    match err.kind() {
+        std::io::ErrorKind::NotFound => fail(NOT_FOUND, err.to_string()),
+        _ => fail(NOT_EXECUTABLE, unexecutable(&cmd[0], &err)),
+    }
+}
+
+/// Every restriction of `rules` and of the rules narrowing them, in the order of spec/sandbox.md:
+/// the rlimits, every capability dropped, then Landlock. The error is what the helper reports.
+fn restrict(rules: &Rules) -> Result<()> {
+    // A second policy's rules (`--resume` with another --policy) stack on the first.
+    let stack = std::iter::successors(Some(rules), |r| r.narrowed.as_deref());
+    for limit in stack.clone().flat_map(|r| &r.limits) {
+        set_limit(limit).map_err(step_failed(format!("cannot set {:?}", limit.resource)))?;
+    }
+    drop_capabilities().map_err(step_failed("cannot drop capabilities"))?;
+    for rules in stack {
+        landlock::restrict_self(rules)?;
+    }
+    Ok(())
+}
+
+/// Held until the supervisor has said what it starts (its JSON start line comes before any
+/// output of CMD); end of file on `go_fd` instead means it is gone, and CMD must not run
+/// unsupervised.
+fn released(go_fd: i32) -> bool {
+    // SAFETY: the supervisor passed us this descriptor, open and owned by nobody else here.
+    let mut go = unsafe { std::fs::File::from_raw_fd(go_fd) };
+    let mut byte = [0u8; 1];
+    matches!(std::io::Read::read(&mut go, &mut byte), Ok(1))
+}

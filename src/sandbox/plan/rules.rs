@@ -1,0 +1,178 @@
+//! The `Rules`: the Landlock rules and resource limits of one job, in the form the pre-exec helper
+//! needs after exec, made from the resolved paths and what the kernel can enforce of the rest of
+//! the policy. Nothing here touches the filesystem but `carve`'s listing of carved directories.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::carve::carve;
+use super::devices::present;
+use super::limits::limits;
+use super::Limit;
+use super::{Access, Feature, FeatureState, Outcome, Resolved, Route, Sockets, DEVICES};
+use crate::sandbox::policy::Policy;
+
+/// The Landlock rules and resource limits for one job, in the form the helper needs after exec.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Rules {
+    /// The ABI to build the ruleset for (the kernel's, as probed by the supervisor).
+    pub abi: u32,
+    /// Readable and executable, with everything beneath (files get the file rights only).
+    pub read: Vec<PathBuf>,
+    /// Directories that may be listed, with everything beneath, and nothing read: `/` when a read
+    /// rule over it is carved around `/dev` (its other entries are in `read`).
+    #[serde(default)]
+    pub list: Vec<PathBuf>,
+    /// Writable directories (every right but creating devices and device ioctls).
+    pub write: Vec<PathBuf>,
+    /// The worktree: writable like `write`, but no FIFO may be made in it.
+    #[serde(default)]
+    pub worktree: Vec<PathBuf>,
+    /// Single writable files.
+    pub write_files: Vec<PathBuf>,
+    /// Devices the job uses whole, ioctls included: `/dev/null`, `/dev/ptmx`, `/dev/tty`, and its
+    /// own terminal in interactive mode (`Access::Device`).
+    #[serde(default)]
+    pub devices: Vec<PathBuf>,
+    /// TCP ports the job may connect to; `None` when TCP connect is not restricted.
+    #[serde(default)]
+    pub connect_tcp: Option<Vec<u16>>,
+    /// TCP ports the job may bind; `None` when TCP bind is not restricted.
+    #[serde(default)]
+    pub bind_tcp: Option<Vec<u16>>,
+    pub scope_signals: bool,
+    pub scope_abstract_unix: bool,
+    /// Set with setrlimit (soft and hard) before anything else.
+    #[serde(default)]
+    pub limits: Vec<Limit>,
+    /// The seccomp layer; `None` where the kernel lacks it and the policy made it best effort.
+    #[serde(default)]
+    pub sockets: Option<Sockets>,
+    /// A second policy's rules the job is held to as well (`--resume` with another `--policy`):
+    /// Landlock stacks them, so the job gets what both allow.
+    #[serde(default)]
+    pub narrowed: Option<Box<Rules>>,
+}
+
+impl Rules {
+    /// These rules held also to `other`'s: its Landlock ruleset is added on top (the kernel then
+    /// allows what both allow), its limits are set too (each only lowers), and the seccomp layer
+    /// gets what both allow.
+    pub fn narrowed_by(mut self, mut other: Rules) -> Rules {
+        self.sockets = match (self.sockets.take(), other.sockets.take()) {
+            (Some(a), Some(b)) => Some(a.meet(&b)),
+            (a, b) => a.or(b),
+        };
+        self.narrowed = Some(Box::new(other));
+        self
+    }
+
+    /// The job's TCP, under a domain allowlist, to the proxy on 127.0.0.1:`proxy` and to its own
+    /// `own` ports on loopback: Landlock's connect rule gets those ports, the seccomp layer's broker
+    /// the addresses. Rules without an allowlist are left as they are.
+    pub fn route_through(&mut self, proxy: u16, own: &[u16]) {
+        // (A narrowing policy's rules lend their seccomp part to the first's, `narrowed_by`: its
+        // Landlock connect rule, empty when it has an allowlist too, stays as it is, and matters
+        // only where the seccomp layer, which makes every connect for the job, is missing.)
+        let ports: Vec<u16> = std::iter::once(proxy).chain(own.iter().copied()).collect();
+        let Some(sockets) = self.sockets.as_mut() else {
+            return;
+        };
+        let Some(route) = sockets.route.as_mut() else {
+            return;
+        };
+        route.proxy = Some(proxy);
+        route.own = own.to_vec();
+        sockets.tcp_connect = Some(ports.clone());
+        if self.connect_tcp.is_some() {
+            self.connect_tcp = Some(ports);
+        }
+    }
+
+    /// The job's own terminal, writable and controllable under every ruleset the job is held to.
+    pub fn add_devices(&mut self, paths: &[PathBuf]) {
+        self.devices.extend(paths.iter().cloned());
+        if let Some(n) = self.narrowed.as_mut() {
+            n.add_devices(paths);
+        }
+    }
+}
+
+/// The rules of resolved paths, with what the kernel can enforce of the rest of the policy.
+pub(super) fn rules(
+    policy: &Policy,
+    abi: u32,
+    resolved: &[Resolved],
+    states: &[FeatureState],
+) -> Rules {
+    let enforced = |f: Feature| states.iter().any(|s| s.feature == f && s.enforced);
+    let mut read = Vec::new();
+    let mut write = Vec::new();
+    let mut write_files = Vec::new();
+    let mut worktree = Vec::new();
+    let mut unix_allowed = Vec::new();
+    let mut denied = Vec::new();
+    for r in resolved {
+        let Some(path) = &r.path else { continue };
+        if !matches!(r.outcome, Outcome::Granted | Outcome::Created) {
+            continue;
+        }
+        let list = match r.access {
+            Access::Read => &mut read,
+            // Only what a read rule over /dev becomes, never written in a policy.
+            Access::List => continue,
+            Access::Write => &mut write,
+            Access::Worktree => &mut worktree,
+            Access::WriteFile => &mut write_files,
+            Access::Connect => &mut unix_allowed,
+            // Policies name no devices: isolate's own list, and the job's terminal.
+            Access::Device => continue,
+            Access::Deny => &mut denied,
+        };
+        if !list.contains(path) {
+            list.push(path.clone());
+        }
+    }
+    let (read, list) = carve(read, &denied);
+    let network = enforced(Feature::Network);
+    let scopes = enforced(Feature::Scopes);
+    let net = &policy.network;
+    // A domain allowlist: TCP to the proxy and the job's own ports only (both known once the
+    // supervisor has started the proxy: `Rules::route_through`; until then, nothing), no UDP.
+    let proxied = net.proxied();
+    let connect = match proxied {
+        true => Some(Vec::new()),
+        false => net.connect.allowed().map(<[u16]>::to_vec),
+    };
+    let sockets = enforced(Feature::Seccomp).then(|| Sockets {
+        unix_allowed,
+        unix_datagram: net.unix_datagram.allowed(),
+        abstract_scoped: policy.scopes.abstract_unix_sockets,
+        udp: net.udp.allowed() && !proxied,
+        tcp_connect: connect.clone(),
+        tcp_bind: net.bind.allowed().map(<[u16]>::to_vec),
+        route: proxied.then(|| Route {
+            proxy: None,
+            own: Vec::new(),
+        }),
+    });
+    Rules {
+        abi,
+        read,
+        list,
+        write,
+        worktree,
+        write_files,
+        devices: present(&DEVICES),
+        connect_tcp: network.then_some(connect).flatten(),
+        bind_tcp: network
+            .then(|| policy.network.bind.allowed().map(<[u16]>::to_vec))
+            .flatten(),
+        scope_signals: scopes && policy.scopes.signals,
+        scope_abstract_unix: scopes && policy.scopes.abstract_unix_sockets,
+        limits: limits(&policy.limits),
+        sockets,
+        narrowed: None,
+    }
+}

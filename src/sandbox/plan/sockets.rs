@@ -1,0 +1,96 @@
+//! What the seccomp layer holds the job's sockets to, as the plan gives it: the `Sockets` of a
+//! policy, their meet when two policies hold one job, and the `Route` of a domain allowlist. The
+//! filter is sandbox/seccomp/'s, the decisions the supervisor's broker's.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// What the seccomp layer holds the job's sockets to (sandbox/seccomp/ for the filter, the
+/// supervisor's broker for the calls it hands over).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sockets {
+    /// Listeners outside the job it may connect to: canonical socket files, or directories (every
+    /// socket beneath).
+    pub unix_allowed: Vec<PathBuf>,
+    /// Datagram unix sockets may be created (they can address any path).
+    pub unix_datagram: bool,
+    /// Abstract unix sockets outside the job are refused (the policy's scope; the broker enforces it
+    /// on the connects it makes, which Landlock does not see).
+    pub abstract_scoped: bool,
+    /// UDP sockets may be created.
+    pub udp: bool,
+    /// TCP ports the job may connect to; `None` when TCP connect is not restricted.
+    pub tcp_connect: Option<Vec<u16>>,
+    /// TCP ports the job may bind; `None` when TCP bind is not restricted.
+    pub tcp_bind: Option<Vec<u16>>,
+    /// With a domain allowlist: the only TCP destinations (`tcp_connect` then lists their ports).
+    #[serde(default)]
+    pub route: Option<Route>,
+}
+
+/// Where a job with a domain allowlist may connect over TCP: isolate's proxy, and its own servers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Route {
+    /// The proxy's port on 127.0.0.1 (exactly that address); `None` until the supervisor has
+    /// started it, and then nothing is reachable.
+    pub proxy: Option<u16>,
+    /// The job's own ports (its `ISOLATE_PORT` block), on any loopback address.
+    pub own: Vec<u16>,
+}
+
+impl Sockets {
+    /// Nothing outside the job is reachable: for isolate's own sandboxed helpers (the import's
+    /// reading side), which need no network.
+    pub fn closed() -> Sockets {
+        Sockets {
+            unix_allowed: Vec::new(),
+            unix_datagram: false,
+            abstract_scoped: true,
+            udp: false,
+            tcp_connect: Some(Vec::new()),
+            tcp_bind: Some(Vec::new()),
+            route: None,
+        }
+    }
+
+    /// What both `self` and `other` allow.
+    pub fn meet(&self, other: &Sockets) -> Sockets {
+        let within = |p: &PathBuf, rules: &[PathBuf]| {
+            rules
+                .iter()
+                .any(|q| p == q || (p.starts_with(q) && q.is_dir()))
+        };
+        let mut unix_allowed: Vec<PathBuf> = self
+            .unix_allowed
+            .iter()
+            .filter(|p| within(p, &other.unix_allowed))
+            .cloned()
+            .collect();
+        for p in &other.unix_allowed {
+            if within(p, &self.unix_allowed) && !unix_allowed.contains(p) {
+                unix_allowed.push(p.clone());
+            }
+        }
+        let ports = |a: &Option<Vec<u16>>, b: &Option<Vec<u16>>| match (a, b) {
+            (None, b) => b.clone(),
+            (a, None) => a.clone(),
+            (Some(a), Some(b)) => Some(a.iter().filter(|p| b.contains(p)).copied().collect()),
+        };
+        Sockets {
+            unix_allowed,
+            unix_datagram: self.unix_datagram && other.unix_datagram,
+            abstract_scoped: self.abstract_scoped || other.abstract_scoped,
+            udp: self.udp && other.udp,
+            tcp_connect: ports(&self.tcp_connect, &other.tcp_connect),
+            tcp_bind: ports(&self.tcp_bind, &other.tcp_bind),
+            // One proxy per job: a route narrows to itself (its ports are in `tcp_connect` too).
+            route: self.route.clone().or_else(|| other.route.clone()),
+        }
+    }
+
+    /// TCP is fully open: the protocols that bypass Landlock's TCP hooks need no refusal.
+    pub fn tcp_open(&self) -> bool {
+        self.tcp_connect.is_none() && self.tcp_bind.is_none()
+    }
+}

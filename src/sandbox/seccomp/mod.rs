@@ -1,0 +1,82 @@
+//! The seccomp layer beside Landlock: a BPF filter, built with libseccomp from the plan's `Sockets`
+//! and installed by the pre-exec helper last before exec, where Landlock does not reach (before ABI
+//! 9 it does not restrict `connect(2)` to path-named unix sockets, its TCP rules match a port and
+//! never see MPTCP, TCP fast open or the port `listen(2)` binds by itself, and UDP is not covered).
+//!
+//! The filter settles what the arguments of a call decide alone: socket families and protocols
+//! (raw, packet and exotic families always; MPTCP, SCTP and fast open when TCP is restricted; UDP
+//! when the policy says none; datagram unix sockets, which name a destination on every send),
+//! io_uring (its requests never pass through this filter) and new user namespaces. Every `connect`,
+//! and `listen` when TCP bind is restricted, goes to the job's supervisor by user notification
+//! (supervise/broker.rs), which decides on the socket and the address it reads, and makes the
+//! connection itself: no window between check and use. So does `ioctl(TIOCGPTPEER)`, the other end
+//! of a pty the job made, which the supervisor opens for it. If the supervisor is gone, the kernel
+//! fails those calls (`ENOSYS`); they never proceed unchecked.
+//!
+//! This module must never allow a call it cannot judge: what the filter does not refuse or hand
+//! over is exactly what needs no decision.
+
+mod filter;
+#[cfg(test)]
+mod tests;
+
+use std::io::Read;
+use std::os::fd::{FromRawFd, OwnedFd};
+
+use crate::error::Result;
+use crate::sandbox::plan::Sockets;
+use crate::sandbox::step_failed;
+use crate::sys::pipe::pipe;
+
+use filter::context;
+
+/// The filter for `sockets`, as BPF the kernel takes (`struct sock_filter` array).
+pub fn program(sockets: &Sockets) -> Result<Vec<u8>> {
+    let ctx = context(sockets).map_err(step_failed("cannot build the seccomp filter"))?;
+    let (read, write) = pipe().map_err(step_failed("cannot build the seccomp filter"))?;
+    // A filter of a few hundred bytes fits the pipe's buffer: no reader is needed meanwhile.
+    ctx.export_bpf(&write)
+        .map_err(step_failed("cannot export the seccomp filter"))?;
+    drop(write);
+    let mut bpf = Vec::new();
+    std::fs::File::from(read)
+        .read_to_end(&mut bpf)
+        .map_err(step_failed("cannot export the seccomp filter"))?;
+    Ok(bpf)
+}
+
+/// Installs `bpf` on the calling thread (the helper, single-threaded, `no_new_privs` already set)
+/// and returns the notification descriptor the supervisor answers on.
+pub fn install(bpf: &[u8]) -> Result<OwnedFd> {
+    let filter = libc::sock_fprog {
+        len: (bpf.len() / std::mem::size_of::<libc::sock_filter>()) as u16,
+        filter: bpf.as_ptr() as *mut libc::sock_filter,
+    };
+    // Once the supervisor has taken a call, only a fatal signal interrupts the wait for its answer
+    // (Linux 5.19): a signal must not restart a connect the supervisor is already making.
+    let flags = [
+        libc::SECCOMP_FILTER_FLAG_NEW_LISTENER | libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+        libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+    ];
+    let mut last = std::io::Error::from_raw_os_error(libc::EINVAL);
+    for flag in flags {
+        // SAFETY: `filter` points at `bpf`, alive for the call; the kernel copies the program.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                flag,
+                &filter as *const libc::sock_fprog,
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: a new descriptor (close-on-exec) that nothing else owns.
+            return Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+        }
+        last = std::io::Error::last_os_error();
+        if last.raw_os_error() != Some(libc::EINVAL) {
+            break;
+        }
+    }
+    Err(step_failed("cannot install the seccomp filter")(last))
+}
