@@ -27,9 +27,9 @@ pub fn run(args: PsArgs) -> Result<i32> {
         "STARTED"
     )?;
     for r in &jobs {
-        let sandbox = match (r.sandbox.enforced, r.sandbox.landlock_abi) {
-            (true, Some(abi)) => format!("landlock{abi}"),
-            _ => "NONE".to_string(),
+        let sandbox = match r.sandbox.confined_by() {
+            Some(abi) => format!("landlock{abi}"),
+            None => "NONE".to_string(),
         };
         let state = match (r.state, r.exit_status()) {
             (State::Running | State::Lost, _) => r.state.to_string(),

@@ -26,10 +26,10 @@ pub fn run(args: JobArgs) -> Result<i32> {
     if let Some(ended) = &record.ended_at {
         out!("ended:    {ended}")?;
     }
-    let sandbox = match (record.sandbox.enforced, record.sandbox.landlock_abi) {
-        (true, Some(abi)) => format!("landlock ABI {abi}, policy {}", record.sandbox.policy),
-        _ => "none (--no-sandbox)".into(),
-    };
+    let sandbox = record
+        .sandbox
+        .summary()
+        .unwrap_or_else(|| "none (--no-sandbox)".into());
     out!("sandbox:  {sandbox}")?;
     if let Some(refused) = &record.sandbox.refused {
         let layer = [

@@ -79,6 +79,20 @@ pub struct SandboxReport {
     pub refused: Option<Refused>,
 }
 
+impl SandboxReport {
+    /// The Landlock ABI that confined the job; `None` when nothing did (`--no-sandbox`).
+    pub fn confined_by(&self) -> Option<u32> {
+        self.landlock_abi.filter(|_| self.enforced)
+    }
+
+    /// What confined the job, as the start line and `status` say it: `landlock ABI 7, policy
+    /// default`; `None` unsandboxed.
+    pub fn summary(&self) -> Option<String> {
+        let abi = self.confined_by()?;
+        Some(format!("landlock ABI {abi}, policy {}", self.policy))
+    }
+}
+
 /// Calls of the job the seccomp layer's broker refused, by kind. (What the filter refuses by a call's
 /// arguments alone, such as a raw socket, the kernel answers without isolate seeing it.)
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -35,9 +35,9 @@ pub(super) fn announce_start(prepared: &Prepared, record: &Record, notes: &[Stri
         (Chosen::Recorded, _) => " (the job's own)".into(),
         _ => String::new(),
     };
-    let sandbox = match (record.sandbox.enforced, record.sandbox.landlock_abi) {
-        (true, Some(abi)) => format!("landlock ABI {abi}, policy {}{why}", record.sandbox.policy),
-        _ => "UNSANDBOXED (--no-sandbox)".to_string(),
+    let sandbox = match record.sandbox.summary() {
+        Some(summary) => format!("{summary}{why}"),
+        None => "UNSANDBOXED (--no-sandbox)".to_string(),
     };
     let place = match prepared.worktree.as_ref().map(|wt| &wt.created) {
         Some(created) => format!(
