@@ -1,0 +1,29 @@
+//! A record read against the machine: a record that says `running` is only as good as its
+//! supervisor, which must still be the process it names (same pid, same start time).
+
+use super::{Record, State};
+
+impl Record {
+    /// The state to show: a record that says `running` whose supervisor is gone (a pid that is no
+    /// longer there, or one recycled for another process) is `lost`.
+    pub fn effective_state(&self) -> State {
+        match self.state {
+            State::Running if !self.supervisor_alive() => State::Lost,
+            state => state,
+        }
+    }
+
+    /// The supervisor named by the record is alive: same pid, same start time.
+    pub fn supervisor_alive(&self) -> bool {
+        crate::sys::process::start_time(self.supervisor_pid) == Some(self.supervisor_start)
+    }
+
+    /// The status `wait` exits with, once the job has ended.
+    pub fn exit_status(&self) -> Option<i32> {
+        match self.state {
+            State::TimedOut => Some(124),
+            State::Exited | State::Killed => self.exit.map(|e| e.status()),
+            State::Running | State::Lost => None,
+        }
+    }
+}

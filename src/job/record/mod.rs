@@ -1,0 +1,71 @@
+//! The job record: one JSON document per job, in the schema of spec/cli.md ("Reports"). The same
+//! struct is the `--report` file, the record in the state directory and (later) `status --json`.
+//! Fields are only ever added; a new meaning needs a new `schema` number.
+
+#![deny(missing_docs)]
+
+use serde::{Deserialize, Serialize};
+
+mod liveness;
+mod sandbox;
+mod state;
+#[cfg(test)]
+mod tests;
+mod worktree;
+
+pub use sandbox::{NetworkCounts, Refused, SandboxReport};
+pub use state::{Exit, State};
+pub use worktree::{Dirty, WorktreeReport};
+
+/// The record schema isolate writes: 1.
+pub const SCHEMA: u32 = 1;
+
+/// One job, as its record, its `--report` file and `status --json` show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    /// The schema of this record ([`SCHEMA`]).
+    pub schema: u32,
+    /// The job's id, `<slug>-<4 hex>`; its branch is `isolate/<id>`.
+    pub id: String,
+    /// `--name`, when given.
+    pub name: Option<String>,
+    /// CMD, as given after `--`.
+    pub command: Vec<String>,
+    /// Where the job is in its life; with `exit`, how it ended.
+    pub state: State,
+    /// The job's main process, once started.
+    pub pid: Option<i32>,
+    /// The process that supervises the job (and owns its `waitpid`).
+    pub supervisor_pid: i32,
+    /// The supervisor's start time in clock ticks since boot (`/proc/<pid>/stat` field 22), so a
+    /// recycled pid is never taken for a live supervisor.
+    pub supervisor_start: u64,
+    /// When the job started (RFC 3339, seconds).
+    pub started_at: String,
+    /// When it ended, once it has.
+    pub ended_at: Option<String>,
+    /// How its main process ended, once it has.
+    pub exit: Option<Exit>,
+    /// What confined it.
+    pub sandbox: SandboxReport,
+    /// The directory CMD started in.
+    pub cwd: String,
+    /// Its worktree, with `--worktree` (or `--resume`).
+    pub worktree: Option<WorktreeReport>,
+    /// A background job's output (stdout and stderr interleaved).
+    #[serde(default)]
+    pub log: Option<String>,
+    /// First of the job's block of 10 TCP ports (`ISOLATE_PORT`).
+    #[serde(default)]
+    pub port: Option<u16>,
+    /// The job's leaf cgroup, when a writable cgroup v2 directory was available.
+    #[serde(default)]
+    pub cgroup: Option<String>,
+    /// True for `--bg` jobs.
+    #[serde(default)]
+    pub background: bool,
+    /// `rm --force` forgot the job but had to leave its worktree on disk: the record stays as a
+    /// tombstone that only `worktrees` and `prune` read, so the worktree is never orphaned.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub forgotten: bool,
+}
