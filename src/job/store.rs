@@ -3,7 +3,7 @@
 //! reader sees the old record or the new one, never half of one.
 
 use std::fs;
-use std::io::{ErrorKind, Write};
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -59,24 +59,7 @@ pub fn write_record(job_dir: &Path, record: &Record) -> Result<()> {
     write_atomic(&record_path(job_dir), &json)
 }
 
-/// Writes `bytes` to `path` atomically: temporary file in the same directory, fsync, rename, fsync
-/// of the directory.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let fail = |e: std::io::Error| Error::io("cannot write", path, e);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempfile_in(dir)
-        .map_err(fail)?;
-    tmp.write_all(bytes).map_err(fail)?;
-    tmp.as_file().sync_all().map_err(fail)?;
-    tmp.persist(path).map_err(|e| fail(e.error))?;
-    if let Ok(d) = fs::File::open(dir) {
-        // Durability of the rename; a failure here does not make the record wrong, only maybe older.
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
+pub use crate::sys::atomic::write as write_atomic;
 
 /// Removes a job's directory (record and private temporary directory); used when a job never
 /// started, so that nothing of it is left behind.

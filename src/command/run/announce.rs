@@ -18,7 +18,7 @@ pub(super) fn write_report(path: &Path, record: &Record) -> Result<()> {
     json.push(b'\n');
     let regular_or_new = fs::metadata(path).map(|m| m.is_file()).unwrap_or(true);
     if regular_or_new && !path.starts_with("/dev") && !path.starts_with("/proc") {
-        store::write_atomic(path, &json)
+        crate::sys::atomic::write(path, &json)
     } else {
         fs::write(path, &json).map_err(|e| Error::io("cannot write the report", path, e))
     }
