@@ -1,6 +1,6 @@
-//! The operating system's mechanics, each written once for every layer above: atomic files, close-on-exec pipes,
-//! pidfds and the bounded wait on one, a process's identity in `/proc`, lock files, and where the
-//! user's configuration and state live. Nothing here knows what a job is.
+//! The operating system's mechanics, each written once for every layer above: atomic files,
+//! close-on-exec pipes, pidfds and the bounded wait on one, a process's identity in `/proc`, lock
+//! files, and where the user's configuration and state live. Nothing here knows what a job is.
 
 pub mod atomic;
 pub mod dirs;

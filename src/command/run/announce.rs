@@ -6,7 +6,6 @@ use std::path::Path;
 use crate::controls::shell_quote;
 use crate::error::{Error, Result};
 use crate::job::record::{Record, State};
-use crate::job::store;
 use crate::words::plural;
 
 use super::options::Speech;
