@@ -999,3 +999,40 @@ fn prune_of_another_state_directory_leaves_a_running_jobs_branch_alone() {
     assert!(has_ref(&env, &repo, &format!("refs/isolate/{id}/base")));
     assert_status(&env.isolate(env.path(), ["stop", &id]), 0);
 }
+
+/// Files that change what runs in the project (isolate's configuration, CI, hooks) are listed
+/// first, whatever the count and however the other names sort: sixty files named to sort before
+/// `.` cannot push `.isolate.toml` out of sight.
+#[test]
+fn the_preview_lists_what_changes_what_runs_first() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (out, report) = env.worktree_job(
+        &repo,
+        &[],
+        "for i in $(seq -w 1 60); do echo $i > \"!$i.txt\"; done && \
+         printf 'policy = \"default\"\\n' > .isolate.toml && \
+         mkdir -p .github/workflows && echo 'on: push' > .github/workflows/ci.yml && \
+         git add -A && git commit -q -m many",
+    );
+    assert_status(&out, 0);
+    let id = report["id"].as_str().unwrap();
+    let out = env.isolate(&repo, ["merge", "--yes", id]);
+    assert_status(&out, 0);
+    let preview = stderr(&out);
+    let lines: Vec<&str> = preview.lines().collect();
+    assert!(lines[0].contains("changing 62 files:"), "{preview}");
+    assert!(lines[1].contains("read these first"), "{preview}");
+    let first: Vec<&str> = lines[2..4].to_vec();
+    assert!(
+        first
+            .iter()
+            .any(|l| l.starts_with("  A .isolate.toml  (isolate's configuration"))
+            && first
+                .iter()
+                .any(|l| l.starts_with("  A .github/workflows/ci.yml  (CI)")),
+        "{preview}"
+    );
+    assert_eq!(lines[4], "  and 60 other files:", "{preview}");
+    assert!(lines[5].starts_with("  A !01.txt"), "{preview}");
+}

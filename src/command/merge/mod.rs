@@ -5,6 +5,8 @@
 //! computed in the project from objects alone, fast-forwarded only from what was shown; a conflict
 //! is left in the job's worktree (made again when it was removed).
 
+mod preview;
+
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -18,7 +20,7 @@ use crate::job::record::Record;
 use crate::job::store;
 use crate::words::plural;
 use crate::worktree::cleanup::Recorded;
-use crate::worktree::merge::{self, Landing, Plan, Preview};
+use crate::worktree::merge::{self, Landing, Plan};
 use crate::worktree::project::Project;
 
 /// What became of one job.
@@ -195,7 +197,7 @@ fn merge_one(
         Plan::AlreadyIn { .. } => return Ok(Outcome::AlreadyIn),
         Plan::Merge(preview) => preview,
     };
-    show(&recorded, &preview);
+    preview::show(&recorded, &preview);
     if !args.yes && !confirm(&format!("Merge into {}? [y/N] ", preview.target))? {
         return Err(Error::NotConfirmed("not merged"));
     }
@@ -221,31 +223,6 @@ fn merge_one(
             },
         },
     )
-}
-
-/// The job's own change, on stderr.
-fn show(recorded: &Recorded, preview: &Preview) {
-    say!(
-        "isolate: {} of {} onto {} ({}), changing {}:",
-        plural(preview.commits, "commit", "commits"),
-        recorded.id.branch(),
-        preview.target,
-        &preview.shown[..12.min(preview.shown.len())],
-        plural(preview.changes.len(), "file", "files")
-    );
-    // Every file, however many (a list cut short could hide one past the cut); the job chose
-    // these names, so an escape sequence in one is shown, never obeyed.
-    for change in &preview.changes {
-        say!("  {} {}", change.status, controls::name(&change.path));
-    }
-    if preview.moved > 0 {
-        say!(
-            "isolate: {} has moved {} since the job's base {}",
-            preview.target,
-            plural(preview.moved, "commit", "commits"),
-            &recorded.worktree.base[..12.min(recorded.worktree.base.len())]
-        );
-    }
 }
 
 /// Which merged, which did not, which were not tried (after more than one job).
