@@ -14,11 +14,11 @@ use crate::cli::MergeArgs;
 use crate::command::{print_json, report_error};
 use crate::controls;
 use crate::error::{Error, Result};
+use crate::git::project::Project;
 use crate::job::record::{Record, State};
 use crate::job::store;
 use crate::worktree::cleanup::Recorded;
 use crate::worktree::merge::{self, Landing, Plan, Preview};
-use crate::worktree::project::Project;
 
 /// What became of one job.
 #[derive(Debug, Serialize)]

@@ -9,9 +9,9 @@ use std::thread;
 
 use crate::error::{Error, Result};
 use crate::git;
+use crate::git::project::Project;
 use crate::job::id::JobId;
 use crate::worktree::include;
-use crate::worktree::project::Project;
 
 /// A worktree isolate has made, and the refs it made in the project.
 #[derive(Debug)]

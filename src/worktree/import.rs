@@ -16,10 +16,10 @@ use std::process::Stdio;
 
 use crate::error::{Error, Result};
 use crate::git;
+use crate::git::project::Project;
 use crate::sandbox::{plan, probe};
 use crate::supervise::helper::Helper;
 use crate::supervise::spawn;
-use crate::worktree::project::Project;
 
 /// What an import did.
 pub struct Imported {

@@ -15,13 +15,13 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::git;
+use crate::git::project::Project;
 use crate::job::record::Record;
 use crate::job::store;
 use crate::sandbox::policy::Loaded;
 use crate::worktree::checkouts::{self, Hold};
 use crate::worktree::cleanup::{self, Recorded, Settling};
 use crate::worktree::create;
-use crate::worktree::project::Project;
 use crate::worktree::sandboxed;
 use crate::worktree::standing;
 

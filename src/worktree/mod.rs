@@ -12,7 +12,6 @@ pub mod include;
 pub mod inspect;
 pub mod marks;
 pub mod merge;
-pub mod project;
 pub mod remove;
 pub mod sandboxed;
 pub mod standing;

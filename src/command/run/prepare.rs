@@ -8,13 +8,13 @@ use std::path::{Path, PathBuf};
 use crate::cli::RunArgs;
 use crate::config;
 use crate::error::{Error, Result};
+use crate::git::project::Project;
 use crate::job::id::JobId;
 use crate::job::record::{Record, State};
 use crate::job::store;
 use crate::sandbox::made::Made;
 use crate::sandbox::{agent, plan, policy};
 use crate::worktree::create::{self, Created};
-use crate::worktree::project::Project;
 
 use super::records::creating;
 

@@ -1,0 +1,212 @@
+//! The look that gathers the facts: the job's repository read in-process (executing nothing
+//! planted there), its branch imported unless only surveying, its other refs and its standing
+//! against the project checked. Never decides, never deletes.
+
+use std::fs;
+
+use super::bounded::inspect_bounded;
+use super::branch_tip::{last_import, note_import};
+use super::facts::{Branch, Facts, Tree};
+use super::job::{Job, Look};
+use crate::error::Result;
+use crate::git;
+use crate::git::project::Project;
+use crate::worktree::checkouts;
+use crate::worktree::create::pin_ref;
+use crate::worktree::import;
+use crate::worktree::inspect::{self, Inspection};
+use crate::worktree::standing;
+
+/// Reads the job's repository (in-process, executing nothing planted there), imports its branch
+/// (unless only surveying), and checks its other refs and its standing against the project.
+pub(super) fn gather(job: &Job, look: Look) -> Facts {
+    let branch = job.id.branch();
+    let tree = if fs::symlink_metadata(job.path).is_ok() {
+        Tree::Present(inspect_bounded(job.path, &branch))
+    } else if job.removed {
+        Tree::Removed
+    } else {
+        Tree::Missing
+    };
+    let (project_branch, pin) = match project_refs(job) {
+        Ok(refs) => refs,
+        Err(e) => (None, Some(format!("(unreadable: {e})"))),
+    };
+    let mut copied = false;
+    let branch_state = match &tree {
+        Tree::Present(Ok(insp)) => match &insp.branch_tip {
+            Some(tip) => match project_branch.as_deref() {
+                // Someone moved the project's branch while the job ran: never overwrite it.
+                Some(current) if current != last_import(job) && current != tip => {
+                    Branch::Unknown(format!(
+                        "the project's {branch} moved to {current} (isolate left it at {}); not overwritten",
+                        last_import(job)
+                    ))
+                }
+                Some(current) if current == tip => counted(job, look, tip, None),
+                _ if look == Look::Survey => {
+                    if tip == job.base {
+                        Branch::AtBase
+                    } else {
+                        Branch::ToImport
+                    }
+                }
+                // Deleted in the project while the job ran: created again, so the work is not lost.
+                current => {
+                    let old = current.unwrap_or(ZERO);
+                    let objects = job.path.join(".git/objects");
+                    match import::import(job.project, &objects, &branch, tip, old, job.base) {
+                        Ok(done) => {
+                            copied = done.copied;
+                            if done.copied {
+                                note_import(job.job_dir, tip);
+                            }
+                            counted(job, look, tip, Some(done.commits))
+                        }
+                        Err(e) => Branch::Unknown(e.to_string()),
+                    }
+                }
+            },
+            None => Branch::Unknown(format!("the job deleted its branch {branch}")),
+        },
+        Tree::Present(Err(e)) => Branch::Unknown(e.clone()),
+        // Without the directory, what the project's branch already holds is what counts.
+        Tree::Missing | Tree::Removed => match project_branch.as_deref() {
+            Some(tip) => counted(job, look, tip, None),
+            None => Branch::Gone,
+        },
+    };
+    // Whether a checkout holds the branch, asked only when the branch could go.
+    let may_go = match &branch_state {
+        Branch::AtBase => true,
+        Branch::Commits {
+            standing: Some(standing),
+            ..
+        } => job.settling.settles_landed() && standing.landed(),
+        _ => false,
+    };
+    let branch_held = if may_go {
+        match checkouts::holding(job.project, &format!("refs/heads/{branch}")) {
+            Ok(held) => held.map(|h| h.to_string()),
+            Err(e) => Some(format!(
+                "perhaps checked out (cannot list the checkouts: {e})"
+            )),
+        }
+    } else {
+        None
+    };
+    let unimported = match &tree {
+        Tree::Present(Ok(insp)) => {
+            unimported_refs(job, insp).unwrap_or_else(|e| vec![format!("(cannot check: {e})")])
+        }
+        _ => Vec::new(),
+    };
+    let branch_after = match (&tree, &branch_state) {
+        (Tree::Present(Ok(insp)), Branch::AtBase | Branch::Commits { .. })
+            if look == Look::Import =>
+        {
+            insp.branch_tip.clone()
+        }
+        _ => project_branch,
+    };
+    Facts {
+        life: job.life,
+        in_use: false,
+        tree,
+        branch: branch_state,
+        copied,
+        pin,
+        branch_after,
+        unimported,
+        branch_held,
+        settling: job.settling,
+    }
+}
+
+/// The project's branch at `tip`: its commits beyond base (`commits` when the import counted them),
+/// and, for `rm`, `prune` and a survey, where they stand against the project branch.
+fn counted(job: &Job, look: Look, tip: &str, commits: Option<usize>) -> Branch {
+    if tip == job.base {
+        return Branch::AtBase;
+    }
+    let count = match commits {
+        Some(n) => n,
+        None => match import::count(job.project, job.base, tip) {
+            Ok(n) => n,
+            Err(e) => return Branch::Unknown(e.to_string()),
+        },
+    };
+    if count == 0 {
+        return Branch::AtBase;
+    }
+    let standing = match job.project_branch {
+        Some(target) if job.settling.settles_landed() || look == Look::Survey => {
+            let target = format!("refs/heads/{target}");
+            match standing::standing(&job.project.top, &target, tip) {
+                Ok(standing) => Some(standing),
+                // No such project branch (deleted, or a typo in the record): nothing has landed.
+                Err(_) if !ref_exists(job.project, &target) => None,
+                Err(e) => return Branch::Unknown(e.to_string()),
+            }
+        }
+        _ => None,
+    };
+    Branch::Commits { count, standing }
+}
+
+fn ref_exists(project: &Project, reference: &str) -> bool {
+    git::try_run(
+        &project.top,
+        [
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            reference,
+        ],
+    )
+    .is_ok_and(|out| out.status.success())
+}
+
+/// The null object id: "the ref must not exist" for `update-ref`.
+const ZERO: &str = "0000000000000000000000000000000000000000";
+
+/// The project's values of the job's branch and base pin, in one read.
+fn project_refs(job: &Job) -> Result<(Option<String>, Option<String>)> {
+    let branch = format!("refs/heads/{}", job.id.branch());
+    let pin = pin_ref(job.id);
+    let out = git::run(
+        &job.project.top,
+        [
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            "--",
+            &branch,
+            &pin,
+        ],
+    )?;
+    let text = out.text();
+    let value = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+            .map(str::to_string)
+    };
+    Ok((value(&branch), value(&pin)))
+}
+
+/// Other refs (and a detached HEAD) of the job whose commits the project does not have.
+fn unimported_refs(job: &Job, insp: &Inspection) -> std::result::Result<Vec<String>, String> {
+    let mut named: Vec<(String, String)> = insp.other_refs.clone();
+    if insp.head_branch.is_none() {
+        if let Some(head) = &insp.head_commit {
+            named.push(("HEAD (detached)".into(), head.clone()));
+        }
+    }
+    let ids: Vec<String> = named.iter().map(|(_, id)| id.clone()).collect();
+    let missing = inspect::missing_from(&job.project.git_dir, &ids).map_err(|e| e.to_string())?;
+    Ok(named
+        .into_iter()
+        .filter(|(_, id)| missing.contains(id))
+        .map(|(name, _)| name)
+        .collect())
+}
