@@ -5,19 +5,23 @@
 //!
 //! The facts it decides on are facts.rs (the work a tree holds, work.rs), why a worktree stays
 //! keep.rs, the predicate decide.rs, its reading as `prune`, `rm` and `worktrees` print it
-//! outcome.rs; the look that gathers the facts gather.rs, the carrying out settle.rs, under the
+//! outcome.rs, the branch's fate fate.rs; the look that gathers the facts gather.rs, the carrying
+//! out settle.rs (what it left, ending.rs, read into the job's record by report.rs), under the
 //! import lock of import_lock.rs, with the record checked against the disk by validate.rs.
 
 mod bounded;
 mod branch_tip;
 mod decide;
+mod ending;
 mod facts;
+mod fate;
 mod gather;
 mod import_lock;
 mod job;
 mod keep;
 mod outcome;
 mod recorded;
+mod report;
 mod settle;
 mod survey;
 mod validate;
@@ -26,11 +30,13 @@ mod work;
 pub use bounded::inspect_bounded;
 pub use branch_tip::note_import;
 pub use decide::{decide, Verdict};
+pub use ending::{Ending, Gone, Stay};
 pub use facts::{Branch, Facts, Life, Settling, Tree};
+pub use fate::{branch_fate, BranchKept, Deleted, Fate};
 pub use import_lock::import_now;
 pub use job::Job;
 pub use keep::{Keep, Unmerged};
-pub use outcome::{branch_fate, outcome, Action, BranchAction, Outcome};
+pub use outcome::{outcome, Action, BranchAction, Outcome};
 pub use recorded::Recorded;
 pub use settle::{settle, Settled};
 pub use survey::survey;

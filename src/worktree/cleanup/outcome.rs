@@ -4,9 +4,10 @@
 use serde::Serialize;
 
 use super::decide::Verdict;
+use super::ending::{Ending, Stay};
 use super::facts::{Branch, Facts, Tree};
+use super::fate::branch_fate;
 use super::job::Job;
-use super::keep::plural;
 
 /// What settling does to a worktree (or did), as `prune`, `rm` and `worktrees` say it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -45,17 +46,13 @@ pub fn outcome(job: &Job, facts: &Facts, verdict: &Verdict) -> Outcome {
             reason: keep.to_string(),
         },
         Verdict::Remove { delete_branch } => {
-            let branch = has_branch.then_some(if *delete_branch {
-                BranchAction::Delete
-            } else {
-                BranchAction::Keep
-            });
+            let fate = branch_fate(job, facts, *delete_branch);
+            let branch = fate.action();
             let tree = match facts.tree {
                 Tree::Present(_) => "clean",
                 Tree::Missing => "worktree directory is missing",
                 Tree::Removed => "worktree removed when the job ended",
             };
-            let fate = branch_fate(job, facts, *delete_branch);
             // A removed worktree whose branch stays has nothing left to remove: it is kept, for
             // its branch.
             let action = match (&facts.tree, branch) {
@@ -65,46 +62,29 @@ pub fn outcome(job: &Job, facts: &Facts, verdict: &Verdict) -> Outcome {
             Outcome {
                 action,
                 branch,
-                reason: if fate.is_empty() {
-                    tree.to_string()
-                } else {
-                    format!("{tree}; {fate}")
+                reason: match fate.action() {
+                    None => tree.to_string(),
+                    Some(_) => format!("{tree}; {fate}"),
                 },
             }
         }
     }
 }
 
-/// What becomes of the job's branch, in words ("branch kept: 2 commits not in main").
-pub fn branch_fate(job: &Job, facts: &Facts, delete_branch: bool) -> String {
-    let target = job.project_branch.unwrap_or("the project branch");
-    match (&facts.branch, delete_branch) {
-        (Branch::Gone, _) => String::new(),
-        (_, false) if facts.branch_held.is_some() => format!(
-            "branch kept: {}",
-            facts.branch_held.as_deref().unwrap_or_default()
-        ),
-        (Branch::AtBase, true) => "branch deleted: no commits".into(),
-        (_, true) => format!("branch deleted: its commits are in {target}"),
-        (Branch::AtBase, false) => "branch kept: no commits".into(),
-        (Branch::ToImport, false) => "branch kept: commits to import".into(),
-        (Branch::Unknown(why), false) => format!("branch kept: {why}"),
-        (
-            Branch::Commits {
-                standing: Some(standing),
-                ..
-            },
-            false,
-        ) if !standing.landed() => format!(
-            "branch kept: {} commit{} not in {target}",
-            standing.unmerged,
-            plural(standing.unmerged)
-        ),
-        (Branch::Commits { .. }, false) if facts.copied => {
-            "branch kept: its commits were imported just now".into()
-        }
-        (Branch::Commits { count, .. }, false) => {
-            format!("branch kept: {count} commit{} beyond base", plural(*count))
-        }
+/// The outcome `planned` once carried out as `ending` says: a removal that failed keeps all, and a
+/// branch that moved before its deletion stays.
+pub fn carried_out(planned: Outcome, ending: &Ending, facts: &Facts) -> Outcome {
+    match ending {
+        Ending::Kept(stay @ Stay::Unremovable(_)) => Outcome {
+            action: Action::Keep,
+            branch: planned.branch.map(|_| BranchAction::Keep),
+            reason: stay.to_string(),
+        },
+        _ if planned.branch == Some(BranchAction::Delete) && ending.branch_kept(facts) => Outcome {
+            branch: Some(BranchAction::Keep),
+            reason: format!("{}; the branch moved, kept", planned.reason),
+            ..planned
+        },
+        _ => planned,
     }
 }
