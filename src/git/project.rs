@@ -61,10 +61,9 @@ impl Project {
         let text = out.text();
         let lines: Vec<&str> = text.split('\n').collect();
         let [bare, common, top, objects, format, prefix @ ..] = lines.as_slice() else {
-            return Err(Error::Other(format!(
-                "cannot read git rev-parse's answer in {} (does a path contain a newline? isolate does not support that)",
-                cwd.display()
-            )));
+            return Err(Error::RevParseUnreadable {
+                cwd: cwd.to_path_buf(),
+            });
         };
         if *bare == "true" {
             return Err(Error::Usage(format!(

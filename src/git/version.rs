@@ -12,10 +12,12 @@ pub fn version() -> Result<(u32, u32, u32)> {
         .env("LC_ALL", "C")
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| Error::Other(format!("cannot run git --version: {e}")))?;
+        .map_err(Error::GitMissing)?;
     let text = String::from_utf8_lossy(&out.stdout);
-    parse_version(&text)
-        .ok_or_else(|| Error::Other(format!("git --version printed {:?}", text.trim())))
+    parse_version(&text).ok_or_else(|| Error::GitUnreadable {
+        args: "--version",
+        printed: text.trim().to_string(),
+    })
 }
 
 /// "git version 2.47.3" (and vendor suffixes such as ".windows.1" or " (Apple Git-146)").
@@ -31,15 +33,16 @@ fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
 }
 
 /// Fails clearly unless git is at least `major.minor`, which `what` needs.
-pub fn require(major: u32, minor: u32, what: &str) -> Result<()> {
+pub fn require(major: u32, minor: u32, what: &'static str) -> Result<()> {
     let found = version()?;
     if (found.0, found.1) >= (major, minor) {
         return Ok(());
     }
-    Err(Error::Refused(format!(
-        "{what} needs git {major}.{minor} or later; this git is {}.{}.{}",
-        found.0, found.1, found.2
-    )))
+    Err(Error::GitTooOld {
+        what,
+        needs: (major, minor),
+        found,
+    })
 }
 
 #[cfg(test)]

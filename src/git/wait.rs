@@ -26,11 +26,7 @@ pub fn collect(child: &mut Child, cmd: &Command, timeout: Duration) -> Result<Ou
     };
     let out = reader(child.stdout.take().map(|p| Box::new(p) as _));
     let err = reader(child.stderr.take().map(|p| Box::new(p) as _));
-    let status = wait(child, timeout).map_err(|reason| Error::Git {
-        args: describe(cmd),
-        code: None,
-        stderr: reason,
-    })?;
+    let status = wait(child, cmd, timeout)?;
     Ok(Output {
         stdout: out.join().unwrap_or_default(),
         stderr: err.join().unwrap_or_default(),
@@ -38,9 +34,14 @@ pub fn collect(child: &mut Child, cmd: &Command, timeout: Duration) -> Result<Ou
     })
 }
 
-/// Waits for `child`, killing it after `timeout`. The wait blocks on a pidfd (readable when the child
-/// exits), so a git call costs what git costs, not a polling interval.
-pub fn wait(child: &mut Child, timeout: Duration) -> std::result::Result<ExitStatus, String> {
+/// Waits for `child` (started from `cmd`), killing it after `timeout`. The wait blocks on a pidfd
+/// (readable when the child exits), so a git call costs what git costs, not a polling interval.
+pub fn wait(child: &mut Child, cmd: &Command, timeout: Duration) -> Result<ExitStatus> {
+    let failed_with = |stderr: String| Error::Git {
+        args: describe(cmd),
+        code: None,
+        stderr,
+    };
     let pidfd = PidFd::open(child.id() as i32, 0).ok();
     let mut failed = None;
     let status = pidfd::wait_exit(
@@ -57,15 +58,15 @@ pub fn wait(child: &mut Child, timeout: Duration) -> std::result::Result<ExitSta
         },
     );
     match (status, failed) {
-        (_, Some(error)) => Err(error),
+        (_, Some(error)) => Err(failed_with(error)),
         (Some(Some(status)), None) => Ok(status),
         _ => {
             let _ = child.kill();
             let _ = child.wait();
-            Err(format!(
+            Err(failed_with(format!(
                 "timed out after {}",
                 humantime::format_duration(timeout)
-            ))
+            )))
         }
     }
 }

@@ -56,17 +56,18 @@ pub fn import(
     let full_id =
         |s: &str| s.len() == hex_len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
     if !full_id(tip) {
-        return Err(Error::Refused(format!(
-            "the job's branch tip {tip:?} is not a full object id; nothing imported"
-        )));
+        return Err(Error::TipNotAnId {
+            tip: tip.to_string(),
+        });
     }
     if tip != old {
         copy_objects(project, job_objects, tip, old)?;
         let kind = git::run(&project.top, ["cat-file", "-t", "--end-of-options", tip])?.text();
         if kind != "commit" {
-            return Err(Error::Refused(format!(
-                "the job's branch tip {tip} is a {kind}, not a commit; nothing imported"
-            )));
+            return Err(Error::TipNotACommit {
+                tip: tip.to_string(),
+                kind,
+            });
         }
         connected(
             project,

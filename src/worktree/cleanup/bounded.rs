@@ -6,6 +6,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
+use crate::error::{Error, Result};
 use crate::worktree::inspect::{self, Inspection};
 
 /// How long a read of the job's repository may take. The job could have swapped a file there for a
@@ -14,16 +15,21 @@ const INSPECT_LIMIT: Duration = Duration::from_secs(120);
 
 /// `inspect` on a thread of its own, given up on after `INSPECT_LIMIT` (the thread is left blocked;
 /// the supervisor exits soon after).
-pub fn inspect_bounded(path: &Path, branch: &str) -> std::result::Result<Inspection, String> {
+pub fn inspect_bounded(path: &Path, branch: &str) -> Result<Inspection> {
     let (tx, rx) = mpsc::channel();
-    let (path, branch) = (path.to_path_buf(), branch.to_string());
+    let (owned, branch) = (path.to_path_buf(), branch.to_string());
     thread::spawn(move || {
-        let _ = tx.send(inspect::inspect(&path, &branch).map_err(|e| e.to_string()));
+        let _ = tx.send(
+            inspect::inspect(&owned, &branch).map_err(|e| Error::Inspect {
+                path: owned.clone(),
+                source: Box::new(e),
+            }),
+        );
     });
     rx.recv_timeout(INSPECT_LIMIT).unwrap_or_else(|_| {
-        Err(format!(
-            "reading it took longer than {}s",
-            INSPECT_LIMIT.as_secs()
-        ))
+        Err(Error::InspectTimedOut {
+            path: path.to_path_buf(),
+            limit: INSPECT_LIMIT,
+        })
     })
 }

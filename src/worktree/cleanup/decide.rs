@@ -32,7 +32,7 @@ pub fn decide(facts: &Facts) -> Verdict {
                 delete_branch: branch_goes(facts),
             }
         }
-        Tree::Present(Err(why)) => return Verdict::Keep(Keep::Unreadable(why.clone())),
+        Tree::Present(Err(why)) => return Verdict::Keep(Keep::Unreadable(why.to_string())),
         Tree::Present(Ok(insp)) => insp,
     };
     if let Branch::Unknown(why) = &facts.branch {

@@ -2,6 +2,7 @@
 //! its branch in the project, and who settles it. Data only: gathering them is gather.rs, deciding
 //! on them decide.rs.
 
+use crate::error::Result;
 use crate::worktree::inspect::Inspection;
 use crate::worktree::standing::Standing;
 
@@ -18,7 +19,7 @@ pub enum Life {
 #[derive(Debug)]
 pub enum Tree {
     /// There: the read of its repository, or why it could not be read.
-    Present(std::result::Result<Inspection, String>),
+    Present(Result<Inspection>),
     /// Gone, though isolate did not remove it.
     Missing,
     /// isolate removed it when the job ended: only the branch is left to settle.

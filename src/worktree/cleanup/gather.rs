@@ -14,7 +14,7 @@ use crate::git::project::Project;
 use crate::worktree::checkouts;
 use crate::worktree::create::pin_ref;
 use crate::worktree::import;
-use crate::worktree::inspect::{self, Inspection};
+use crate::worktree::inspect::{self, InspectError, Inspection};
 use crate::worktree::standing;
 
 /// Reads the job's repository (in-process, executing nothing planted there), imports its branch
@@ -69,7 +69,7 @@ pub(super) fn gather(job: &Job, look: Look) -> Facts {
             },
             None => Branch::Unknown(format!("the job deleted its branch {branch}")),
         },
-        Tree::Present(Err(e)) => Branch::Unknown(e.clone()),
+        Tree::Present(Err(e)) => Branch::Unknown(e.to_string()),
         // Without the directory, what the project's branch already holds is what counts.
         Tree::Missing | Tree::Removed => match project_branch.as_deref() {
             Some(tip) => counted(job, look, tip, None),
@@ -195,7 +195,7 @@ fn project_refs(job: &Job) -> Result<(Option<String>, Option<String>)> {
 }
 
 /// Other refs (and a detached HEAD) of the job whose commits the project does not have.
-fn unimported_refs(job: &Job, insp: &Inspection) -> std::result::Result<Vec<String>, String> {
+fn unimported_refs(job: &Job, insp: &Inspection) -> Result<Vec<String>, InspectError> {
     let mut named: Vec<(String, String)> = insp.other_refs.clone();
     if insp.head_branch.is_none() {
         if let Some(head) = &insp.head_commit {
@@ -203,7 +203,7 @@ fn unimported_refs(job: &Job, insp: &Inspection) -> std::result::Result<Vec<Stri
         }
     }
     let ids: Vec<String> = named.iter().map(|(_, id)| id.clone()).collect();
-    let missing = inspect::missing_from(&job.project.git_dir, &ids).map_err(|e| e.to_string())?;
+    let missing = inspect::missing_from(&job.project.git_dir, &ids)?;
     Ok(named
         .into_iter()
         .filter(|(_, id)| missing.contains(id))

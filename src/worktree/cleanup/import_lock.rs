@@ -6,7 +6,7 @@ use std::path::Path;
 use super::facts::Branch;
 use super::gather::gather;
 use super::job::{Job, Look};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::sys::lock::Lock;
 
 /// The lock that serialises one job's imports (`isolate import`, `merge`, the supervisor's end).
@@ -19,9 +19,10 @@ pub(super) fn import_lock(job_dir: &Path) -> Result<Lock> {
 pub fn import_now(job: &Job) -> Result<usize> {
     let _lock = import_lock(job.job_dir)?;
     match gather(job, Look::Import).branch {
-        Branch::Unknown(why) => Err(crate::error::Error::Refused(format!(
-            "nothing imported: {why}"
-        ))),
+        Branch::Unknown(why) => Err(Error::NothingImported {
+            job: job.id.to_string(),
+            why,
+        }),
         branch => Ok(branch.commits()),
     }
 }

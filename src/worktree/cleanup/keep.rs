@@ -1,5 +1,6 @@
 //! Why a worktree stays, in the words every ending prints. Never decides: decide.rs does.
 
+use super::validate::Mismatch;
 use super::work::Work;
 
 /// Why a worktree stays.
@@ -14,7 +15,7 @@ pub enum Keep {
     /// `--keep`.
     Asked,
     /// The record's claims do not match the disk.
-    Mismatch(String),
+    Mismatch(Mismatch),
     /// The second look, right before deleting, differed from the first.
     Changed,
     /// `prune`: the branch holds commits the project branch lacks.

@@ -40,5 +40,5 @@ pub use outcome::{outcome, Action, BranchAction, Outcome};
 pub use recorded::Recorded;
 pub use settle::{settle, Settled};
 pub use survey::survey;
-pub use validate::validate;
+pub use validate::{validate, Mismatch};
 pub use work::Work;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::facts::{Life, Settling};
 use super::job::Job;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::git::project::Project;
 use crate::job::id::JobId;
 use crate::job::record::State;
@@ -27,16 +27,11 @@ pub struct Recorded {
 
 impl Recorded {
     pub fn open(state: &Path, record: &crate::job::record::Record) -> Result<Recorded> {
-        use crate::error::Error;
-        let worktree = record
-            .worktree
-            .clone()
-            .ok_or_else(|| Error::Refused(format!("job {} has no worktree", record.id)))?;
-        let id = JobId::parse(&record.id).ok_or_else(|| {
-            Error::Refused(format!(
-                "the record's id {:?} is not one isolate makes",
-                record.id
-            ))
+        let worktree = record.worktree.clone().ok_or_else(|| Error::NoWorktree {
+            job: record.id.clone(),
+        })?;
+        let id = JobId::parse(&record.id).ok_or_else(|| Error::NotAJobId {
+            id: record.id.clone(),
         })?;
         let project = Project::discover(Path::new(&worktree.repo))?;
         // Where the worktree must be, computed from the project and configuration, never taken
@@ -87,11 +82,10 @@ impl Recorded {
     pub fn checked_path(&self) -> Result<&Path> {
         let path = Path::new(&self.worktree.path);
         if path != self.key_dir.join(self.id.as_str()) {
-            return Err(crate::error::Error::Refused(format!(
-                "the record of {} names {}, which is not where isolate puts its worktree; nothing done",
-                self.id,
-                path.display()
-            )));
+            return Err(Error::MisplacedWorktree {
+                job: self.id.to_string(),
+                path: path.to_path_buf(),
+            });
         }
         Ok(path)
     }

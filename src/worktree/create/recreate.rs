@@ -27,10 +27,11 @@ pub fn recreate(project: &Project, id: &JobId, path: &Path, base: &str) -> Resul
             ["update-ref", "--end-of-options", &pin, base, ""],
         )?;
     } else if current.text() != base {
-        return Err(Error::Refused(format!(
-            "the project's {pin} is {}, not the job's base {base}; nothing made",
-            current.text()
-        )));
+        return Err(Error::PinMoved {
+            pin,
+            found: current.text(),
+            base: base.to_string(),
+        });
     }
     fs::create_dir(path).map_err(|e| Error::io("cannot create the worktree", path, e))?;
     if let Err(e) = init(project, id, path) {

@@ -29,11 +29,15 @@ pub(super) fn connected(project: &Project, tip: &str, known: &str) -> Result<()>
         return Ok(());
     }
     let why = String::from_utf8_lossy(&out.stderr);
-    Err(Error::Refused(format!(
-        "the job's commits reach objects the project did not receive ({}): its object files were \
-         changed or are missing; nothing imported",
-        why.trim().lines().next().unwrap_or("rev-list failed")
-    )))
+    Err(Error::ObjectsNotReceived {
+        tip: tip.to_string(),
+        why: why
+            .trim()
+            .lines()
+            .next()
+            .unwrap_or("rev-list failed")
+            .to_string(),
+    })
 }
 
 /// Commits of `base..tip` in the project (no git call when they are the same commit).
@@ -47,7 +51,8 @@ pub fn count(project: &Project, base: &str, tip: &str) -> Result<usize> {
         ["rev-list", "--count", "--end-of-options", &range],
     )?
     .text();
-    count
-        .parse()
-        .map_err(|_| Error::Other(format!("git rev-list --count printed {count:?}")))
+    count.parse().map_err(|_| Error::GitUnreadable {
+        args: "rev-list --count",
+        printed: count,
+    })
 }

@@ -28,7 +28,7 @@ pub(super) fn fill(row: &mut Row, facts: &Facts) {
             }
             marks.extend(insp.in_progress.iter().map(|op| Mark::InProgress(op)));
         }
-        Tree::Present(Err(e)) => row.error = Some(e.clone()),
+        Tree::Present(Err(e)) => row.error = Some(e.to_string()),
         Tree::Missing | Tree::Removed => {}
     }
     match &facts.branch {

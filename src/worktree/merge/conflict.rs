@@ -30,23 +30,27 @@ pub(super) fn conflict(
     } else {
         // The merge goes where the job's work is: never over work not committed yet, never on top
         // of a merge (or rebase) left in progress.
-        let resume = format!("isolate run --resume {} -- \"$SHELL\"", recorded.id);
-        let insp = cleanup::inspect_bounded(path, &recorded.id.branch())
-            .map_err(|why| Error::Refused(format!("cannot read the job's worktree: {why}")))?;
+        // (Either refusal names the way back in: `isolate run --resume <id> -- "$SHELL"`.)
+        let insp = cleanup::inspect_bounded(path, &recorded.id.branch()).map_err(|why| {
+            Error::WorktreeUnreadable {
+                path: path.to_path_buf(),
+                source: Box::new(why),
+            }
+        })?;
         if let Some(op) = insp.in_progress.first() {
-            return Err(Error::Refused(format!(
-                "a {op} is in progress in {}: finish it there ({resume}), then run isolate merge again",
-                path.display()
-            )));
+            return Err(Error::OperationInProgress {
+                op,
+                job: recorded.id.to_string(),
+                path: path.to_path_buf(),
+            });
         }
         if insp.modified + insp.untracked + insp.conflicted > 0 {
-            return Err(Error::Refused(format!(
-                "{} conflicts with {}, and the job's worktree {} has work not committed: commit it \
-                 there ({resume}), then run isolate merge again",
-                recorded.id.branch(),
-                preview.target,
-                path.display()
-            )));
+            return Err(Error::UncommittedWork {
+                job: recorded.id.to_string(),
+                branch: recorded.id.branch(),
+                target: preview.target.clone(),
+                path: path.to_path_buf(),
+            });
         }
     }
     let merged = sandboxed::git(
@@ -70,12 +74,11 @@ pub(super) fn conflict(
     )?;
     let files: Vec<String> = conflicts.stdout.lines().map(str::to_string).collect();
     if merged.status == 0 || files.is_empty() {
-        return Err(Error::Refused(format!(
-            "{} and {} do not merge cleanly in the project, and the worktree's merge said: {}; nothing merged",
-            preview.target,
-            recorded.id.branch(),
-            merged.stderr.trim()
-        )));
+        return Err(Error::NoCleanMerge {
+            target: preview.target.clone(),
+            branch: recorded.id.branch(),
+            said: merged.stderr.trim().to_string(),
+        });
     }
     Ok(Landing::Conflicted {
         worktree: path.to_path_buf(),
@@ -132,11 +135,11 @@ fn recreate(
         ],
     )?;
     if out.status != 0 {
-        return Err(Error::Other(format!(
-            "cannot check out {branch} in the recreated worktree {}: {}",
-            path.display(),
-            out.stderr.trim()
-        )));
+        return Err(Error::RecreatedCheckout {
+            branch,
+            path: path.to_path_buf(),
+            stderr: out.stderr.trim().to_string(),
+        });
     }
     Ok(())
 }

@@ -25,12 +25,10 @@ pub(super) fn fast_forward(
     target_ref: &str,
 ) -> Result<()> {
     let involved = changes(project, &preview.shown, result)?;
-    let refused = |why: String| {
-        Error::Refused(format!(
-            "{why}; nothing merged into {} (checkout {})",
-            preview.target,
-            dir.display()
-        ))
+    let refused = |why: String| Error::CheckoutRefused {
+        why,
+        target: preview.target.clone(),
+        checkout: dir.to_path_buf(),
     };
     let top_len = dir.as_os_str().len() + 1;
     if let Some(long) = involved.iter().find(|c| {

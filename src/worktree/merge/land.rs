@@ -9,6 +9,7 @@ use super::plan::{Landing, Preview};
 use super::read::rev;
 use crate::error::{Error, Result};
 use crate::git;
+use crate::git::project::Project;
 use crate::job::record::Record;
 use crate::sandbox::policy::Loaded;
 use crate::worktree::checkouts::{self, Hold};
@@ -26,20 +27,61 @@ pub fn land(
 ) -> Result<Landing> {
     let project = &recorded.project;
     let target_ref = format!("refs/heads/{}", preview.target);
-    let moved = || {
-        Error::Refused(format!(
-            "{} moved since the preview; nothing merged into it (run isolate merge again)",
-            preview.target
-        ))
-    };
     if rev(project, &target_ref)? != preview.shown {
-        return Err(moved());
+        return Err(moved(preview));
     }
     // 1. The merge, computed in the project from objects alone when the preview was: no worktree,
     // nothing of the job's repository (hooks, drivers, configuration) is read or run.
     let Some(tree) = &preview.tree else {
         return conflict(recorded, record, job_dir, policy, preview);
     };
+    let result = commit(project, preview, tree, message)?;
+    // 2. Fast-forward, only from the commit that was shown, never where a checkout is in the
+    // middle of a rebase or bisect of the branch, and in a checkout that has it only over files
+    // the merge does not touch (uncommitted changes, untracked and ignored files are the user's).
+    match checkouts::holding(project, &target_ref)? {
+        Some(held) if held.hold != Hold::CheckedOut => {
+            return Err(Error::TargetHeld {
+                target: preview.target.clone(),
+                held: held.to_string(),
+            })
+        }
+        Some(held) => fast_forward(project, &held.dir, preview, &result, &target_ref)?,
+        None => {
+            git::run(
+                &project.top,
+                [
+                    "update-ref",
+                    "-m",
+                    "isolate merge",
+                    "--end-of-options",
+                    &target_ref,
+                    &result,
+                    &preview.shown,
+                ],
+            )
+            .map_err(|_| moved(preview))?;
+        }
+    }
+    // 3. Verify.
+    if rev(project, &target_ref)? != result {
+        return Err(Error::NotFastForwarded {
+            target: preview.target.clone(),
+            commit: result,
+        });
+    }
+    Ok(Landing::Landed { commit: result })
+}
+
+fn moved(preview: &Preview) -> Error {
+    Error::TargetMoved {
+        target: preview.target.clone(),
+    }
+}
+
+/// The merge commit of `tree` with the shown commit of the project branch as first parent and the
+/// job's tip as second, checked to be exactly that.
+fn commit(project: &Project, preview: &Preview, tree: &str, message: &str) -> Result<String> {
     let result = git::run(
         &project.top,
         [
@@ -69,44 +111,10 @@ pub fn land(
     .text();
     let expected = format!("{tree}\n{}\n{}", preview.shown, preview.tip);
     if landed != expected {
-        return Err(Error::Other(format!(
-            "the merge commit {result} is not the merge that was shown; nothing merged into {}",
-            preview.target
-        )));
+        return Err(Error::MergeNotShown {
+            commit: result,
+            target: preview.target.clone(),
+        });
     }
-    // 2. Fast-forward, only from the commit that was shown, never where a checkout is in the
-    // middle of a rebase or bisect of the branch, and in a checkout that has it only over files
-    // the merge does not touch (uncommitted changes, untracked and ignored files are the user's).
-    match checkouts::holding(project, &target_ref)? {
-        Some(held) if held.hold != Hold::CheckedOut => {
-            return Err(Error::Refused(format!(
-                "{} is {held}; nothing merged into it",
-                preview.target
-            )))
-        }
-        Some(held) => fast_forward(project, &held.dir, preview, &result, &target_ref)?,
-        None => {
-            git::run(
-                &project.top,
-                [
-                    "update-ref",
-                    "-m",
-                    "isolate merge",
-                    "--end-of-options",
-                    &target_ref,
-                    &result,
-                    &preview.shown,
-                ],
-            )
-            .map_err(|_| moved())?;
-        }
-    }
-    // 3. Verify.
-    if rev(project, &target_ref)? != result {
-        return Err(Error::Other(format!(
-            "{} is not at {result} after the fast-forward; check the project",
-            preview.target
-        )));
-    }
-    Ok(Landing::Landed { commit: result })
+    Ok(result)
 }

@@ -2,7 +2,7 @@
 //! merge would bring read in the project. Never changes a ref of the project but the job's branch.
 
 use super::plan::{Plan, Preview};
-use super::read::{changes, left_right, merge_tree, refs};
+use super::read::{changes, merge_tree, refs};
 use crate::error::{Error, Result};
 use crate::git;
 use crate::worktree::cleanup::{self, Recorded, Settling};
@@ -25,14 +25,12 @@ pub fn preview(recorded: &Recorded) -> Result<Plan> {
     let target_ref = format!("refs/heads/{target}");
     let job_ref = format!("refs/heads/{branch}");
     let [shown, tip] = refs(project, [&target_ref, &job_ref])?;
-    let shown = shown.ok_or_else(|| {
-        Error::Refused(format!("the project has no branch {target} to merge into"))
+    let shown = shown.ok_or_else(|| Error::NoTargetBranch {
+        target: target.clone(),
     })?;
-    let tip = tip.ok_or_else(|| {
-        Error::Refused(format!(
-            "the project has no branch {branch}: nothing of job {} to merge",
-            recorded.id
-        ))
+    let tip = tip.ok_or_else(|| Error::NoJobBranch {
+        job: recorded.id.to_string(),
+        branch: branch.clone(),
     })?;
     let standing = standing::standing(&project.top, &shown, &tip)?;
     if standing.landed() {
@@ -50,7 +48,7 @@ pub fn preview(recorded: &Recorded) -> Result<Plan> {
             changes(project, &fork, &tip)?
         }
     };
-    let (moved, _) = left_right(project, &shown, &recorded.worktree.base)?;
+    let (moved, _) = standing::left_right(&project.top, &shown, &recorded.worktree.base)?;
     Ok(Plan::Merge(Preview {
         target,
         shown,
@@ -64,12 +62,12 @@ pub fn preview(recorded: &Recorded) -> Result<Plan> {
 
 /// The project branch the job started from.
 pub(super) fn target(recorded: &Recorded) -> Result<String> {
-    recorded.worktree.project_branch.clone().ok_or_else(|| {
-        Error::Refused(format!(
-            "job {} started on a detached HEAD: there is no project branch to merge into \
-             (git merge --no-ff {} yourself)",
-            recorded.id,
-            recorded.id.branch()
-        ))
-    })
+    recorded
+        .worktree
+        .project_branch
+        .clone()
+        .ok_or_else(|| Error::DetachedStart {
+            job: recorded.id.to_string(),
+            branch: recorded.id.branch(),
+        })
 }

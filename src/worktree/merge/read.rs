@@ -50,28 +50,6 @@ pub(super) fn rev(project: &Project, reference: &str) -> Result<String> {
     .text())
 }
 
-/// Commits of `a` not in `b`, and of `b` not in `a`.
-pub(super) fn left_right(project: &Project, a: &str, b: &str) -> Result<(usize, usize)> {
-    let text = git::run(
-        &project.top,
-        [
-            "rev-list",
-            "--left-right",
-            "--count",
-            "--end-of-options",
-            &format!("{a}...{b}"),
-        ],
-    )?
-    .text();
-    let mut parts = text.split_whitespace().map(str::parse::<usize>);
-    match (parts.next(), parts.next()) {
-        (Some(Ok(left)), Some(Ok(right))) => Ok((left, right)),
-        _ => Err(Error::Other(format!(
-            "git rev-list --left-right --count printed {text:?}"
-        ))),
-    }
-}
-
 /// What differs from `from` to `to` (commits or trees), one change a path. `--no-renames`: a rename
 /// shows as the deletion and the addition it is, whatever the user's `diff.renames` (a rename
 /// would list the new name only).
