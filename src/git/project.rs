@@ -105,6 +105,18 @@ impl Project {
         Ok(out.status.success().then(|| out.text()))
     }
 
+    /// The values of full ref names, in one read (`None`: no such ref).
+    pub fn refs<const N: usize>(&self, names: [&str; N]) -> Result<[Option<String>; N]> {
+        let mut args = vec!["for-each-ref", "--format=%(refname) %(objectname)", "--"];
+        args.extend(names);
+        let text = git::run(&self.top, &args)?.text();
+        Ok(names.map(|name| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+                .map(str::to_string)
+        }))
+    }
+
     /// The branch the caller's checkout is on (`main`), `None` when HEAD is detached.
     pub fn current_branch(&self) -> Result<Option<String>> {
         let out = git::try_run(

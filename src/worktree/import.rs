@@ -11,7 +11,6 @@
 //!
 //! The checks of what was copied are check.rs, what the sandboxed reader may read reader.rs.
 
-use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::Stdio;
@@ -26,7 +25,7 @@ mod check;
 mod reader;
 
 use check::{connected, is_null};
-use reader::reader_rules;
+use reader::{reader_argv, reader_env, reader_rules};
 
 pub use check::count;
 
@@ -116,31 +115,9 @@ fn copy_objects(project: &Project, job_objects: &Path, tip: &str, old: &str) -> 
         .prefix("isolate-import-")
         .tempdir()
         .map_err(|e| Error::Other(format!("cannot create a temporary directory: {e}")))?;
-    // The caller's environment less what would point git elsewhere, with the hygiene of every
-    // project-side git (git::ENV) and the job's objects as the extra alternate.
-    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(k, _)| !git::redirects(k))
-        .collect();
-    env.push((
-        "GIT_ALTERNATE_OBJECT_DIRECTORIES".into(),
-        job_objects.into(),
-    ));
-    env.push(("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()));
-    env.extend(git::ENV.iter().map(|&(k, v)| (k.into(), v.into())));
-    env.push(("TMPDIR".into(), tmp.path().into()));
+    let env = reader_env(job_objects, tmp.path());
     let top = project.top.display().to_string();
-    let argv: Vec<&str> = ["git", "-C", &top]
-        .into_iter()
-        .chain(git::CONFIG)
-        .chain([
-            "--no-pager",
-            "pack-objects",
-            "--revs",
-            "--thin",
-            "--stdout",
-            "--quiet",
-        ])
-        .collect();
+    let argv = reader_argv(&top);
     let packer = Helper::start(
         spawn::Spawn {
             argv: argv.iter().map(|a| a.to_string()).collect(),

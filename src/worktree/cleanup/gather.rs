@@ -20,9 +20,8 @@ use crate::worktree::standing;
 /// Reads the job's repository (in-process, executing nothing planted there), imports its branch
 /// (unless only surveying), and checks its other refs and its standing against the project.
 pub(super) fn gather(job: &Job, look: Look) -> Facts {
-    let branch = job.id.branch();
     let tree = if fs::symlink_metadata(job.path).is_ok() {
-        Tree::Present(inspect_bounded(job.path, &branch))
+        Tree::Present(inspect_bounded(job.path, &job.id.branch()))
     } else if job.removed {
         Tree::Removed
     } else {
@@ -32,69 +31,8 @@ pub(super) fn gather(job: &Job, look: Look) -> Facts {
         Ok(refs) => refs,
         Err(e) => (None, Some(format!("(unreadable: {e})"))),
     };
-    let mut copied = false;
-    let branch_state = match &tree {
-        Tree::Present(Ok(insp)) => match &insp.branch_tip {
-            Some(tip) => match project_branch.as_deref() {
-                // Someone moved the project's branch while the job ran: never overwrite it.
-                Some(current) if current != last_import(job) && current != tip => {
-                    Branch::Unknown(format!(
-                        "the project's {branch} moved to {current} (isolate left it at {}); not overwritten",
-                        last_import(job)
-                    ))
-                }
-                Some(current) if current == tip => counted(job, look, tip, None),
-                _ if look == Look::Survey => {
-                    if tip == job.base {
-                        Branch::AtBase
-                    } else {
-                        Branch::ToImport
-                    }
-                }
-                // Deleted in the project while the job ran: created again, so the work is not lost.
-                current => {
-                    let old = current.unwrap_or(ZERO);
-                    let objects = job.path.join(".git/objects");
-                    match import::import(job.project, &objects, &branch, tip, old, job.base) {
-                        Ok(done) => {
-                            copied = done.copied;
-                            if done.copied {
-                                note_import(job.job_dir, tip);
-                            }
-                            counted(job, look, tip, Some(done.commits))
-                        }
-                        Err(e) => Branch::Unknown(e.to_string()),
-                    }
-                }
-            },
-            None => Branch::Unknown(format!("the job deleted its branch {branch}")),
-        },
-        Tree::Present(Err(e)) => Branch::Unknown(e.to_string()),
-        // Without the directory, what the project's branch already holds is what counts.
-        Tree::Missing | Tree::Removed => match project_branch.as_deref() {
-            Some(tip) => counted(job, look, tip, None),
-            None => Branch::Gone,
-        },
-    };
-    // Whether a checkout holds the branch, asked only when the branch could go.
-    let may_go = match &branch_state {
-        Branch::AtBase => true,
-        Branch::Commits {
-            standing: Some(standing),
-            ..
-        } => job.settling.settles_landed() && standing.landed(),
-        _ => false,
-    };
-    let branch_held = if may_go {
-        match checkouts::holding(job.project, &format!("refs/heads/{branch}")) {
-            Ok(held) => held.map(|h| h.to_string()),
-            Err(e) => Some(format!(
-                "perhaps checked out (cannot list the checkouts: {e})"
-            )),
-        }
-    } else {
-        None
-    };
+    let (branch_state, copied) = branch_of(job, look, &tree, project_branch.as_deref());
+    let branch_held = held(job, &branch_state);
     let unimported = match &tree {
         Tree::Present(Ok(insp)) => {
             unimported_refs(job, insp).unwrap_or_else(|e| vec![format!("(cannot check: {e})")])
@@ -120,6 +58,86 @@ pub(super) fn gather(job: &Job, look: Look) -> Facts {
         unimported,
         branch_held,
         settling: job.settling,
+    }
+}
+
+/// The job's branch in the project (imported first unless only surveying), and whether the import
+/// copied objects.
+fn branch_of(job: &Job, look: Look, tree: &Tree, project_branch: Option<&str>) -> (Branch, bool) {
+    let branch = job.id.branch();
+    match tree {
+        Tree::Present(Ok(insp)) => match &insp.branch_tip {
+            Some(tip) => from_tip(job, look, tip, project_branch),
+            None => (
+                Branch::Unknown(format!("the job deleted its branch {branch}")),
+                false,
+            ),
+        },
+        Tree::Present(Err(e)) => (Branch::Unknown(e.to_string()), false),
+        // Without the directory, what the project's branch already holds is what counts.
+        Tree::Missing | Tree::Removed => match project_branch {
+            Some(tip) => (counted(job, look, tip, None), false),
+            None => (Branch::Gone, false),
+        },
+    }
+}
+
+/// The job's branch from its tip `tip` in the job's repository, against the project's `current`.
+fn from_tip(job: &Job, look: Look, tip: &str, current: Option<&str>) -> (Branch, bool) {
+    let branch = job.id.branch();
+    match current {
+        // Someone moved the project's branch while the job ran: never overwrite it.
+        Some(current) if current != last_import(job) && current != tip => (
+            Branch::Unknown(format!(
+                "the project's {branch} moved to {current} (isolate left it at {}); not overwritten",
+                last_import(job)
+            )),
+            false,
+        ),
+        Some(current) if current == tip => (counted(job, look, tip, None), false),
+        _ if look == Look::Survey => {
+            if tip == job.base {
+                (Branch::AtBase, false)
+            } else {
+                (Branch::ToImport, false)
+            }
+        }
+        // Deleted in the project while the job ran: created again, so the work is not lost.
+        current => {
+            let old = current.unwrap_or(ZERO);
+            let objects = job.path.join(".git/objects");
+            match import::import(job.project, &objects, &branch, tip, old, job.base) {
+                Ok(done) => {
+                    if done.copied {
+                        note_import(job.job_dir, tip);
+                    }
+                    (counted(job, look, tip, Some(done.commits)), done.copied)
+                }
+                Err(e) => (Branch::Unknown(e.to_string()), false),
+            }
+        }
+    }
+}
+
+/// A checkout of the project that holds the job's branch, asked only when the branch could go.
+fn held(job: &Job, branch_state: &Branch) -> Option<String> {
+    let may_go = match branch_state {
+        Branch::AtBase => true,
+        Branch::Commits {
+            standing: Some(standing),
+            ..
+        } => job.settling.settles_landed() && standing.landed(),
+        _ => false,
+    };
+    if !may_go {
+        return None;
+    }
+    let branch = job.id.branch();
+    match checkouts::holding(job.project, &format!("refs/heads/{branch}")) {
+        Ok(held) => held.map(|h| h.to_string()),
+        Err(e) => Some(format!(
+            "perhaps checked out (cannot list the checkouts: {e})"
+        )),
     }
 }
 
@@ -175,23 +193,8 @@ const ZERO: &str = "0000000000000000000000000000000000000000";
 fn project_refs(job: &Job) -> Result<(Option<String>, Option<String>)> {
     let branch = format!("refs/heads/{}", job.id.branch());
     let pin = pin_ref(job.id);
-    let out = git::run(
-        &job.project.top,
-        [
-            "for-each-ref",
-            "--format=%(refname) %(objectname)",
-            "--",
-            &branch,
-            &pin,
-        ],
-    )?;
-    let text = out.text();
-    let value = |name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
-            .map(str::to_string)
-    };
-    Ok((value(&branch), value(&pin)))
+    let [branch, pin] = job.project.refs([&branch, &pin])?;
+    Ok((branch, pin))
 }
 
 /// Other refs (and a detached HEAD) of the job whose commits the project does not have.

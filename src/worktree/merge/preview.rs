@@ -2,7 +2,7 @@
 //! merge would bring read in the project. Never changes a ref of the project but the job's branch.
 
 use super::plan::{Plan, Preview};
-use super::read::{changes, merge_tree, refs};
+use super::read::{changes, merge_tree};
 use crate::error::{Error, Result};
 use crate::git;
 use crate::worktree::cleanup::{self, Recorded, Settling};
@@ -24,7 +24,7 @@ pub fn preview(recorded: &Recorded) -> Result<Plan> {
     let branch = recorded.id.branch();
     let target_ref = format!("refs/heads/{target}");
     let job_ref = format!("refs/heads/{branch}");
-    let [shown, tip] = refs(project, [&target_ref, &job_ref])?;
+    let [shown, tip] = project.refs([&target_ref, &job_ref])?;
     let shown = shown.ok_or_else(|| Error::NoTargetBranch {
         target: target.clone(),
     })?;

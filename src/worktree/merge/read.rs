@@ -27,21 +27,6 @@ pub(super) fn merge_tree(project: &Project, ours: &str, theirs: &str) -> Result<
     }
 }
 
-/// The values of full ref names, in one read (`None`: no such ref).
-pub(super) fn refs<const N: usize>(
-    project: &Project,
-    names: [&str; N],
-) -> Result<[Option<String>; N]> {
-    let mut args = vec!["for-each-ref", "--format=%(refname) %(objectname)", "--"];
-    args.extend(names);
-    let text = git::run(&project.top, &args)?.text();
-    Ok(names.map(|name| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
-            .map(str::to_string)
-    }))
-}
-
 pub(super) fn rev(project: &Project, reference: &str) -> Result<String> {
     Ok(git::run(
         &project.top,
