@@ -28,13 +28,12 @@ pub const REDIRECTING_VARS: &[&str] = &[
     "GIT_CONFIG_COUNT",
 ];
 
+/// The `-c` option that turns hooks off: part of `CONFIG`, and all of it that the sandboxed git in
+/// a job's worktree takes (`merge` there: its fsmonitor runs confined like the job).
+pub const NO_HOOKS: [&str; 2] = ["-c", "core.hooksPath=/dev/null"];
+
 /// The `-c` options of every project-side git: the project's hooks and fsmonitor never run.
-pub const CONFIG: [&str; 4] = [
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "core.fsmonitor=false",
-];
+pub const CONFIG: [&str; 4] = [NO_HOOKS[0], NO_HOOKS[1], "-c", "core.fsmonitor=false"];
 
 /// The environment of every project-side git: no prompt, no optional lock, no askpass helper, and
 /// git's messages in English (they are matched).

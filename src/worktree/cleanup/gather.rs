@@ -6,16 +6,12 @@ use std::fs;
 
 use super::bounded::inspect_bounded;
 use super::branch_tip::{last_import, note_import};
+use super::counted::counted;
 use super::facts::{Branch, Facts, Tree};
 use super::job::{Job, Look};
-use crate::error::Result;
-use crate::git;
-use crate::git::project::Project;
+use super::refs::{project_refs, unimported_refs};
 use crate::worktree::checkouts;
-use crate::worktree::create::pin_ref;
 use crate::worktree::import;
-use crate::worktree::inspect::{self, InspectError, Inspection};
-use crate::worktree::standing;
 
 /// Reads the job's repository (in-process, executing nothing planted there), imports its branch
 /// (unless only surveying), and checks its other refs and its standing against the project.
@@ -141,75 +137,5 @@ fn held(job: &Job, branch_state: &Branch) -> Option<String> {
     }
 }
 
-/// The project's branch at `tip`: its commits beyond base (`commits` when the import counted them),
-/// and, for `rm`, `prune` and a survey, where they stand against the project branch.
-fn counted(job: &Job, look: Look, tip: &str, commits: Option<usize>) -> Branch {
-    if tip == job.base {
-        return Branch::AtBase;
-    }
-    let count = match commits {
-        Some(n) => n,
-        None => match import::count(job.project, job.base, tip) {
-            Ok(n) => n,
-            Err(e) => return Branch::Unknown(e.to_string()),
-        },
-    };
-    if count == 0 {
-        return Branch::AtBase;
-    }
-    let standing = match job.project_branch {
-        Some(target) if job.settling.settles_landed() || look == Look::Survey => {
-            let target = format!("refs/heads/{target}");
-            match standing::standing(&job.project.top, &target, tip) {
-                Ok(standing) => Some(standing),
-                // No such project branch (deleted, or a typo in the record): nothing has landed.
-                Err(_) if !ref_exists(job.project, &target) => None,
-                Err(e) => return Branch::Unknown(e.to_string()),
-            }
-        }
-        _ => None,
-    };
-    Branch::Commits { count, standing }
-}
-
-fn ref_exists(project: &Project, reference: &str) -> bool {
-    git::try_run(
-        &project.top,
-        [
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            "--end-of-options",
-            reference,
-        ],
-    )
-    .is_ok_and(|out| out.status.success())
-}
-
 /// The null object id: "the ref must not exist" for `update-ref`.
 const ZERO: &str = "0000000000000000000000000000000000000000";
-
-/// The project's values of the job's branch and base pin, in one read.
-fn project_refs(job: &Job) -> Result<(Option<String>, Option<String>)> {
-    let branch = format!("refs/heads/{}", job.id.branch());
-    let pin = pin_ref(job.id);
-    let [branch, pin] = job.project.refs([&branch, &pin])?;
-    Ok((branch, pin))
-}
-
-/// Other refs (and a detached HEAD) of the job whose commits the project does not have.
-fn unimported_refs(job: &Job, insp: &Inspection) -> Result<Vec<String>, InspectError> {
-    let mut named: Vec<(String, String)> = insp.other_refs.clone();
-    if insp.head_branch.is_none() {
-        if let Some(head) = &insp.head_commit {
-            named.push(("HEAD (detached)".into(), head.clone()));
-        }
-    }
-    let ids: Vec<String> = named.iter().map(|(_, id)| id.clone()).collect();
-    let missing = inspect::missing_from(&job.project.git_dir, &ids)?;
-    Ok(named
-        .into_iter()
-        .filter(|(_, id)| missing.contains(id))
-        .map(|(name, _)| name)
-        .collect())
-}

@@ -5,12 +5,16 @@
 //!
 //! The facts it decides on are facts.rs (the work a tree holds, work.rs), why a worktree stays
 //! keep.rs, the predicate decide.rs, its reading as `prune`, `rm` and `worktrees` print it
-//! outcome.rs, the branch's fate fate.rs; the look that gathers the facts gather.rs, the carrying
-//! out settle.rs (what it left, ending.rs, read into the job's record by report.rs), under the
-//! import lock of import_lock.rs, with the record checked against the disk by validate.rs.
+//! outcome.rs, the branch's fate fate.rs. The look that gathers the facts is gather.rs (the refs
+//! it reads refs.rs, the branch it counts counted.rs, the bounded read of the job's repository
+//! bounded.rs); the carrying out settle.rs (what it left, ending.rs, read into the job's record by
+//! report.rs), under the import lock of import_lock.rs, with the record checked against the disk
+//! by validate.rs. A job as the record names it is job.rs and recorded.rs; the look that changes
+//! nothing survey.rs; where isolate last left the branch branch_tip.rs.
 
 mod bounded;
 mod branch_tip;
+mod counted;
 mod decide;
 mod ending;
 mod facts;
@@ -21,6 +25,7 @@ mod job;
 mod keep;
 mod outcome;
 mod recorded;
+mod refs;
 mod report;
 mod settle;
 mod survey;
@@ -42,3 +47,6 @@ pub use settle::{settle, Settled};
 pub use survey::survey;
 pub use validate::{validate, Mismatch};
 pub use work::Work;
+
+#[cfg(test)]
+mod tests;

@@ -13,7 +13,8 @@
 //!
 //! What a merge shows and how it ends are plan.rs; the look before it preview.rs; the merge made in
 //! the project land.rs, the project's checkout fast-forwarded by fast_forward.rs; a conflict made
-//! in the job's worktree conflict.rs; the reads of the project it takes read.rs.
+//! in the job's worktree conflict.rs (the worktree made again for it by recreate.rs); the reads of
+//! the project it takes read.rs.
 
 mod conflict;
 mod fast_forward;
@@ -21,6 +22,7 @@ mod land;
 mod plan;
 mod preview;
 mod read;
+mod recreate;
 
 pub use land::land;
 pub use plan::{Change, Landing, Plan, Preview};
