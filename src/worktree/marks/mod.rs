@@ -13,4 +13,4 @@ mod row;
 
 pub use ago::ago;
 pub use mark::Mark;
-pub use row::{row, Row};
+pub use row::{row, Prune, Row};

@@ -30,13 +30,22 @@ pub struct Row {
     pub used: Option<String>,
     /// Why the marks could not all be computed, if so.
     pub error: Option<String>,
-    /// What `prune` would do: `would remove` or `kept`, and why.
-    pub prune: String,
+    /// What `prune` would do (`would remove` or `kept` in the JSON), and why.
+    pub prune: Prune,
     pub reason: String,
     #[serde(skip)]
     pub facts: Option<Facts>,
     #[serde(skip)]
     pub verdict: Option<Verdict>,
+}
+
+/// What `prune` would do with a worktree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Prune {
+    #[serde(rename = "would remove")]
+    WouldRemove,
+    #[serde(rename = "kept")]
+    Kept,
 }
 
 /// The row of `record`'s worktree, when it has one that isolate did not remove.
@@ -56,7 +65,7 @@ pub fn row(state: &Path, record: &Record) -> Option<Row> {
         forgotten: record.forgotten,
         used: None,
         error: None,
-        prune: "kept".into(),
+        prune: Prune::Kept,
         reason: String::new(),
         facts: None,
         verdict: None,
@@ -74,8 +83,8 @@ pub fn row(state: &Path, record: &Record) -> Option<Row> {
     fill(&mut row, &facts);
     let outcome = cleanup::outcome(&job, &facts, &verdict);
     row.prune = match outcome.action {
-        Action::Remove => "would remove".into(),
-        Action::Keep => "kept".into(),
+        Action::Remove => Prune::WouldRemove,
+        Action::Keep => Prune::Kept,
     };
     row.reason = outcome.reason;
     if matches!(facts.tree, Tree::Present(_)) {
@@ -92,4 +101,16 @@ fn used(path: &Path) -> Option<SystemTime> {
     index
         .or_else(|_| std::fs::metadata(path).and_then(|m| m.modified()))
         .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Prune;
+
+    #[test]
+    fn what_prune_would_do_reads_as_it_did_when_it_was_a_string() {
+        let json = |p: Prune| serde_json::to_string(&p).unwrap();
+        assert_eq!(json(Prune::WouldRemove), "\"would remove\"");
+        assert_eq!(json(Prune::Kept), "\"kept\"");
+    }
 }
