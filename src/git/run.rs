@@ -33,9 +33,7 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let mut cmd = command(dir);
-    cmd.args(args);
-    let out = output(&mut cmd, None)?;
+    let (cmd, out) = exec(dir, args, None)?;
     checked(&cmd, out)
 }
 
@@ -45,9 +43,7 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let mut cmd = command(dir);
-    cmd.args(args);
-    let out = output(&mut cmd, Some(input.to_vec()))?;
+    let (cmd, out) = exec(dir, args, Some(input))?;
     checked(&cmd, out)
 }
 
@@ -57,9 +53,29 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    Ok(exec(dir, args, None)?.1)
+}
+
+/// Runs `git -C dir ARGS` with `input` on stdin and returns its output whatever its status.
+pub fn try_run_with_input<I, S>(dir: &Path, args: I, input: &[u8]) -> Result<Output>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    Ok(exec(dir, args, Some(input))?.1)
+}
+
+/// `git -C dir ARGS` run to the end (with `input` on stdin): the command, for messages, and what it
+/// printed.
+fn exec<I, S>(dir: &Path, args: I, input: Option<&[u8]>) -> Result<(Command, Output)>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
     let mut cmd = command(dir);
     cmd.args(args);
-    output(&mut cmd, None)
+    let out = output(&mut cmd, input.map(<[u8]>::to_vec))?;
+    Ok((cmd, out))
 }
 
 /// Fails with the command line and git's own message unless `out` is a success.
@@ -81,17 +97,6 @@ pub fn describe(cmd: &Command) -> String {
         .position(|a| a == "--no-pager")
         .map_or(0, |i| i + 1);
     args[from..].join(" ")
-}
-
-/// Runs `git -C dir ARGS` with `input` on stdin and returns its output whatever its status.
-pub fn try_run_with_input<I, S>(dir: &Path, args: I, input: &[u8]) -> Result<Output>
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
-    let mut cmd = command(dir);
-    cmd.args(args);
-    output(&mut cmd, Some(input.to_vec()))
 }
 
 /// Spawns `cmd` with piped output, feeds `input`, and waits at most `TIMEOUT`.
