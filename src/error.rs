@@ -200,6 +200,180 @@ pub enum Error {
     #[error("cannot write to standard output: {0}")]
     Output(#[source] io::Error),
 
+    /// git printed what isolate cannot read (`args`: the command, without the hygiene flags).
+    #[error("git {args} printed {printed:?}")]
+    GitUnreadable { args: &'static str, printed: String },
+
+    /// git cannot be run at all.
+    #[error("cannot run git --version: {0}")]
+    GitMissing(#[source] io::Error),
+
+    /// This git is older than `what` needs.
+    #[error(
+        "{what} needs git {}.{} or later; this git is {}.{}.{}",
+        .needs.0, .needs.1, .found.0, .found.1, .found.2
+    )]
+    GitTooOld {
+        what: &'static str,
+        needs: (u32, u32),
+        found: (u32, u32, u32),
+    },
+
+    /// `git rev-parse` in `cwd` answered in fewer lines than asked for.
+    #[error(
+        "cannot read git rev-parse's answer in {} (does a path contain a newline? isolate does not support that)",
+        .cwd.display()
+    )]
+    RevParseUnreadable { cwd: PathBuf },
+
+    /// The job's repository could not be read (`path`: its worktree).
+    #[error("{source}")]
+    Inspect {
+        path: PathBuf,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
+    /// A read of the job's repository (`path`) took longer than `limit`: the job can make it block.
+    #[error("reading it took longer than {}s", .limit.as_secs())]
+    InspectTimedOut {
+        path: PathBuf,
+        limit: std::time::Duration,
+    },
+
+    /// The job's branch tip is not a full object id of the project's format.
+    #[error("the job's branch tip {tip:?} is not a full object id; nothing imported")]
+    TipNotAnId { tip: String },
+
+    /// The job's branch tip names an object that is not a commit.
+    #[error("the job's branch tip {tip} is a {kind}, not a commit; nothing imported")]
+    TipNotACommit { tip: String, kind: String },
+
+    /// What the job's `tip` reaches is not all in the project's own store (`why`: git's first line).
+    #[error(
+        "the job's commits reach objects the project did not receive ({why}): its object files were \
+         changed or are missing; nothing imported"
+    )]
+    ObjectsNotReceived { tip: String, why: String },
+
+    /// `isolate import`: the job's branch cannot be brought in (`why`: the cleanup's words).
+    #[error("nothing imported: {why}")]
+    NothingImported { job: String, why: String },
+
+    /// The job's record names no worktree.
+    #[error("job {job} has no worktree")]
+    NoWorktree { job: String },
+
+    /// The record's id is not one isolate makes.
+    #[error("the record's id {id:?} is not one isolate makes")]
+    NotAJobId { id: String },
+
+    /// The record names a worktree where isolate never puts the job's.
+    #[error(
+        "the record of {job} names {}, which is not where isolate puts its worktree; nothing done",
+        .path.display()
+    )]
+    MisplacedWorktree { job: String, path: PathBuf },
+
+    /// The project's base pin of a job does not hold the job's base.
+    #[error("the project's {pin} is {found}, not the job's base {base}; nothing made")]
+    PinMoved {
+        pin: String,
+        found: String,
+        base: String,
+    },
+
+    /// `merge`: the project has no such branch to merge into.
+    #[error("the project has no branch {target} to merge into")]
+    NoTargetBranch { target: String },
+
+    /// `merge`: the project has no branch for the job.
+    #[error("the project has no branch {branch}: nothing of job {job} to merge")]
+    NoJobBranch { job: String, branch: String },
+
+    /// `merge`: the job started on a detached HEAD (`branch`: the job's).
+    #[error(
+        "job {job} started on a detached HEAD: there is no project branch to merge into \
+         (git merge --no-ff {branch} yourself)"
+    )]
+    DetachedStart { job: String, branch: String },
+
+    /// `merge`: the project branch moved since the preview.
+    #[error("{target} moved since the preview; nothing merged into it (run isolate merge again)")]
+    TargetMoved { target: String },
+
+    /// `merge`: the commit made is not the merge of what was shown.
+    #[error(
+        "the merge commit {commit} is not the merge that was shown; nothing merged into {target}"
+    )]
+    MergeNotShown { commit: String, target: String },
+
+    /// `merge`: a checkout holds the project branch in a way no merge may go under (`held`: how).
+    #[error("{target} is {held}; nothing merged into it")]
+    TargetHeld { target: String, held: String },
+
+    /// `merge`: the project branch is not at the merge after the fast-forward.
+    #[error("{target} is not at {commit} after the fast-forward; check the project")]
+    NotFastForwarded { target: String, commit: String },
+
+    /// `merge`: the fast-forward of the project's `checkout` was refused (`why`).
+    #[error("{why}; nothing merged into {target} (checkout {})", .checkout.display())]
+    CheckoutRefused {
+        why: String,
+        target: String,
+        checkout: PathBuf,
+    },
+
+    /// `merge`: the job's worktree could not be read before a merge was made there.
+    #[error("cannot read the job's worktree: {source}")]
+    WorktreeUnreadable {
+        path: PathBuf,
+        #[source]
+        source: Box<Error>,
+    },
+
+    /// `merge`: an operation is in progress in the job's worktree.
+    #[error(
+        "a {op} is in progress in {}: finish it there (isolate run --resume {job} -- \"$SHELL\"), then run isolate merge again",
+        .path.display()
+    )]
+    OperationInProgress {
+        op: &'static str,
+        job: String,
+        path: PathBuf,
+    },
+
+    /// `merge`: the job's worktree has work not committed where a conflict would be made.
+    #[error(
+        "{branch} conflicts with {target}, and the job's worktree {} has work not committed: commit it \
+         there (isolate run --resume {job} -- \"$SHELL\"), then run isolate merge again",
+        .path.display()
+    )]
+    UncommittedWork {
+        job: String,
+        branch: String,
+        target: String,
+        path: PathBuf,
+    },
+
+    /// `merge`: the merge in the job's worktree did not leave conflicts either (`said`: git's words).
+    #[error(
+        "{target} and {branch} do not merge cleanly in the project, and the worktree's merge said: {said}; nothing merged"
+    )]
+    NoCleanMerge {
+        target: String,
+        branch: String,
+        said: String,
+    },
+
+    /// `merge`: the job's branch could not be checked out in its recreated worktree.
+    #[error("cannot check out {branch} in the recreated worktree {}: {stderr}", .path.display())]
+    RecreatedCheckout {
+        branch: String,
+        path: PathBuf,
+        stderr: String,
+    },
+
     #[error("{0}")]
     Other(String),
 }

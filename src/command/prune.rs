@@ -16,6 +16,7 @@ use crate::command::print_json;
 use crate::command::stop::kill_leftovers;
 use crate::error::{Error, Result};
 use crate::git;
+use crate::git::project::Project;
 use crate::job::id::JobId;
 use crate::job::record::{Record, State};
 use crate::job::store;
@@ -26,7 +27,6 @@ use crate::worktree::cleanup::{
     self, Action, Branch, BranchAction, Outcome, Recorded, Settling, Tree, Verdict,
 };
 use crate::worktree::create::pin_ref;
-use crate::worktree::project::Project;
 use crate::worktree::standing;
 
 /// One line of what prune did (or, with `--dry-run`, would do).

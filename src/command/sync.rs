@@ -6,10 +6,10 @@ use std::path::Path;
 use crate::cli::ImportArgs;
 use crate::error::{Error, Result};
 use crate::git;
+use crate::git::project::Project;
 use crate::job::store;
 use crate::sandbox::policy::Loaded;
 use crate::worktree::cleanup::Recorded;
-use crate::worktree::project::Project;
 use crate::worktree::sandboxed;
 
 pub fn run(args: ImportArgs) -> Result<i32> {

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Result;
 use crate::git;
+use crate::git::project::Project;
 use crate::textfile;
-use crate::worktree::project::Project;
 
 /// How a checkout holds a branch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,18 +8,26 @@
 //! an object file, which index-pack stores under its real id, leaving the name it was read by
 //! missing) before `update-ref refs/heads/isolate/<id> <tip> <old>` moves the branch only if nobody
 //! else did.
+//!
+//! The checks of what was copied are check.rs, what the sandboxed reader may read reader.rs.
 
-use std::ffi::OsString;
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 
 use crate::error::{Error, Result};
 use crate::git;
-use crate::sandbox::{plan, probe};
+use crate::git::project::Project;
 use crate::supervise::helper::Helper;
 use crate::supervise::spawn;
-use crate::worktree::project::Project;
+
+mod check;
+mod reader;
+
+use check::{connected, is_null};
+use reader::{reader_argv, reader_env, reader_rules};
+
+pub use check::count;
 
 /// What an import did.
 pub struct Imported {
@@ -47,17 +55,18 @@ pub fn import(
     let full_id =
         |s: &str| s.len() == hex_len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
     if !full_id(tip) {
-        return Err(Error::Refused(format!(
-            "the job's branch tip {tip:?} is not a full object id; nothing imported"
-        )));
+        return Err(Error::TipNotAnId {
+            tip: tip.to_string(),
+        });
     }
     if tip != old {
         copy_objects(project, job_objects, tip, old)?;
         let kind = git::run(&project.top, ["cat-file", "-t", "--end-of-options", tip])?.text();
         if kind != "commit" {
-            return Err(Error::Refused(format!(
-                "the job's branch tip {tip} is a {kind}, not a commit; nothing imported"
-            )));
+            return Err(Error::TipNotACommit {
+                tip: tip.to_string(),
+                kind,
+            });
         }
         connected(
             project,
@@ -88,53 +97,6 @@ pub fn import(
     })
 }
 
-fn is_null(id: &str) -> bool {
-    id.bytes().all(|b| b == b'0')
-}
-
-/// Every object `tip` reaches beyond `known` is in the project's own store (the job's is not
-/// consulted: no alternate is given), or the import is refused and nothing moves.
-fn connected(project: &Project, tip: &str, known: &str) -> Result<()> {
-    let not = format!("^{known}");
-    let out = git::try_run(
-        &project.top,
-        [
-            "rev-list",
-            "--objects",
-            "--missing=error",
-            "--quiet",
-            "--end-of-options",
-            tip,
-            &not,
-        ],
-    )?;
-    if out.status.success() {
-        return Ok(());
-    }
-    let why = String::from_utf8_lossy(&out.stderr);
-    Err(Error::Refused(format!(
-        "the job's commits reach objects the project did not receive ({}): its object files were \
-         changed or are missing; nothing imported",
-        why.trim().lines().next().unwrap_or("rev-list failed")
-    )))
-}
-
-/// Commits of `base..tip` in the project (no git call when they are the same commit).
-pub fn count(project: &Project, base: &str, tip: &str) -> Result<usize> {
-    if base == tip {
-        return Ok(0);
-    }
-    let range = format!("{base}..{tip}");
-    let count = git::run(
-        &project.top,
-        ["rev-list", "--count", "--end-of-options", &range],
-    )?
-    .text();
-    count
-        .parse()
-        .map_err(|_| Error::Other(format!("git rev-list --count printed {count:?}")))
-}
-
 /// `pack-objects | index-pack` in the project, with the job's objects as an extra alternate for the
 /// reading side only. The reading side runs in a Landlock sandbox that may read the system, the
 /// project and the job's object directory and nothing else: the job writes that directory
@@ -153,38 +115,9 @@ fn copy_objects(project: &Project, job_objects: &Path, tip: &str, old: &str) -> 
         .prefix("isolate-import-")
         .tempdir()
         .map_err(|e| Error::Other(format!("cannot create a temporary directory: {e}")))?;
-    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(k, _)| {
-            !git::LOCATION_VARS
-                .iter()
-                .chain(git::REDIRECTING_VARS)
-                .any(|r| k == r)
-        })
-        .collect();
-    env.push((
-        "GIT_ALTERNATE_OBJECT_DIRECTORIES".into(),
-        job_objects.into(),
-    ));
-    env.push(("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()));
-    env.push(("GIT_TERMINAL_PROMPT".into(), "0".into()));
-    env.push(("LC_ALL".into(), "C".into()));
-    env.push(("TMPDIR".into(), tmp.path().into()));
+    let env = reader_env(job_objects, tmp.path());
     let top = project.top.display().to_string();
-    let argv = [
-        "git",
-        "-C",
-        &top,
-        "-c",
-        "core.hooksPath=/dev/null",
-        "-c",
-        "core.fsmonitor=false",
-        "--no-pager",
-        "pack-objects",
-        "--revs",
-        "--thin",
-        "--stdout",
-        "--quiet",
-    ];
+    let argv = reader_argv(&top);
     let packer = Helper::start(
         spawn::Spawn {
             argv: argv.iter().map(|a| a.to_string()).collect(),
@@ -241,45 +174,4 @@ fn copy_objects(project: &Project, job_objects: &Path, tip: &str, old: &str) -> 
     })??;
     git::checked(&index, indexed)?;
     Ok(())
-}
-
-/// What the reading side of the import may read: the system (git and its libraries), the project
-/// and the job's object directory. `None` without Landlock (then the job ran with --no-sandbox and
-/// could read everything itself).
-fn reader_rules(project: &Project, job_objects: &Path, tmp: &Path) -> Option<plan::Rules> {
-    let abi = probe::landlock_abi().filter(|&abi| abi >= probe::MIN_ABI)?;
-    let mut read: Vec<PathBuf> = [
-        "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt",
-    ]
-    .iter()
-    .map(PathBuf::from)
-    .collect();
-    read.extend([
-        project.top.clone(),
-        project.git_dir.clone(),
-        project.objects.clone(),
-        job_objects.to_path_buf(),
-    ]);
-    read.retain(|p| p.exists());
-    let read = read
-        .iter()
-        .filter_map(|p| std::fs::canonicalize(p).ok())
-        .collect();
-    let no_tcp = (abi >= probe::NETWORK_ABI).then(Vec::new);
-    Some(plan::Rules {
-        abi,
-        read,
-        list: Vec::new(),
-        write: vec![tmp.to_path_buf()],
-        worktree: Vec::new(),
-        write_files: Vec::new(),
-        devices: vec![PathBuf::from("/dev/null")],
-        connect_tcp: no_tcp.clone(),
-        bind_tcp: no_tcp,
-        scope_signals: abi >= probe::SCOPES_ABI,
-        scope_abstract_unix: abi >= probe::SCOPES_ABI,
-        limits: Vec::new(),
-        sockets: probe::seccomp().is_ok().then(plan::Sockets::closed),
-        narrowed: None,
-    })
 }

@@ -10,7 +10,7 @@ use std::path::{Component, Path};
 
 use crate::error::{Error, Result};
 use crate::git;
-use crate::worktree::project::Project;
+use crate::git::project::Project;
 
 /// Copies the included files from the project's main checkout into `worktree`; returns how many.
 /// The patterns are the project's `.worktreeinclude`, else `configured` (the `include` key).

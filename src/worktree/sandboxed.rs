@@ -15,10 +15,10 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::git;
+use crate::git::project::Project;
 use crate::sandbox::{plan, policy};
 use crate::supervise::helper::Helper;
 use crate::supervise::spawn;
-use crate::worktree::project::Project;
 
 /// How long one sandboxed git command may run (a merge with the project's hooks included).
 const LIMIT: Duration = Duration::from_secs(600);

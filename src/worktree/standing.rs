@@ -30,27 +30,7 @@ impl Standing {
 
 /// `branch` against `target` (each a full ref name or a commit id), in the project at `top`.
 pub fn standing(top: &Path, target: &str, branch: &str) -> Result<Standing> {
-    let range = format!("{target}...{branch}");
-    let counts = git::run(
-        top,
-        [
-            "rev-list",
-            "--left-right",
-            "--count",
-            "--end-of-options",
-            &range,
-        ],
-    )?
-    .text();
-    let parsed: Vec<usize> = counts
-        .split_whitespace()
-        .filter_map(|n| n.parse().ok())
-        .collect();
-    let [behind, ahead] = parsed[..] else {
-        return Err(Error::Other(format!(
-            "git rev-list --left-right --count printed {counts:?}"
-        )));
-    };
+    let (behind, ahead) = left_right(top, target, branch)?;
     let mut unmerged = 0;
     if ahead > 0 {
         // Commits whose patch the project branch does not have ("+" in git cherry). git cherry
@@ -80,6 +60,30 @@ pub fn standing(top: &Path, target: &str, branch: &str) -> Result<Standing> {
         unmerged,
         behind,
     })
+}
+
+/// Commits of `a` not in `b`, and of `b` not in `a` (each a full ref name or a commit id), in the
+/// project at `top`.
+pub fn left_right(top: &Path, a: &str, b: &str) -> Result<(usize, usize)> {
+    let text = git::run(
+        top,
+        [
+            "rev-list",
+            "--left-right",
+            "--count",
+            "--end-of-options",
+            &format!("{a}...{b}"),
+        ],
+    )?
+    .text();
+    let mut parts = text.split_whitespace().map(str::parse::<usize>);
+    match (parts.next(), parts.next()) {
+        (Some(Ok(left)), Some(Ok(right))) => Ok((left, right)),
+        _ => Err(Error::GitUnreadable {
+            args: "rev-list --left-right --count",
+            printed: text,
+        }),
+    }
 }
 
 /// Whether merging `branch` into `target` would leave `target`'s tree as it is (`git merge-tree`

@@ -16,12 +16,12 @@ use crate::cli::MergeArgs;
 use crate::command::print_json;
 use crate::controls;
 use crate::error::{Error, Result};
+use crate::git::project::Project;
 use crate::job::record::Record;
 use crate::job::store;
 use crate::words::plural;
 use crate::worktree::cleanup::Recorded;
 use crate::worktree::merge::{self, Landing, Plan};
-use crate::worktree::project::Project;
 
 /// What became of one job.
 #[derive(Debug, Serialize)]

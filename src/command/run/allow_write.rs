@@ -5,8 +5,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::git::project::Project;
 use crate::sandbox::plan;
-use crate::worktree::project::Project;
 
 /// `--allow-write` may not open what the sandbox is there to protect: `/`, the project or a directory
 /// above it, its git directory, isolate's state directory or the worktree root (and what holds

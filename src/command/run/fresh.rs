@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 
 use crate::config;
 use crate::error::{Error, Result};
+use crate::git::project::Project;
 use crate::job::id::JobId;
 use crate::job::store;
 use crate::sandbox::made::Made;
 use crate::sandbox::{agent, plan, policy};
 use crate::worktree::create;
-use crate::worktree::project::Project;
 
 use super::allow_write::check_allow_write;
 use super::detect::{detect, executable, inside, slug_source};

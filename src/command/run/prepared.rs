@@ -7,13 +7,13 @@ use std::fs;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::git::project::Project;
 use crate::job::id::JobId;
 use crate::job::record::Record;
 use crate::job::store;
 use crate::sandbox::made::Made;
 use crate::sandbox::{agent, policy};
 use crate::worktree::create::{self, Created};
-use crate::worktree::project::Project;
 
 /// Taken exclusively by the supervisor of a resumed job, so two resumes never share a worktree.
 pub(super) const RESUME_LOCK: &str = "resume.lock";

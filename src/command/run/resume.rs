@@ -7,13 +7,13 @@ use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::git::project::Project;
 use crate::job::id::JobId;
 use crate::job::record::{Record, State, WorktreeReport};
 use crate::job::store;
 use crate::sandbox::made::Made;
 use crate::sandbox::{plan, policy};
 use crate::worktree::create::Created;
-use crate::worktree::project::Project;
 
 use super::allow_write::check_allow_write;
 use super::detect::{detect, executable};

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config;
 use crate::error::{Error, Result};
-use crate::worktree::project::Project;
+use crate::git::project::Project;
 
 /// Where a `--worktree` job goes.
 pub(super) struct Target {

@@ -61,10 +61,9 @@ impl Project {
         let text = out.text();
         let lines: Vec<&str> = text.split('\n').collect();
         let [bare, common, top, objects, format, prefix @ ..] = lines.as_slice() else {
-            return Err(Error::Other(format!(
-                "cannot read git rev-parse's answer in {} (does a path contain a newline? isolate does not support that)",
-                cwd.display()
-            )));
+            return Err(Error::RevParseUnreadable {
+                cwd: cwd.to_path_buf(),
+            });
         };
         if *bare == "true" {
             return Err(Error::Usage(format!(
@@ -104,6 +103,18 @@ impl Project {
             ],
         )?;
         Ok(out.status.success().then(|| out.text()))
+    }
+
+    /// The values of full ref names, in one read (`None`: no such ref).
+    pub fn refs<const N: usize>(&self, names: [&str; N]) -> Result<[Option<String>; N]> {
+        let mut args = vec!["for-each-ref", "--format=%(refname) %(objectname)", "--"];
+        args.extend(names);
+        let text = git::run(&self.top, &args)?.text();
+        Ok(names.map(|name| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+                .map(str::to_string)
+        }))
     }
 
     /// The branch the caller's checkout is on (`main`), `None` when HEAD is detached.

@@ -1,0 +1,141 @@
+//! The look that gathers the facts: the job's repository read in-process (executing nothing
+//! planted there), its branch imported unless only surveying, its other refs and its standing
+//! against the project checked. Never decides, never deletes.
+
+use std::fs;
+
+use super::bounded::inspect_bounded;
+use super::branch_tip::{last_import, note_import};
+use super::counted::counted;
+use super::facts::{Branch, Facts, Tree};
+use super::job::{Job, Look};
+use super::refs::{project_refs, unimported_refs};
+use crate::worktree::checkouts;
+use crate::worktree::import;
+
+/// Reads the job's repository (in-process, executing nothing planted there), imports its branch
+/// (unless only surveying), and checks its other refs and its standing against the project.
+pub(super) fn gather(job: &Job, look: Look) -> Facts {
+    let tree = if fs::symlink_metadata(job.path).is_ok() {
+        Tree::Present(inspect_bounded(job.path, &job.id.branch()))
+    } else if job.removed {
+        Tree::Removed
+    } else {
+        Tree::Missing
+    };
+    let (project_branch, pin) = match project_refs(job) {
+        Ok(refs) => refs,
+        Err(e) => (None, Some(format!("(unreadable: {e})"))),
+    };
+    let (branch_state, copied) = branch_of(job, look, &tree, project_branch.as_deref());
+    let branch_held = held(job, &branch_state);
+    let unimported = match &tree {
+        Tree::Present(Ok(insp)) => {
+            unimported_refs(job, insp).unwrap_or_else(|e| vec![format!("(cannot check: {e})")])
+        }
+        _ => Vec::new(),
+    };
+    let branch_after = match (&tree, &branch_state) {
+        (Tree::Present(Ok(insp)), Branch::AtBase | Branch::Commits { .. })
+            if look == Look::Import =>
+        {
+            insp.branch_tip.clone()
+        }
+        _ => project_branch,
+    };
+    Facts {
+        life: job.life,
+        in_use: false,
+        tree,
+        branch: branch_state,
+        copied,
+        pin,
+        branch_after,
+        unimported,
+        branch_held,
+        settling: job.settling,
+    }
+}
+
+/// The job's branch in the project (imported first unless only surveying), and whether the import
+/// copied objects.
+fn branch_of(job: &Job, look: Look, tree: &Tree, project_branch: Option<&str>) -> (Branch, bool) {
+    let branch = job.id.branch();
+    match tree {
+        Tree::Present(Ok(insp)) => match &insp.branch_tip {
+            Some(tip) => from_tip(job, look, tip, project_branch),
+            None => (
+                Branch::Unknown(format!("the job deleted its branch {branch}")),
+                false,
+            ),
+        },
+        Tree::Present(Err(e)) => (Branch::Unknown(e.to_string()), false),
+        // Without the directory, what the project's branch already holds is what counts.
+        Tree::Missing | Tree::Removed => match project_branch {
+            Some(tip) => (counted(job, look, tip, None), false),
+            None => (Branch::Gone, false),
+        },
+    }
+}
+
+/// The job's branch from its tip `tip` in the job's repository, against the project's `current`.
+fn from_tip(job: &Job, look: Look, tip: &str, current: Option<&str>) -> (Branch, bool) {
+    let branch = job.id.branch();
+    match current {
+        // Someone moved the project's branch while the job ran: never overwrite it.
+        Some(current) if current != last_import(job) && current != tip => (
+            Branch::Unknown(format!(
+                "the project's {branch} moved to {current} (isolate left it at {}); not overwritten",
+                last_import(job)
+            )),
+            false,
+        ),
+        Some(current) if current == tip => (counted(job, look, tip, None), false),
+        _ if look == Look::Survey => {
+            if tip == job.base {
+                (Branch::AtBase, false)
+            } else {
+                (Branch::ToImport, false)
+            }
+        }
+        // Deleted in the project while the job ran: created again, so the work is not lost.
+        current => {
+            let old = current.unwrap_or(ZERO);
+            let objects = job.path.join(".git/objects");
+            match import::import(job.project, &objects, &branch, tip, old, job.base) {
+                Ok(done) => {
+                    if done.copied {
+                        note_import(job.job_dir, tip);
+                    }
+                    (counted(job, look, tip, Some(done.commits)), done.copied)
+                }
+                Err(e) => (Branch::Unknown(e.to_string()), false),
+            }
+        }
+    }
+}
+
+/// A checkout of the project that holds the job's branch, asked only when the branch could go.
+fn held(job: &Job, branch_state: &Branch) -> Option<String> {
+    let may_go = match branch_state {
+        Branch::AtBase => true,
+        Branch::Commits {
+            standing: Some(standing),
+            ..
+        } => job.settling.settles_landed() && standing.landed(),
+        _ => false,
+    };
+    if !may_go {
+        return None;
+    }
+    let branch = job.id.branch();
+    match checkouts::holding(job.project, &format!("refs/heads/{branch}")) {
+        Ok(held) => held.map(|h| h.to_string()),
+        Err(e) => Some(format!(
+            "perhaps checked out (cannot list the checkouts: {e})"
+        )),
+    }
+}
+
+/// The null object id: "the ref must not exist" for `update-ref`.
+const ZERO: &str = "0000000000000000000000000000000000000000";

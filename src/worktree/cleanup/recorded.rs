@@ -1,0 +1,92 @@
+//! A job's worktree as its record names it, with the record's claims checked against what isolate
+//! computes itself. Never takes the worktree's place from the record unchecked.
+
+use std::path::{Path, PathBuf};
+
+use super::facts::{Life, Settling};
+use super::job::Job;
+use crate::error::{Error, Result};
+use crate::git::project::Project;
+use crate::job::id::JobId;
+use crate::job::record::State;
+use crate::job::store;
+
+/// A job's worktree as its record names it, with what the record says checked against what isolate
+/// computes itself (the project from the record's repository, the worktree directory from the
+/// configuration): `rm`, `prune`, `import`, `merge`, `sync` and `worktrees` start here.
+pub struct Recorded {
+    pub project: Project,
+    pub id: JobId,
+    pub key_dir: PathBuf,
+    pub job_dir: PathBuf,
+    pub worktree: crate::job::record::WorktreeReport,
+    /// What loads the job's policy again.
+    pub policy: Option<String>,
+    pub life: Life,
+}
+
+impl Recorded {
+    pub fn open(state: &Path, record: &crate::job::record::Record) -> Result<Recorded> {
+        let worktree = record.worktree.clone().ok_or_else(|| Error::NoWorktree {
+            job: record.id.clone(),
+        })?;
+        let id = JobId::parse(&record.id).ok_or_else(|| Error::NotAJobId {
+            id: record.id.clone(),
+        })?;
+        let project = Project::discover(Path::new(&worktree.repo))?;
+        // Where the worktree must be, computed from the project and configuration, never taken
+        // from the record.
+        let key_dir = crate::config::load(Some(&project))?
+            .worktree_root(state, &project)?
+            .join(project.key());
+        let job_dir = if record.forgotten {
+            store::forgotten_dir(state)
+        } else {
+            store::jobs_dir(state)
+        }
+        .join(id.as_str());
+        Ok(Recorded {
+            project,
+            id,
+            key_dir,
+            job_dir,
+            worktree,
+            policy: record.sandbox.policy_ref.clone(),
+            life: match record.effective_state() {
+                State::Running => Life::Running,
+                State::Lost => Life::Lost,
+                State::Exited | State::Killed | State::TimedOut => Life::Ended,
+            },
+        })
+    }
+
+    /// The job's worktree, to be settled by `settling`.
+    pub fn job(&self, settling: Settling) -> Job<'_> {
+        Job {
+            project: &self.project,
+            id: &self.id,
+            key_dir: &self.key_dir,
+            path: Path::new(&self.worktree.path),
+            base: &self.worktree.base,
+            job_dir: &self.job_dir,
+            life: self.life,
+            removed: self.worktree.removed,
+            settling,
+            dispatch_dirty: self.worktree.dispatch_dirty,
+            project_branch: self.worktree.project_branch.as_deref(),
+            policy: self.policy.as_deref(),
+        }
+    }
+
+    /// The record's worktree path, once checked: the one isolate would have made for this job.
+    pub fn checked_path(&self) -> Result<&Path> {
+        let path = Path::new(&self.worktree.path);
+        if path != self.key_dir.join(self.id.as_str()) {
+            return Err(Error::MisplacedWorktree {
+                job: self.id.to_string(),
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(path)
+    }
+}

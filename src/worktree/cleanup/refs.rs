@@ -1,0 +1,32 @@
+//! The refs a look at a job reads: the project's branch of the job and its base pin, and the job's
+//! other refs whose commits the project lacks. Reads only: never moves a ref.
+
+use super::job::Job;
+use crate::error::Result;
+use crate::worktree::create::pin_ref;
+use crate::worktree::inspect::{self, InspectError, Inspection};
+
+/// The project's values of the job's branch and base pin, in one read.
+pub(super) fn project_refs(job: &Job) -> Result<(Option<String>, Option<String>)> {
+    let branch = format!("refs/heads/{}", job.id.branch());
+    let pin = pin_ref(job.id);
+    let [branch, pin] = job.project.refs([&branch, &pin])?;
+    Ok((branch, pin))
+}
+
+/// Other refs (and a detached HEAD) of the job whose commits the project does not have.
+pub(super) fn unimported_refs(job: &Job, insp: &Inspection) -> Result<Vec<String>, InspectError> {
+    let mut named: Vec<(String, String)> = insp.other_refs.clone();
+    if insp.head_branch.is_none() {
+        if let Some(head) = &insp.head_commit {
+            named.push(("HEAD (detached)".into(), head.clone()));
+        }
+    }
+    let ids: Vec<String> = named.iter().map(|(_, id)| id.clone()).collect();
+    let missing = inspect::missing_from(&job.project.git_dir, &ids)?;
+    Ok(named
+        .into_iter()
+        .filter(|(_, id)| missing.contains(id))
+        .map(|(name, _)| name)
+        .collect())
+}

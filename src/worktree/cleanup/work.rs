@@ -1,0 +1,58 @@
+//! The work a worktree holds, counted by kind: what keeps it when its job ends. Never counts what
+//! the project already has.
+
+use crate::worktree::inspect::Inspection;
+
+/// Each kind of work that keeps a worktree, counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Work {
+    pub modified: usize,
+    pub untracked: usize,
+    pub conflicted: usize,
+    pub stash_entries: usize,
+    /// Other refs of the job holding commits the project does not have.
+    pub refs: usize,
+    pub in_progress: Vec<&'static str>,
+}
+
+impl Work {
+    pub(super) fn of(insp: &Inspection, unimported: &[String]) -> Work {
+        Work {
+            modified: insp.modified,
+            untracked: insp.untracked,
+            conflicted: insp.conflicted,
+            stash_entries: insp.stash_entries,
+            refs: unimported.len(),
+            in_progress: insp.in_progress.clone(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == Work::default()
+    }
+}
+
+/// "3 modified, 1 untracked, 1 stash entry".
+impl std::fmt::Display for Work {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        let mut count = |n: usize, one: &str, many: &str| {
+            if n > 0 {
+                parts.push(format!("{n} {}", if n == 1 { one } else { many }));
+            }
+        };
+        count(self.modified, "modified", "modified");
+        count(self.untracked, "untracked", "untracked");
+        count(self.conflicted, "conflicted", "conflicted");
+        count(self.stash_entries, "stash entry", "stash entries");
+        count(
+            self.refs,
+            "ref with commits not in the project",
+            "refs with commits not in the project",
+        );
+        for op in &self.in_progress {
+            parts.push(format!("{op} in progress"));
+        }
+        f.write_str(&parts.join(", "))
+    }
+}

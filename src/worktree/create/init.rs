@@ -1,0 +1,78 @@
+//! The job's repository made: `git init`, the alternates that borrow the project's objects, and the
+//! configuration that makes the job commit as the project does. Never writes to the project.
+
+use std::fs;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::git;
+use crate::git::project::Project;
+use crate::job::id::JobId;
+
+/// `git init`, then the alternates and the configuration that make the job commit as the project.
+pub(super) fn init(project: &Project, id: &JobId, path: &Path) -> Result<()> {
+    let format = format!("--object-format={}", project.object_format);
+    let initial = format!("--initial-branch={}", id.branch());
+    git::run(
+        path,
+        [
+            "init",
+            "--quiet",
+            "--template=",
+            &format,
+            &initial,
+            "--",
+            ".",
+        ],
+    )?;
+    let git_dir = path.join(".git");
+    let info = git_dir.join("objects/info");
+    fs::create_dir_all(&info).map_err(|e| Error::io("cannot create", &info, e))?;
+    let alternates = info.join("alternates");
+    let objects = project.objects.to_string_lossy();
+    fs::write(&alternates, format!("{objects}\n"))
+        .map_err(|e| Error::io("cannot write", &alternates, e))?;
+
+    // The project's config first (identity, commit settings, its remotes), then what must differ:
+    // the project's hooks (run by the job's git, so inside the sandbox), a remote named after the
+    // project, and no automatic gc (its detached process would outlive the job).
+    let config = format!(
+        "[include]\n\tpath = {}\n[core]\n\thooksPath = {}\n[remote \"project\"]\n\turl = {}\n\
+         \tfetch = +refs/heads/*:refs/remotes/project/*\n[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n\
+         [isolate]\n\tjob = {id}\n",
+        quote(&project.git_dir.join("config")),
+        quote(&project.hooks),
+        quote(&project.top),
+    );
+    let config_path = git_dir.join("config");
+    let mut text =
+        fs::read_to_string(&config_path).map_err(|e| Error::io("cannot read", &config_path, e))?;
+    text.push_str(&config);
+    fs::write(&config_path, text).map_err(|e| Error::io("cannot write", &config_path, e))?;
+
+    // The project's own ignore rules, so that the job's repository ignores what the project ignores.
+    let exclude = project.git_dir.join("info/exclude");
+    if exclude.is_file() {
+        let target = git_dir.join("info");
+        fs::create_dir_all(&target).map_err(|e| Error::io("cannot create", &target, e))?;
+        fs::copy(&exclude, target.join("exclude"))
+            .map_err(|e| Error::io("cannot copy", &exclude, e))?;
+    }
+    Ok(())
+}
+
+/// A git config value in double quotes, with `\` and `"` escaped and newlines written as `\n`.
+fn quote(path: &Path) -> String {
+    let mut out = String::from("\"");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}

@@ -1,0 +1,99 @@
+//! Creating a job's worktree (spec/worktrees.md, "Creation"): a fresh repository that borrows the
+//! project's objects read-only, on branch `isolate/<id>` at base, checked out with parallel
+//! checkout, configured to commit as the project does; the branch and a base pin in the project.
+//! Everything made here is recorded in `Created`, whose `undo` removes exactly that and nothing else.
+//! The refs it makes in the project are refs.rs, the repository it fills init.rs and checkout.rs,
+//! the worktree made again after isolate removed it recreate.rs.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::thread;
+
+use crate::error::{Error, Result};
+use crate::git;
+use crate::git::project::Project;
+use crate::job::id::JobId;
+use crate::worktree::include;
+
+mod checkout;
+mod init;
+mod recreate;
+mod refs;
+
+use checkout::checkout;
+use init::init;
+use refs::{delete_refs, project_refs};
+
+pub use recreate::recreate;
+pub use refs::{pin_ref, undo};
+
+/// A worktree isolate has made, and the refs it made in the project.
+#[derive(Debug)]
+pub struct Created {
+    pub path: PathBuf,
+    pub branch: String,
+    pub base: String,
+    /// The project's checkout had uncommitted changes (they are not in the worktree).
+    pub dispatch_dirty: bool,
+    /// Files `.worktreeinclude` brought in.
+    pub included: usize,
+    /// The project's branch the job was started from (`merge` and `sync` bring it in).
+    pub project_branch: Option<String>,
+}
+
+/// Creates the worktree of job `id` at `path` from commit `base`. `Ok(None)` when the id is taken
+/// (its branch, pin or directory exists already): nothing was made, draw another.
+/// `include`: the configured `.worktreeinclude` patterns, used when the project has no such file.
+pub fn create(
+    project: &Project,
+    id: &JobId,
+    path: &Path,
+    base: &str,
+    include: &[String],
+) -> Result<Option<Created>> {
+    let branch = id.branch();
+    // The refs first: their creation is the atomic test that nobody else has this id in the project.
+    if !project_refs(project, id, base)? {
+        return Ok(None);
+    }
+    if let Err(e) = fs::create_dir(path) {
+        delete_refs(project, id, base);
+        return match e.kind() {
+            std::io::ErrorKind::AlreadyExists => Ok(None),
+            _ => Err(Error::io("cannot create the worktree", path, e)),
+        };
+    }
+    // Whether the caller's checkout is dirty is only reported, so it runs beside the checkout.
+    let status_dir = project.caller_top.clone();
+    let dirty = thread::spawn(move || {
+        git::try_run(
+            &status_dir,
+            [
+                "status",
+                "--porcelain",
+                "--untracked-files=normal",
+                "--ignore-submodules",
+            ],
+        )
+        .map(|out| out.status.success() && !out.stdout.is_empty())
+        .unwrap_or(false)
+    });
+    let filled = init(project, id, path)
+        .and_then(|()| checkout(path, &branch, base))
+        .and_then(|()| include::copy(project, path, include));
+    let dispatch_dirty = dirty.join().unwrap_or(false);
+    match filled {
+        Ok(included) => Ok(Some(Created {
+            path: path.to_path_buf(),
+            branch,
+            base: base.to_string(),
+            dispatch_dirty,
+            included,
+            project_branch: None,
+        })),
+        Err(e) => {
+            undo(project, id, path, base);
+            Err(e)
+        }
+    }
+}

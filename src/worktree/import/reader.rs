@@ -1,0 +1,90 @@
+//! The sandboxed reader of the import (`pack-objects` in the project, the job's objects an extra
+//! alternate): its command line and environment, with the hygiene of every project-side git, and
+//! what it may read and write. Never more than the system, the project and the job's object
+//! directory to read, and its own temporary directory to write.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::git;
+
+use crate::git::project::Project;
+use crate::sandbox::{plan, probe};
+
+/// What the reading side of the import may read: the system (git and its libraries), the project
+/// and the job's object directory. `None` without Landlock (then the job ran with --no-sandbox and
+/// could read everything itself).
+pub(super) fn reader_rules(
+    project: &Project,
+    job_objects: &Path,
+    tmp: &Path,
+) -> Option<plan::Rules> {
+    let abi = probe::landlock_abi().filter(|&abi| abi >= probe::MIN_ABI)?;
+    let mut read: Vec<PathBuf> = [
+        "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect();
+    read.extend([
+        project.top.clone(),
+        project.git_dir.clone(),
+        project.objects.clone(),
+        job_objects.to_path_buf(),
+    ]);
+    read.retain(|p| p.exists());
+    let read = read
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    let no_tcp = (abi >= probe::NETWORK_ABI).then(Vec::new);
+    Some(plan::Rules {
+        abi,
+        read,
+        list: Vec::new(),
+        write: vec![tmp.to_path_buf()],
+        worktree: Vec::new(),
+        write_files: Vec::new(),
+        devices: vec![PathBuf::from("/dev/null")],
+        connect_tcp: no_tcp.clone(),
+        bind_tcp: no_tcp,
+        scope_signals: abi >= probe::SCOPES_ABI,
+        scope_abstract_unix: abi >= probe::SCOPES_ABI,
+        limits: Vec::new(),
+        sockets: probe::seccomp().is_ok().then(plan::Sockets::closed),
+        narrowed: None,
+    })
+}
+
+/// The reader's environment: the caller's less what would point git elsewhere, with the hygiene of
+/// every project-side git (`git::ENV`), no global configuration, the job's objects as the extra
+/// alternate, and `tmp` as its TMPDIR.
+pub(super) fn reader_env(job_objects: &Path, tmp: &Path) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(k, _)| !git::redirects(k))
+        .collect();
+    env.push((
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES".into(),
+        job_objects.into(),
+    ));
+    env.push(("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()));
+    env.extend(git::ENV.iter().map(|&(k, v)| (k.into(), v.into())));
+    env.push(("TMPDIR".into(), tmp.into()));
+    env
+}
+
+/// The reader's command line: `git -C top`, the hygiene flags (`git::CONFIG`), `pack-objects`.
+pub(super) fn reader_argv(top: &str) -> Vec<&str> {
+    ["git", "-C", top]
+        .into_iter()
+        .chain(git::CONFIG)
+        .chain([
+            "--no-pager",
+            "pack-objects",
+            "--revs",
+            "--thin",
+            "--stdout",
+            "--quiet",
+        ])
+        .collect()
+}

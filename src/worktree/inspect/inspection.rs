@@ -1,0 +1,127 @@
+//! The inspection of a job repository: what it holds, and the read of its refs (HEAD, the job's
+//! branch, every other branch and tag, the stash). Never resolves a ref through `refs/replace/`.
+
+use std::path::Path;
+
+use gix::bstr::ByteSlice;
+
+use super::error::InspectError;
+use super::layout::check_layout;
+use super::open::open_untrusted;
+use super::state::{count_lines, in_progress};
+use super::status::count_status;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Inspection {
+    /// Branch HEAD points at (e.g. "isolate/fix-3fa2"), None when detached or unborn.
+    /// A symbolic HEAD to a ref outside `refs/heads/` is given by its full name.
+    pub head_branch: Option<String>,
+    /// Commit HEAD resolves to (40-hex), None when unborn.
+    pub head_commit: Option<String>,
+    /// Tip of `refs/heads/<branch>` for the `branch` argument, None if that ref is missing.
+    pub branch_tip: Option<String>,
+    /// Tracked files that differ: staged (index vs HEAD tree) or modified/deleted in the work tree
+    /// (vs index), including intent-to-add entries. A file both staged and modified counts once;
+    /// conflicted paths are not counted here.
+    pub modified: usize,
+    /// Untracked files that are not ignored. Each file counts, also inside a wholly untracked
+    /// directory; a nested repository counts as 1. Empty directories do not count.
+    pub untracked: usize,
+    /// Index entries with unresolved conflicts (count paths once).
+    pub conflicted: usize,
+    /// Ignored entries, a fully ignored directory counting as 1; informational only.
+    pub ignored: usize,
+    /// Operations in progress, named "merge", "rebase", "cherry-pick", "revert", "bisect" (from
+    /// MERGE_HEAD, rebase-merge/, rebase-apply/, CHERRY_PICK_HEAD, REVERT_HEAD, BISECT_LOG in the git dir).
+    pub in_progress: Vec<&'static str>,
+    /// Number of stash entries (reflog lines of refs/stash; 1 if the ref exists without a reflog).
+    pub stash_entries: usize,
+    /// Every other ref under refs/heads/ and refs/tags/ (full ref name, peeled object id as 40-hex,
+    /// normally a commit), excluding refs/heads/<branch>. Sorted by name. A ref whose object is
+    /// missing keeps its unpeeled id; a dangling symbolic ref is left out.
+    pub other_refs: Vec<(String, String)>,
+}
+
+/// Inspect the repository whose work tree is `worktree` (git dir `worktree/.git`). `branch` is the short branch name isolate created ("isolate/<id>").
+pub fn inspect(worktree: &Path, branch: &str) -> Result<Inspection, InspectError> {
+    let git_dir = worktree.join(".git");
+    check_layout(&git_dir)?;
+    let repo = open_untrusted(worktree, &git_dir)?;
+    let git = |what: &'static str| {
+        let path = worktree.to_owned();
+        move |source: gix::Error| InspectError::Git { path, what, source }
+    };
+
+    let mut out = Inspection::default();
+
+    let head = repo.head().map_err(git("cannot read HEAD"))?;
+    if let gix::head::Kind::Symbolic(referent) = &head.kind {
+        let name = referent.name.as_bstr();
+        let short = name.strip_prefix(b"refs/heads/").unwrap_or(name);
+        out.head_branch = Some(short.to_str_lossy().into_owned());
+    }
+    let unpeeled = head.id().map(|id| id.detach());
+    out.head_commit = match head.try_into_peeled_id() {
+        Ok(id) => id.map(|id| id.detach()),
+        // The object is missing or unreadable: still report where HEAD points.
+        Err(_) => unpeeled,
+    }
+    .map(|id| id.to_string());
+
+    let branch_ref = format!("refs/heads/{branch}");
+    out.branch_tip = match repo
+        .try_find_reference(branch_ref.as_str())
+        .map_err(git("cannot read the job branch"))?
+    {
+        Some(mut reference) => target_hex(&mut reference),
+        None => None,
+    };
+
+    let platform = repo.references().map_err(git("cannot list references"))?;
+    for iter in [
+        platform
+            .local_branches()
+            .map_err(git("cannot list branches"))?,
+        platform.tags().map_err(git("cannot list tags"))?,
+    ] {
+        for reference in iter {
+            let mut reference = reference.map_err(|source| InspectError::Git {
+                path: worktree.to_owned(),
+                what: "cannot read a reference",
+                source: gix::Error::from_error(source),
+            })?;
+            let name = reference.name().as_bstr().to_str_lossy().into_owned();
+            if name == branch_ref {
+                continue;
+            }
+            if let Some(id) = target_hex(&mut reference) {
+                out.other_refs.push((name, id));
+            }
+        }
+    }
+    out.other_refs.sort();
+    out.other_refs.dedup();
+
+    out.stash_entries = match repo
+        .try_find_reference("refs/stash")
+        .map_err(git("cannot read refs/stash"))?
+    {
+        Some(_) => count_lines(&git_dir.join("logs/refs/stash"))?.max(1),
+        None => 0,
+    };
+
+    out.in_progress = in_progress(&git_dir);
+
+    count_status(&repo, &mut out).map_err(git("cannot compute the status"))?;
+    Ok(out)
+}
+
+/// The peeled id `reference` points at as hex; its direct target if the object can't be read;
+/// None for a dangling symbolic ref.
+fn target_hex(reference: &mut gix::Reference<'_>) -> Option<String> {
+    let direct = reference.target().try_id().map(|id| id.to_owned());
+    match reference.peel_to_id() {
+        Ok(id) => Some(id.detach().to_string()),
+        Err(_) => direct.map(|id| id.to_string()),
+    }
+}

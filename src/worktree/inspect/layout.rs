@@ -1,0 +1,62 @@
+//! The layout of a job's git directory, checked before gix opens it: a real directory, not a linked
+//! worktree's, and the files gix reads whole regular and bounded. Never opens anything itself.
+
+use std::path::Path;
+
+use super::error::InspectError;
+
+/// `git_dir` must be a real directory and not a linked worktree's; the files gix reads whole must
+/// be regular files of a bounded size if present (`READ_FIRST`).
+pub(super) fn check_layout(git_dir: &Path) -> Result<(), InspectError> {
+    let not_repo = |reason: String| InspectError::NotARepository {
+        path: git_dir.to_owned(),
+        reason,
+    };
+    let meta = std::fs::symlink_metadata(git_dir)
+        .map_err(|err| not_repo(format!("cannot stat it: {err}")))?;
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        return Err(not_repo(
+            "it is a symlink, not the job's own git directory".into(),
+        ));
+    }
+    if !kind.is_dir() {
+        return Err(not_repo(
+            "it is not a directory (a gitfile would redirect to another git directory)".into(),
+        ));
+    }
+    if std::fs::symlink_metadata(git_dir.join("commondir")).is_ok() {
+        return Err(not_repo(
+            "it has a commondir file, so it is not a job repository".into(),
+        ));
+    }
+    for (name, limit) in READ_FIRST {
+        if let Ok(meta) = std::fs::symlink_metadata(git_dir.join(name)) {
+            if !meta.file_type().is_file() {
+                return Err(not_repo(format!("{name} is not a regular file")));
+            }
+            if meta.len() > limit {
+                return Err(not_repo(format!(
+                    "{name} is {} bytes, more than a job repository's ever is ({limit})",
+                    meta.len()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The files of the git directory gix reads whole, and the most each may hold: a symlink there
+/// could point at a FIFO (the read blocks) or `/dev/zero` (it never ends), and a sparse file of
+/// gigabytes is read into memory all the same.
+const READ_FIRST: [(&str, u64); 9] = [
+    ("HEAD", 4 << 10),
+    ("config", 4 << 20),
+    ("index", 1 << 30),
+    ("packed-refs", 1 << 30),
+    ("info/exclude", 4 << 20),
+    ("info/attributes", 4 << 20),
+    ("info/grafts", 4 << 20),
+    ("shallow", 64 << 20),
+    ("objects/info/alternates", 64 << 10),
+];

@@ -1,0 +1,61 @@
+//! The one way a repository is opened here: only its own config, every repository-local section
+//! untrusted, no replace refs, every filter and diff driver dropped. Never follows an include.
+
+use std::path::Path;
+
+use super::error::InspectError;
+
+/// The open options for any repository inspected here: only the repository's own config file,
+/// no environment, no includes, and every repository-local section untrusted for the keys gix
+/// guards with the section filter. Replace refs are switched off by an API override, which the
+/// filter lets through as it is not repository-local.
+pub(super) fn open_options() -> gix::open::Options {
+    gix::open::Options::isolated()
+        .open_path_as_is(true)
+        .filter_config_section(not_repository_local)
+        .config_overrides(["core.useReplaceRefs=false"])
+}
+
+fn not_repository_local(meta: &gix::config::file::Metadata) -> bool {
+    meta.source.kind() != gix::config::source::Kind::Repository
+}
+
+/// Open the job repository at `git_dir` with `worktree` as its work tree, safe to compute a status on.
+pub(super) fn open_untrusted(
+    worktree: &Path,
+    git_dir: &Path,
+) -> Result<gix::Repository, InspectError> {
+    let git = |what: &'static str| {
+        let path = worktree.to_owned();
+        move |source: gix::Error| InspectError::Git { path, what, source }
+    };
+    let mut repo =
+        gix::open_opts(git_dir, open_options()).map_err(git("cannot open the repository"))?;
+    // Whatever core.worktree / core.bare claim (the section filter already hides core.worktree).
+    repo.set_workdir(worktree.to_owned())
+        .map_err(git("cannot use the work tree"))?;
+    drop_driver_sections(&mut repo).map_err(git("cannot sanitize the configuration"))?;
+    // Speeds up turning HEAD^{tree} into an index for the tree-index comparison.
+    repo.object_cache_size_if_unset(4 * 1024 * 1024);
+    Ok(repo)
+}
+
+/// Remove every `filter` and `diff` section (whatever its case) from the configuration the
+/// repository uses from now on, so no clean/smudge/process filter or textconv/external diff
+/// driver is even known. In memory only: the config file is untouched.
+fn drop_driver_sections(repo: &mut gix::Repository) -> Result<(), gix::Error> {
+    let mut config = repo.config_snapshot_mut();
+    let doomed: Vec<_> = config
+        .sections_and_ids()
+        .filter(|(section, _)| {
+            let name = section.header().name();
+            name.eq_ignore_ascii_case(b"filter") || name.eq_ignore_ascii_case(b"diff")
+        })
+        .map(|(_, id)| id)
+        .collect();
+    for id in doomed {
+        config.remove_section_by_id(id);
+    }
+    config.commit()?;
+    Ok(())
+}

@@ -1,0 +1,71 @@
+//! What the index-to-work-tree comparison reports, tallied; submodules never looked into. Never
+//! opens a submodule's configuration.
+
+use std::collections::HashSet;
+
+use gix::bstr::BString;
+
+/// What the index-to-work-tree comparison found.
+#[derive(Default)]
+pub(super) struct Tally {
+    pub(super) modified: HashSet<BString>,
+    pub(super) conflicted: HashSet<BString>,
+    pub(super) untracked: usize,
+    pub(super) ignored: usize,
+}
+
+impl<'index> gix::status::plumbing::index_as_worktree_with_renames::VisitEntry<'index> for Tally {
+    type ContentChange = ();
+    type SubmoduleStatus = ();
+
+    fn visit_entry(
+        &mut self,
+        entry: gix::status::plumbing::index_as_worktree_with_renames::Entry<'index, (), ()>,
+    ) {
+        use gix::dir::entry::Status as Dir;
+        use gix::status::plumbing::index_as_worktree::EntryStatus;
+        use gix::status::plumbing::index_as_worktree_with_renames::Entry;
+        match entry {
+            Entry::Modification {
+                rela_path, status, ..
+            } => match status {
+                EntryStatus::Conflict { .. } => {
+                    self.conflicted.insert(rela_path.to_owned());
+                }
+                // Same content, stale stat data: git would refresh the index here; we don't.
+                EntryStatus::NeedsUpdate(_) => {}
+                EntryStatus::Change(_) | EntryStatus::IntentToAdd => {
+                    self.modified.insert(rela_path.to_owned());
+                }
+            },
+            Entry::DirectoryContents { entry, .. } => match entry.status {
+                Dir::Untracked => self.untracked += 1,
+                Dir::Ignored(_) => self.ignored += 1,
+                Dir::Tracked | Dir::Pruned => {}
+            },
+            // Rename tracking is off; should one be reported anyway, a tracked path is gone and
+            // an untracked one appeared.
+            Entry::Rewrite { source, .. } => {
+                self.modified.insert(source.rela_path().to_owned());
+                self.untracked += 1;
+            }
+        }
+    }
+}
+
+/// Submodules are never looked into: opening one would read its configuration, which is as
+/// untrusted as the job's. A changed submodule commit still shows as a staged gitlink.
+#[derive(Clone)]
+pub(super) struct NoSubmodules;
+
+impl gix::status::plumbing::index_as_worktree::traits::SubmoduleStatus for NoSubmodules {
+    type Output = ();
+
+    fn status(
+        &mut self,
+        _entry: &gix::index::Entry,
+        _rela_path: &gix::bstr::BStr,
+    ) -> gix::Result<Option<()>> {
+        Ok(None)
+    }
+}

@@ -1,0 +1,162 @@
+//! What the inspection counts and lists.
+
+use super::*;
+
+#[test]
+fn clean_job_reports_nothing() {
+    let f = fixture();
+    let got = inspect(&f.wt, BRANCH).unwrap();
+    assert_eq!(
+        got,
+        Inspection {
+            head_branch: Some(BRANCH.into()),
+            head_commit: Some(f.base.clone()),
+            branch_tip: Some(f.base.clone()),
+            ..Inspection::default()
+        }
+    );
+    assert!(
+        missing_from(&f.project.join(".git"), std::slice::from_ref(&f.base))
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn modified_and_deleted_files_count() {
+    let f = fixture();
+    write(&f.wt.join("a.txt"), "alpha changed\n");
+    std::fs::remove_file(f.wt.join("b.txt")).unwrap();
+    let got = inspect(&f.wt, BRANCH).unwrap();
+    assert_eq!((got.modified, got.untracked, got.conflicted), (2, 0, 0));
+}
+
+#[test]
+fn staged_and_modified_file_counts_once() {
+    let f = fixture();
+    write(&f.wt.join("a.txt"), "alpha staged\n");
+    git(&f.wt, &["add", "a.txt"]);
+    write(&f.wt.join("a.txt"), "alpha staged then modified\n");
+    let got = inspect(&f.wt, BRANCH).unwrap();
+    assert_eq!(got.modified, 1);
+}
+
+#[test]
+fn staged_new_file_counts_as_modified() {
+    let f = fixture();
+    write(&f.wt.join("new.txt"), "new\n");
+    git(&f.wt, &["add", "new.txt"]);
+    let got = inspect(&f.wt, BRANCH).unwrap();
+    assert_eq!((got.modified, got.untracked), (1, 0));
+}
+
+#[test]
+fn untracked_files_count_one_by_one() {
+    let f = fixture();
+    write(&f.wt.join("notes.md"), "notes\n");
+    write(&f.wt.join("newdir/one.rs"), "1\n");
+    write(&f.wt.join("newdir/deeper/two.rs"), "2\n");
+    let got = inspect(&f.wt, BRANCH).unwrap();
+    assert_eq!((got.modified, got.untracked, got.ignored), (0, 3, 0));
+}
+
+#[test]
+fn ignored_files_are_not_untracked() {
+    let f = fixture();
+    write(&f.wt.join("target/debug/app"), "binary\n");
+    write(&f.wt.join("target/debug/app.d"), "deps\n");
+    let got = inspect(&f.wt, BRANCH).unwrap();
+    assert_eq!((got.modified, got.untracked), (0, 0));
+    assert!(got.ignored > 0, "{got:?}");
+}
+
+#[test]
+fn merge_conflict_is_reported() {
+    let f = fixture();
+    git(&f.wt, &["checkout", "-q", "-b", "other"]);
+    write(&f.wt.join("a.txt"), "alpha from other\n");
+    git(&f.wt, &["commit", "-q", "-am", "other"]);
+    git(&f.wt, &["checkout", "-q", BRANCH]);
+    write(&f.wt.join("a.txt"), "alpha from job\n");
+    git(&f.wt, &["commit", "-q", "-am", "job"]);
+    let merge = git_cmd(&f.wt, &["merge", "-q", "other"]).output().unwrap();
+    assert!(!merge.status.success(), "the merge must conflict");
+    let got = inspect(&f.wt, BRANCH).unwrap();
+    assert_eq!(got.conflicted, 1, "{got:?}");
+    assert_eq!(got.modified, 0, "{got:?}");
+    assert!(got.in_progress.contains(&"merge"), "{got:?}");
+}
+
+#[test]
+fn stash_entries_are_counted() {
+    let f = fixture();
+    write(&f.wt.join("a.txt"), "alpha stashed\n");
+    git(&f.wt, &["stash", "-q"]);
+    let got = inspect(&f.wt, BRANCH).unwrap();
+    assert_eq!((got.stash_entries, got.modified), (1, 0));
+    write(&f.wt.join("b.txt"), "bravo stashed\n");
+    git(&f.wt, &["stash", "-q"]);
+    assert_eq!(inspect(&f.wt, BRANCH).unwrap().stash_entries, 2);
+}
+
+#[test]
+fn other_branches_and_tags_are_listed_and_new_commits_missing_from_project() {
+    let f = fixture();
+    git(&f.wt, &["checkout", "-q", "-b", "side"]);
+    write(&f.wt.join("side.txt"), "side\n");
+    git(&f.wt, &["add", "side.txt"]);
+    git(&f.wt, &["commit", "-q", "-m", "side work"]);
+    let side = git(&f.wt, &["rev-parse", "HEAD"]);
+    git(&f.wt, &["tag", "-a", "-m", "annotated", "v1", &side]);
+    git(&f.wt, &["checkout", "-q", BRANCH]);
+
+    let got = inspect(&f.wt, BRANCH).unwrap();
+    assert_eq!(got.head_branch.as_deref(), Some(BRANCH));
+    assert_eq!(got.branch_tip.as_deref(), Some(f.base.as_str()));
+    assert_eq!(
+        got.other_refs,
+        vec![
+            ("refs/heads/side".to_owned(), side.clone()),
+            ("refs/tags/v1".to_owned(), side.clone()),
+        ],
+        "tags are peeled to their commit"
+    );
+    let missing = missing_from(&f.project.join(".git"), &[f.base.clone(), side.clone()]).unwrap();
+    assert_eq!(missing, vec![side]);
+}
+
+#[test]
+fn detached_head_has_no_branch() {
+    let f = fixture();
+    git(&f.wt, &["checkout", "-q", "--detach", "HEAD~1"]);
+    let parent = git(&f.wt, &["rev-parse", "HEAD"]);
+    let got = inspect(&f.wt, BRANCH).unwrap();
+    assert_eq!(got.head_branch, None);
+    assert_eq!(got.head_commit, Some(parent));
+    assert_eq!(got.branch_tip, Some(f.base.clone()));
+    assert_eq!((got.modified, got.untracked), (0, 0), "{got:?}");
+}
+
+#[test]
+fn missing_branch_and_unborn_head() {
+    let f = fixture();
+    git(&f.wt, &["symbolic-ref", "HEAD", "refs/heads/never-born"]);
+    let got = inspect(&f.wt, "isolate/other-0000").unwrap();
+    assert_eq!(
+        (got.head_branch, got.head_commit, got.branch_tip),
+        (None, None, None)
+    );
+    assert_eq!(
+        got.other_refs,
+        vec![(format!("refs/heads/{BRANCH}"), f.base.clone())]
+    );
+    // Against an empty HEAD tree everything in the index is staged.
+    assert_eq!(got.modified, 4, "a.txt, b.txt, .gitignore, src/lib.rs");
+}
+
+#[test]
+fn invalid_ids_are_rejected() {
+    let f = fixture();
+    let err = missing_from(&f.project.join(".git"), &["nothex".to_owned()]).unwrap_err();
+    assert!(matches!(err, InspectError::InvalidId { .. }), "{err}");
+}

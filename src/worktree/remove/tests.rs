@@ -1,0 +1,72 @@
+//! The removal against real trees: deep ones, links, and a tree swapped for links while it goes.
+
+use super::*;
+use std::fs;
+
+#[test]
+fn removes_a_deep_tree_and_never_follows_symlinks() {
+    let root = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("keep"), "keep").unwrap();
+    let tree = root.path().join("wt");
+    for d in 0..5 {
+        let dir = tree.join(format!("only/d{d}/sub"));
+        fs::create_dir_all(&dir).unwrap();
+        for f in 0..50 {
+            fs::write(dir.join(format!("f{f}")), "x").unwrap();
+        }
+    }
+    std::os::unix::fs::symlink(outside.path(), tree.join("only/link")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), tree.join("link-top")).unwrap();
+    remove_tree(&tree).unwrap();
+    assert!(!tree.exists());
+    assert_eq!(
+        fs::read_to_string(outside.path().join("keep")).unwrap(),
+        "keep"
+    );
+}
+
+#[test]
+fn a_tree_swapped_for_symlinks_while_it_is_removed_never_reaches_outside() {
+    // A thread swaps directories of the tree for symlinks to a victim of the same shape while the
+    // removal runs: a removal that re-resolves a listed path deletes the victim's files.
+    for round in 0..3 {
+        let root = tempfile::tempdir().unwrap();
+        let victim = tempfile::tempdir().unwrap();
+        let tree = root.path().join("wt");
+        for d in 0..16 {
+            for s in 0..4 {
+                let dir = tree.join(format!("d{d}/s{s}"));
+                fs::create_dir_all(&dir).unwrap();
+                fs::create_dir_all(victim.path().join(format!("d{d}/s{s}"))).unwrap();
+                fs::write(victim.path().join(format!("d{d}/s{s}/important")), "keep").unwrap();
+                for f in 0..10 {
+                    fs::write(dir.join(format!("f{f}")), "x").unwrap();
+                }
+            }
+        }
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        thread::scope(|s| {
+            s.spawn(|| {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    for d in 0..16 {
+                        let dir = tree.join(format!("d{d}"));
+                        let _ = fs::rename(&dir, root.path().join(format!("gone{d}")));
+                        let _ =
+                            std::os::unix::fs::symlink(victim.path().join(format!("d{d}")), &dir);
+                    }
+                }
+            });
+            let _ = remove_tree(&tree);
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        for d in 0..16 {
+            for s in 0..4 {
+                assert!(
+                    victim.path().join(format!("d{d}/s{s}/important")).exists(),
+                    "round {round}: the removal followed a swapped symlink"
+                );
+            }
+        }
+    }
+}
