@@ -79,7 +79,9 @@ pub fn run(args: PruneArgs) -> Result<i32> {
     }
     for l in &lines {
         let path = if l.path.is_empty() { "-" } else { &l.path };
-        out!("{:<13} {:<28} {} ({})", l.action, l.id, path, l.reason)?;
+        // The reason can name refs and files of the job's repository: shown, never obeyed.
+        let reason = crate::controls::name(&l.reason);
+        out!("{:<13} {:<28} {} ({reason})", l.action, l.id, path)?;
     }
     if lines.is_empty() {
         out!("no managed worktrees")?;

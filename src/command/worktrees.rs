@@ -25,6 +25,8 @@ pub fn run(args: WorktreesArgs) -> Result<i32> {
             .collect::<Vec<_>>()
             .join(", ");
         if let Some(e) = &row.error {
+            // An error can carry what the job's repository holds: shown, never obeyed.
+            let e = crate::controls::name(&e.to_string());
             marks = format!("{marks} (error: {e})").trim_start().to_string();
         }
         let used = row.used.as_deref().map(marks::ago).unwrap_or_default();
