@@ -3,7 +3,7 @@
 //! job can write). Same keys in both; for each key the project wins. Unknown keys are an error.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
 
@@ -86,16 +86,74 @@ impl Loaded {
                 .ok_or_else(|| Error::Usage("worktree_root uses ~ but HOME is not set".into()))?,
             None => PathBuf::from(raw),
         };
-        if expanded.is_absolute() {
-            return Ok(expanded);
-        }
-        if self.root_from_project {
-            return Ok(project.top.join(expanded));
-        }
-        Err(Error::Usage(format!(
-            "worktree_root {raw:?} in the user configuration must be an absolute path"
-        )))
+        let root = if expanded.is_absolute() {
+            expanded
+        } else if self.root_from_project {
+            project.top.join(expanded)
+        } else {
+            return Err(Error::Usage(format!(
+                "worktree_root {raw:?} in the user configuration must be an absolute path"
+            )));
+        };
+        check_root(raw, &root, state, project)?;
+        Ok(root)
     }
+}
+
+/// A worktree root may not lie in a git directory (the project's, or any other: a job's files
+/// there would be refs, objects or hooks of that repository) nor in isolate's state directory
+/// outside its `worktrees` (a job's files there would be records). Judged on the path as it
+/// resolves now, links followed, for the part that exists.
+fn check_root(raw: &str, root: &Path, state: &Path, project: &Project) -> Result<()> {
+    let real = resolved(root);
+    let refuse = |what: &str| {
+        Err(Error::Usage(format!(
+            "worktree_root {raw:?} resolves to {}, {what}; a job's worktree may not go there",
+            real.display()
+        )))
+    };
+    for dir in [&project.git_dir, &project.objects, &project.hooks] {
+        if real.starts_with(resolved(dir)) {
+            return refuse("inside the project's git directory");
+        }
+    }
+    if let Some(git_dir) = real.ancestors().find(|dir| is_git_dir(dir)) {
+        return refuse(&format!("inside the git directory {}", git_dir.display()));
+    }
+    let state = resolved(state);
+    if real.starts_with(&state) && !real.starts_with(state.join("worktrees")) {
+        return refuse("inside isolate's state directory");
+    }
+    Ok(())
+}
+
+/// `path` with its existing part made canonical (links resolved) and the rest appended, `.` and
+/// `..` taken as they will be when the directories are made (`new/../.git` is `.git`).
+fn resolved(path: &Path) -> PathBuf {
+    let parts: Vec<Component> = path.components().collect();
+    for split in (1..=parts.len()).rev() {
+        let head: PathBuf = parts[..split].iter().collect();
+        let Ok(mut real) = fs::canonicalize(&head) else {
+            continue;
+        };
+        for part in &parts[split..] {
+            match part {
+                Component::ParentDir => {
+                    real.pop();
+                }
+                Component::Normal(name) => real.push(name),
+                _ => {}
+            }
+        }
+        return real;
+    }
+    path.to_path_buf()
+}
+
+/// A directory named `.git`, or one holding what makes a git directory (HEAD, objects, refs).
+fn is_git_dir(dir: &Path) -> bool {
+    dir.file_name().is_some_and(|n| n == ".git")
+        || (dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir())
 }
 
 /// When the worktree root lies inside the project, its worktrees must not show up in the project's

@@ -497,3 +497,49 @@ fn nix_pipe() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
         )
     }
 }
+
+/// `worktree_root` may not put a job's files into a git directory (the project's, through a
+/// relative path, a `..`, a link, or another repository's) nor into isolate's state outside its
+/// worktrees: a job's files there would be the project's refs. Refused (125) naming the setting,
+/// before anything is made; the project's refs and git directory are unchanged.
+#[test]
+fn a_worktree_root_in_a_git_directory_is_refused() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let other = env.repo("other");
+    std::os::unix::fs::symlink(".git/refs", repo.join("refs-link")).unwrap();
+    let state = env.path().join("state");
+    for root in [
+        ".git/refs/heads".to_string(),
+        "new/../.git/refs".to_string(),
+        "refs-link/isolate".to_string(),
+        ".git".to_string(),
+        other.join(".git/refs").display().to_string(),
+        state.join("jobs").display().to_string(),
+    ] {
+        fs::write(
+            repo.join(".isolate.toml"),
+            format!("worktree_root = \"{root}\"\n"),
+        )
+        .unwrap();
+        let refs_before = env.git(&repo, ["for-each-ref"]);
+        let entries_before = fs::read_dir(repo.join(".git/refs/heads")).unwrap().count();
+        let out = env.isolate(
+            &repo,
+            ["run", "--worktree", "--", "sh", "-c", "echo x > deadbeef"],
+        );
+        assert_status(&out, 125);
+        let err = stderr(&out);
+        assert!(
+            err.contains("worktree_root") && err.contains("may not go there"),
+            "{root}: {err}"
+        );
+        assert_eq!(env.git(&repo, ["for-each-ref"]), refs_before, "{root}");
+        assert_eq!(
+            fs::read_dir(repo.join(".git/refs/heads")).unwrap().count(),
+            entries_before
+        );
+        assert!(!repo.join("new").exists(), "{root}");
+        env.assert_fsck(&repo);
+    }
+}
