@@ -521,3 +521,38 @@ fn a_running_job_is_called_running_by_every_command() {
     );
     assert_status(&env.isolate(&repo, ["stop", &id]), 0);
 }
+
+/// Work reachable only from a ref outside branches and tags (notes, a replace ref, a ref of the
+/// job's own naming) keeps the worktree: the cleanup rule counts every ref.
+#[test]
+fn work_held_only_by_notes_replace_or_custom_refs_keeps_the_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let commit = "echo work > work.txt && git add work.txt && git commit -q -m work";
+    for (what, script) in [
+        (
+            "refs/notes/commits",
+            "git notes add -m 'the only copy of this note' HEAD".to_string(),
+        ),
+        (
+            "refs/custom/keep",
+            format!(
+                "{commit} && git update-ref refs/custom/keep HEAD && git reset -q --hard HEAD~1"
+            ),
+        ),
+        (
+            "refs/replace/",
+            format!(
+                "base=$(git rev-parse HEAD) && {commit} && new=$(git rev-parse HEAD) && \
+                 git reset -q --hard HEAD~1 && git replace $base $new"
+            ),
+        ),
+    ] {
+        let report = job(&env, &repo, &[], &script);
+        let wt = &report["worktree"];
+        assert_eq!(wt["removed"], false, "{what}: {report}");
+        assert!(path(&report).is_dir(), "{what}");
+        let refs = wt["other_refs"].to_string();
+        assert!(refs.contains(what), "{what}: {refs}");
+    }
+}

@@ -1,5 +1,6 @@
 //! The inspection of a job repository: what it holds, and the read of its refs (HEAD, the job's
-//! branch, every other branch and tag, the stash). Never resolves a ref through `refs/replace/`.
+//! branch, every other ref: branches, tags, notes, replace refs, any the job named; the stash).
+//! Never resolves a ref through `refs/replace/`.
 
 use std::path::Path;
 
@@ -36,8 +37,8 @@ pub struct Inspection {
     pub in_progress: Vec<&'static str>,
     /// Number of stash entries (reflog lines of refs/stash; 1 if the ref exists without a reflog).
     pub stash_entries: usize,
-    /// Every other ref under refs/heads/ and refs/tags/ (full ref name, peeled object id as 40-hex,
-    /// normally a commit), excluding refs/heads/<branch>. Sorted by name. A ref whose object is
+    /// Every other ref (full ref name, peeled object id as 40-hex, normally a commit), excluding
+    /// refs/heads/<branch> and refs/stash. Sorted by name. A ref whose object is
     /// missing keeps its unpeeled id; a dangling symbolic ref is left out.
     pub other_refs: Vec<(String, String)>,
 }
@@ -77,26 +78,21 @@ pub fn inspect(worktree: &Path, branch: &str) -> Result<Inspection, InspectError
         None => None,
     };
 
+    // Every ref, not only branches and tags: work reachable only from `refs/notes/*`,
+    // `refs/replace/*` or a ref of the job's own naming is work too. The stash is counted apart.
     let platform = repo.references().map_err(git("cannot list references"))?;
-    for iter in [
-        platform
-            .local_branches()
-            .map_err(git("cannot list branches"))?,
-        platform.tags().map_err(git("cannot list tags"))?,
-    ] {
-        for reference in iter {
-            let mut reference = reference.map_err(|source| InspectError::Git {
-                path: worktree.to_owned(),
-                what: "cannot read a reference",
-                source: gix::Error::from_error(source),
-            })?;
-            let name = reference.name().as_bstr().to_str_lossy().into_owned();
-            if name == branch_ref {
-                continue;
-            }
-            if let Some(id) = target_hex(&mut reference) {
-                out.other_refs.push((name, id));
-            }
+    for reference in platform.all().map_err(git("cannot list references"))? {
+        let mut reference = reference.map_err(|source| InspectError::Git {
+            path: worktree.to_owned(),
+            what: "cannot read a reference",
+            source: gix::Error::from_error(source),
+        })?;
+        let name = reference.name().as_bstr().to_str_lossy().into_owned();
+        if name == branch_ref || name == "refs/stash" {
+            continue;
+        }
+        if let Some(id) = target_hex(&mut reference) {
+            out.other_refs.push((name, id));
         }
     }
     out.other_refs.sort();
