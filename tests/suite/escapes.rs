@@ -2691,3 +2691,65 @@ fn a_store_made_while_the_job_runs_stays_unreadable_to_it() {
     let out = finish(child, LIMIT);
     assert_eq!(stdout(&out), "open\nrefused\n", "{}", stderr(&out));
 }
+
+/// A job commits `config -> DIR` where the project has a `config/` directory of included files;
+/// a user continues its branch (`--base isolate/<id>`). The include copy writes beneath the
+/// worktree only, never through a link: the files are not copied, the start line says so, and the
+/// link's target (a directory outside, or the project's own `.git/info`) is untouched.
+#[test]
+fn an_include_copy_never_follows_a_link_the_job_committed() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(repo.join(".gitignore"), "config/local.toml\n.env\n").unwrap();
+    fs::write(repo.join(".worktreeinclude"), "config/local.toml\n.env\n").unwrap();
+    env.git(&repo, ["add", ".gitignore", ".worktreeinclude"]);
+    env.git(&repo, ["commit", "-q", "-m", "include"]);
+    fs::create_dir(repo.join("config")).unwrap();
+    fs::write(
+        repo.join("config/local.toml"),
+        "token = \"PROJECT-SECRET\"\n",
+    )
+    .unwrap();
+    let outside = env.path().join("anywhere");
+    fs::create_dir(&outside).unwrap();
+    let info = repo.join(".git/info");
+    for target in [
+        outside.display().to_string(),
+        "\"$ISOLATE_REPO/.git/info\"".to_string(),
+    ] {
+        let info_before = Snapshot::take(&info);
+        let outside_before = Snapshot::take(&outside);
+        let (out, report) = env.worktree_job(
+            &repo,
+            &[],
+            &format!(
+                "rm -rf config && ln -s {target} config && git add config && git commit -q -m link"
+            ),
+        );
+        assert_status(&out, 0);
+        let branch = report["worktree"]["branch"].as_str().unwrap().to_string();
+        let out = env.isolate(
+            &repo,
+            [
+                "run",
+                "--worktree",
+                "--base",
+                &branch,
+                "--",
+                "sh",
+                "-c",
+                "test -L config",
+            ],
+        );
+        assert_status(&out, 0);
+        let err = stderr(&out);
+        assert!(
+            err.contains("not copied") && err.contains("config/local.toml"),
+            "{err}"
+        );
+        outside_before.assert_unchanged(&Snapshot::take(&outside), "the link's target outside");
+        info_before.assert_unchanged(&Snapshot::take(&info), "the project's .git/info");
+        assert!(!info.join("local.toml").exists());
+        env.assert_fsck(&repo);
+    }
+}

@@ -59,10 +59,23 @@ pub(super) fn announce_start(prepared: &Prepared, record: &Record, notes: &[Stri
     }
     if let Some(wt) = &prepared.worktree {
         let (project, created) = (&wt.project, &wt.created);
-        if created.included > 0 {
+        if created.included.copied > 0 {
             say!(
                 "isolate: copied {} named by .worktreeinclude",
-                plural(created.included, "file", "files")
+                plural(created.included.copied, "file", "files")
+            );
+        }
+        if !created.included.blocked.is_empty() {
+            let names: Vec<String> = created
+                .included
+                .blocked
+                .iter()
+                .map(|p| crate::controls::name(&p.to_string_lossy()))
+                .collect();
+            say!(
+                "isolate: warning: not copied (named by .worktreeinclude): {}: the worktree has a link \
+                 or a file where a directory of that path should be",
+                names.join(", ")
             );
         }
         if created.dispatch_dirty {

@@ -113,7 +113,7 @@ fn take(options: &RunOptions, state: &Path, resumed: Resumed) -> Result<Prepared
         branch: wt.branch.clone(),
         base: wt.base.clone(),
         dispatch_dirty: false,
-        included: 0,
+        included: Default::default(),
         project_branch: wt.project_branch.clone(),
     };
     let agent = detect(&options.command, &path, &[&path, &project.top]);

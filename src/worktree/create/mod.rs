@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::git;
 use crate::git::project::Project;
 use crate::job::id::JobId;
-use crate::worktree::include;
+use crate::worktree::include::{self, Included};
 
 mod checkout;
 mod init;
@@ -35,8 +35,8 @@ pub struct Created {
     pub base: String,
     /// The project's checkout had uncommitted changes (they are not in the worktree).
     pub dispatch_dirty: bool,
-    /// Files `.worktreeinclude` brought in.
-    pub included: usize,
+    /// Files `.worktreeinclude` brought in, and those a link in the worktree kept out.
+    pub included: Included,
     /// The project's branch the job was started from (`merge` and `sync` bring it in).
     pub project_branch: Option<String>,
 }
