@@ -121,3 +121,55 @@ fn a_crafted_branch_tip_is_refused_and_nothing_is_deleted() {
         env.assert_fsck(&repo);
     }
 }
+
+/// Patches the job's commit-graph so that its tip's entry names the base's tree (the real tip
+/// commit names another): a reader that trusts the graph leaves the tip's tree out of the pack.
+const LIE_IN_THE_GRAPH: &str = r#"
+import os, subprocess, sys
+def git(*a):
+    return subprocess.check_output(("git",) + a).decode().strip()
+tip, base_tree = git("rev-parse", "HEAD"), git("rev-parse", "HEAD~1^{tree}")
+git("commit-graph", "write", "--reachable")
+path = git("rev-parse", "--git-path", "objects/info/commit-graph")
+data = bytearray(open(path, "rb").read())
+chunks, offsets = data[6], {}
+for i in range(chunks + 1):
+    at = 8 + 12 * i
+    offsets[bytes(data[at:at + 4])] = int.from_bytes(data[at + 4:at + 12], "big")
+oids = offsets[b"OIDL"]
+count = (offsets[b"CDAT"] - oids) // 20
+index = [bytes(data[oids + 20 * i:oids + 20 * i + 20]).hex() for i in range(count)].index(tip)
+at = offsets[b"CDAT"] + 36 * index
+data[at:at + 20] = bytes.fromhex(base_tree)
+os.chmod(path, 0o644)
+open(path, "wb").write(bytes(data))
+print("patched", file=sys.stderr)
+"#;
+
+/// A job that lies in its commit-graph (the project has none of its own, as after `git init`):
+/// the import reads objects, not the job's graph, bitmaps or multi-pack-index, so the project's
+/// branch holds the job's real tree and `git fsck` is clean; nothing of the work is lost.
+#[test]
+fn a_lying_commit_graph_copies_the_real_tree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    assert!(!repo.join(".git/objects/info/commit-graph").exists());
+    let liar = env.file("liar.py", LIE_IN_THE_GRAPH);
+    let (out, report) = env.worktree_job(
+        &repo,
+        &[],
+        &format!(
+            "mkdir -p src && echo real-work > src/work.txt && git add src && \
+             git commit -q -m work && python3 {}",
+            liar.display()
+        ),
+    );
+    assert_status(&out, 0);
+    assert!(stderr(&out).contains("patched"), "{}", stderr(&out));
+    env.assert_fsck(&repo);
+    let branch = report["worktree"]["branch"].as_str().unwrap();
+    assert_eq!(
+        env.git(&repo, ["show", &format!("{branch}:src/work.txt")]),
+        "real-work"
+    );
+}

@@ -68,16 +68,35 @@ pub(super) fn reader_env(job_objects: &Path, tmp: &Path) -> Vec<(OsString, OsStr
         job_objects.into(),
     ));
     env.push(("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()));
+    // Replace refs are the job's word too (`refs/replace/` of the project is the user's, but
+    // nothing the import reads needs them).
+    env.push(("GIT_NO_REPLACE_OBJECTS".into(), "1".into()));
     env.extend(git::ENV.iter().map(|&(k, v)| (k.into(), v.into())));
     env.push(("TMPDIR".into(), tmp.into()));
     env
 }
 
-/// The reader's command line: `git -C top`, the hygiene flags (`git::CONFIG`), `pack-objects`.
+/// What the reader trusts of the job's object directory: object contents only. A commit-graph, a
+/// reachability bitmap or a multi-pack-index there is the job's word about its objects, and a job
+/// that patched its graph to give its tip the base's tree would have the tree left out of the pack
+/// (found by the second attack pass: the project ended with a commit whose tree it lacked). Off,
+/// git reads every commit and tree it walks from the objects themselves.
+const TRUST_OBJECTS_ONLY: [&str; 6] = [
+    "-c",
+    "core.commitGraph=false",
+    "-c",
+    "pack.useBitmaps=false",
+    "-c",
+    "core.multiPackIndex=false",
+];
+
+/// The reader's command line: `git -C top`, the hygiene flags (`git::CONFIG`), the job's object
+/// directory trusted for object contents only, `pack-objects`.
 pub(super) fn reader_argv(top: &str) -> Vec<&str> {
     ["git", "-C", top]
         .into_iter()
         .chain(git::CONFIG)
+        .chain(TRUST_OBJECTS_ONLY)
         .chain([
             "--no-pager",
             "pack-objects",
