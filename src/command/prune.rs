@@ -12,13 +12,13 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::cli::PruneArgs;
-use crate::command::stop::kill_leftovers;
 use crate::command::{print_json, report_error};
 use crate::error::{Error, Result};
 use crate::git;
 use crate::job::id::JobId;
 use crate::job::record::{Record, State};
 use crate::job::store;
+use crate::supervise::stop::kill_leftovers;
 use crate::sys::lock::Lock;
 use crate::worktree::checkouts;
 use crate::worktree::cleanup::{

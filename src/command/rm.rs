@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use crate::cli::RmArgs;
 use crate::command::report_error;
-use crate::command::stop::{kill_leftovers, stop_tree};
 use crate::error::Error;
 use crate::job::record::{Record, State};
 use crate::job::store;
+use crate::supervise::stop::{kill_leftovers, stop_tree};
 use crate::worktree::cleanup::{self, BranchAction, Recorded, Settling};
 
 /// The grace period of the stop that `rm --force` runs on a running job.

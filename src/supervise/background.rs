@@ -9,15 +9,15 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
+use std::time::Duration;
 
-use nix::sys::signal::Signal;
 use nix::sys::wait::waitpid;
 use nix::unistd::{fork, setsid, ForkResult, Pid};
 
 use crate::error::{Error, Result};
 use crate::job::record::Record;
 use crate::supervise::cgroup::Cgroup;
-use crate::supervise::tree;
+use crate::supervise::stop::{Processes, Stop, Tree};
 
 /// Which side of the fork this process is on.
 pub enum Role {
@@ -93,10 +93,13 @@ fn watch(supervisor: Pid, job_id: &str) -> ! {
             _ => {}
         }
     }
-    if let Some(cgroup) = Cgroup::for_job(job_id) {
-        cgroup.kill();
-    }
-    while tree::signal_all(Pid::this(), Signal::SIGKILL) > 0 {
+    let cgroup = Cgroup::for_job(job_id);
+    let tree = Tree {
+        processes: Some(Processes::DescendantsOf(Pid::this())),
+        cgroup: cgroup.as_ref(),
+    };
+    let mut stop = Stop::new(Duration::ZERO);
+    while stop.round(&tree) > 0 {
         let _ = waitpid(Pid::from_raw(-1), None);
     }
     // SAFETY: ending the watchdog, which has nothing to flush.

@@ -18,7 +18,7 @@ use nix::unistd::Pid;
 use crate::error::Result;
 use crate::supervise::cgroup::Cgroup;
 use crate::supervise::spawn::{self, Spawn, Spawned};
-use crate::supervise::tree;
+use crate::supervise::stop::{Processes, Stop, Tree};
 
 /// How long the rest of a helper's tree may take to go once it is killed.
 const REAP: Duration = Duration::from_secs(5);
@@ -85,11 +85,13 @@ impl Helper {
         status
     }
 
+    /// SIGKILL to the whole tree at once: a helper has no grace period.
     fn kill_tree(&self) {
-        if let Some(cg) = &self.cgroup {
-            cg.kill();
-        }
-        tree::signal_all(Pid::this(), Signal::SIGKILL);
+        let tree = Tree {
+            processes: Some(Processes::DescendantsOf(Pid::this())),
+            cgroup: self.cgroup.as_ref(),
+        };
+        Stop::new(Duration::ZERO).round(&tree);
     }
 }
 

@@ -3,7 +3,6 @@
 //! SIGQUIT and SIGHUP to the job, runs the stop sequence on SIGTERM and on `--timeout`, and stops
 //! whatever is left when the main process exits. It returns only when no process of the tree is left.
 
-use std::collections::HashSet;
 use std::io::Read;
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
@@ -22,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::job::record::Exit;
 use crate::supervise::cgroup::Cgroup;
 use crate::supervise::interactive::Terminal;
-use crate::supervise::tree;
+use crate::supervise::stop::{Processes, Stop, Tree};
 
 /// How often the tree is walked again while stopping, for processes forked in the meantime.
 const RESCAN: Duration = Duration::from_millis(50);
@@ -89,41 +88,6 @@ pub struct Ending {
     pub timed_out: bool,
 }
 
-/// The stop sequence under way: who has had SIGTERM, and when SIGKILL follows.
-struct Stopping {
-    kill_at: Instant,
-    termed: HashSet<Pid>,
-}
-
-impl Stopping {
-    fn new(grace: Duration) -> Stopping {
-        Stopping {
-            kill_at: Instant::now() + grace,
-            termed: HashSet::new(),
-        }
-    }
-
-    /// SIGTERM (and SIGCONT, so a stopped process can act on it) once to every process of the tree,
-    /// including ones forked since the last round; after the grace period, SIGKILL to all of them.
-    fn advance(&mut self, root: Pid, cgroup: Option<&Cgroup>) {
-        if Instant::now() >= self.kill_at {
-            if let Some(cg) = cgroup {
-                cg.kill();
-            }
-            tree::signal_all(root, Signal::SIGKILL);
-            return;
-        }
-        let mut pids = tree::descendants(root);
-        pids.extend(cgroup.map(Cgroup::pids).unwrap_or_default());
-        for pid in pids {
-            if self.termed.insert(pid) {
-                let _ = kill(pid, Signal::SIGTERM);
-                let _ = kill(pid, Signal::SIGCONT);
-            }
-        }
-    }
-}
-
 /// Supervises the job whose main process is `main` until nothing of its tree is left.
 pub fn supervise(
     main: Pid,
@@ -137,9 +101,13 @@ pub fn supervise(
     let deadline = timeout.map(|t| Instant::now() + t);
     let mut exit: Option<Exit> = None;
     let mut timed_out = false;
-    let mut stopping: Option<Stopping> = None;
-    let begin_stop = |stopping: &mut Option<Stopping>| {
-        stopping.get_or_insert_with(|| Stopping::new(grace));
+    let tree = Tree {
+        processes: Some(Processes::DescendantsOf(me)),
+        cgroup,
+    };
+    let mut stopping: Option<Stop> = None;
+    let begin_stop = |stopping: &mut Option<Stop>| {
+        stopping.get_or_insert_with(|| Stop::new(grace));
     };
 
     loop {
@@ -193,7 +161,7 @@ pub fn supervise(
             }
         }
         if let Some(s) = &mut stopping {
-            s.advance(me, cgroup);
+            s.round(&tree);
         }
 
         let mut wait = match &stopping {
@@ -214,14 +182,14 @@ pub fn supervise(
                 SIGTERM => {
                     begin_stop(&mut stopping);
                     if let Some(s) = &mut stopping {
-                        s.advance(me, cgroup);
+                        s.round(&tree);
                     }
                 }
                 // The user's terminal hung up: in interactive mode that ends the job.
                 SIGHUP if terminal.is_some() => {
                     begin_stop(&mut stopping);
                     if let Some(s) = &mut stopping {
-                        s.advance(me, cgroup);
+                        s.round(&tree);
                     }
                 }
                 SIGWINCH => {
