@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::job::record::Record;
 use crate::supervise::cgroup::Cgroup;
 use crate::supervise::stop::{Processes, Stop, Tree};
+use crate::sys::pipe;
 
 /// Which side of the fork this process is on.
 pub enum Role {
@@ -47,8 +48,7 @@ impl Notify {
 
 /// Detaches. In the caller, waits for the supervisor's word and prints the id (or the record as JSON).
 pub fn detach(job_dir: &Path, job_id: &str, json: bool) -> Result<Role> {
-    let (read, write): (OwnedFd, OwnedFd) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
-        .map_err(|e| Error::Other(format!("cannot create a pipe: {e}")))?;
+    let (read, write) = pipe::pipe().map_err(|e| Error::System("cannot create a pipe", e))?;
     let log = OpenOptions::new()
         .create(true)
         .append(true)
@@ -56,7 +56,7 @@ pub fn detach(job_dir: &Path, job_id: &str, json: bool) -> Result<Role> {
         .map_err(|e| Error::io("cannot create", job_dir.join("supervisor.log"), e))?;
     // SAFETY: the caller is single-threaded here (no thread of isolate's is alive before the job
     // starts), so the child may go on running ordinary code.
-    match unsafe { fork() }.map_err(|e| Error::Other(format!("cannot fork: {e}")))? {
+    match unsafe { fork() }.map_err(|e| Error::System("cannot fork", e.into()))? {
         ForkResult::Parent { .. } => {
             // The child lives on as the supervisor's watchdog; init reaps it once this process exits.
             drop(write);

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::thread::{self, JoinHandle};
 
 use crate::error::{Error, Result};
+use crate::sys::pipe::pipe;
 
 pub const MAX_VAR: &str = "ISOLATE_LOG_MAX";
 const DEFAULT_MAX: u64 = 64 << 20;
@@ -48,8 +49,7 @@ pub struct Log {
 impl Log {
     /// Creates `path` and starts the thread that moves the job's output into it.
     pub fn start(path: &Path, max: u64) -> Result<Log> {
-        let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
-            .map_err(|e| Error::Other(format!("cannot create a pipe: {e}")))?;
+        let (read, write) = pipe().map_err(|e| Error::System("cannot create a pipe", e))?;
         // A bigger pipe means fewer wake-ups for a chatty job (best effort: the limit may be lower).
         // SAFETY: F_SETPIPE_SZ on a pipe we own.
         unsafe { libc::fcntl(write.as_raw_fd(), libc::F_SETPIPE_SZ, CHUNK as libc::c_int) };

@@ -19,6 +19,7 @@
 //!    [`RawMode::resume`];
 //! 6. once the job's tree is gone, [`Relay::finish`], then drop the [`RawMode`].
 
+use crate::sys::pipe::pipe;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{mpsc, Arc};
@@ -455,15 +456,6 @@ fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: as above; F_SETFL changes only the status flags of a descriptor we borrow.
     retry(|| unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) })?;
     Ok(())
-}
-
-/// A close-on-exec pipe: (read end, write end).
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 fills both entries on success; each is owned right after.
-    cvt(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
-    // SAFETY: both descriptors were just returned by pipe2; nothing else owns them.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// A system call's -1 as the error in errno.

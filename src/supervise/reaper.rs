@@ -36,7 +36,7 @@ pub struct Signals {
 impl Signals {
     /// Installs the handlers. Call before spawning the job, so no signal is lost in between.
     pub fn install() -> Result<Signals> {
-        let fail = |e: std::io::Error| Error::Other(format!("cannot install signal handlers: {e}"));
+        let fail = |e| Error::System("cannot install signal handlers", e);
         let (read, write) = UnixStream::pair().map_err(fail)?;
         read.set_nonblocking(true).map_err(fail)?;
         write.set_nonblocking(true).map_err(fail)?;

@@ -21,6 +21,7 @@ use crate::sandbox::handover;
 use crate::sandbox::plan::{Plan, Rules};
 use crate::supervise::broker::{Broker, Pending};
 use crate::supervise::pty;
+use crate::sys::pipe;
 
 /// What to start.
 pub struct Spawn {
@@ -64,15 +65,14 @@ pub struct Starting {
 
 /// Forks the job's helper, which restricts itself and then waits to be released.
 pub fn start(job: Spawn) -> Result<Starting> {
-    let (go_read, go_write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
-        .map_err(|e| Error::Other(format!("cannot create a pipe: {e}")))?;
+    let (go_read, go_write) = pipe::pipe().map_err(|e| Error::System("cannot create a pipe", e))?;
     let (status_read, status_write) = socketpair(
         AddressFamily::Unix,
         SockType::Stream,
         None,
         SockFlag::SOCK_CLOEXEC,
     )
-    .map_err(|e| Error::Other(format!("cannot create a socket pair: {e}")))?;
+    .map_err(|e| Error::System("cannot create a socket pair", e.into()))?;
     let sockets = job.rules.as_ref().and_then(|r| r.sockets.clone());
     let plan = Plan {
         rules: job.rules,
@@ -80,7 +80,7 @@ pub fn start(job: Spawn) -> Result<Starting> {
         go_fd: go_read.as_raw_fd(),
         job_control: job.terminal.is_some(),
     };
-    let plan_json = serde_json::to_string(&plan).map_err(|e| Error::Other(e.to_string()))?;
+    let plan_json = serde_json::to_string(&plan).map_err(Error::PlanEncoding)?;
     let helper = std::env::current_exe()
         .map_err(|e| Error::io("cannot find the isolate executable", "/proc/self/exe", e))?;
 
@@ -100,7 +100,7 @@ pub fn start(job: Spawn) -> Result<Starting> {
         Some(sockets) => {
             let status = status_read
                 .try_clone()
-                .map_err(|e| Error::Other(format!("cannot share the status socket: {e}")))?;
+                .map_err(|e| Error::System("cannot share the status socket", e))?;
             Some(
                 Pending::prepare(sockets, Pid::this(), status)
                     .map_err(|e| Error::Sandbox(format!("cannot start the seccomp broker: {e}")))?,

@@ -9,10 +9,11 @@
 
 use std::collections::HashMap;
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::rc::Rc;
 
 use crate::sandbox::notify::{Call, Listener};
+use crate::sys::pidfd::PidFd;
 
 /// `pidfd_open(2)` flag for a thread rather than a thread-group leader (Linux 6.9).
 const PIDFD_THREAD: libc::c_uint = libc::O_EXCL as libc::c_uint;
@@ -22,7 +23,7 @@ const KEPT: usize = 128;
 
 pub struct Caller {
     tid: i32,
-    pidfd: Rc<OwnedFd>,
+    pidfd: Rc<PidFd>,
     /// The pidfd was kept from an earlier call (its thread may have died since).
     kept: bool,
 }
@@ -30,7 +31,7 @@ pub struct Caller {
 /// The pidfds of the job's threads the broker has answered.
 #[derive(Default)]
 pub struct Callers {
-    pidfds: HashMap<i32, Rc<OwnedFd>>,
+    pidfds: HashMap<i32, Rc<PidFd>>,
 }
 
 impl Callers {
@@ -63,16 +64,6 @@ fn errno() -> i32 {
         .unwrap_or(libc::EIO)
 }
 
-fn pidfd_open(pid: i32, flags: libc::c_uint) -> Result<OwnedFd, i32> {
-    // SAFETY: pidfd_open returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, flags) };
-    if fd < 0 {
-        return Err(errno());
-    }
-    // SAFETY: a new descriptor nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
-}
-
 /// The thread group of a thread, from `/proc/<tid>/status`.
 fn tgid(tid: i32) -> Option<i32> {
     let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
@@ -87,11 +78,11 @@ fn tgid(tid: i32) -> Option<i32> {
 impl Caller {
     /// The thread of `call`, with a new pidfd; `Err(ENOENT)` when it is gone or no longer waiting.
     fn open(listener: &Listener, call: &Call) -> Result<Caller, i32> {
-        let pidfd = match pidfd_open(call.tid, PIDFD_THREAD) {
+        let pidfd = match PidFd::open(call.tid, PIDFD_THREAD) {
             Ok(fd) => fd,
             // Before Linux 6.9 only a leader has a pidfd: its descriptor table is the thread's
             // unless the thread unshared it, which the job's own code would have to do on purpose.
-            Err(libc::EINVAL) => pidfd_open(tgid(call.tid).ok_or(libc::ENOENT)?, 0)?,
+            Err(libc::EINVAL) => PidFd::open(tgid(call.tid).ok_or(libc::ENOENT)?, 0)?,
             Err(e) => return Err(e),
         };
         if !listener.pending(call) {
@@ -153,7 +144,8 @@ impl Caller {
             return Err(libc::EBADF);
         };
         // SAFETY: pidfd_getfd returns a new close-on-exec descriptor or -1.
-        let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, self.pidfd.as_raw_fd(), fd, 0) };
+        let got =
+            unsafe { libc::syscall(libc::SYS_pidfd_getfd, self.pidfd.as_fd().as_raw_fd(), fd, 0) };
         if got < 0 {
             return Err(match errno() {
                 libc::EPERM => libc::EACCES,

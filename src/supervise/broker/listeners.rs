@@ -8,11 +8,12 @@
 //! `UNIX_DIAG_VFS` private, and one reply it cannot parse would fail the whole dump.
 
 use std::collections::HashSet;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 
 use nix::unistd::Pid;
 
 use crate::supervise::tree;
+use crate::sys::pidfd::PidFd;
 
 const SOCK_DIAG_BY_FAMILY: u16 = 20;
 const NLMSG_ERROR: u16 = 2;
@@ -249,13 +250,9 @@ pub fn held_by_job(socket: u32, job: &Members) -> bool {
         if !seen.insert(pid) {
             return false;
         }
-        // SAFETY: pidfd_open returns a new descriptor or -1.
-        let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid.as_raw(), 0) };
-        if raw < 0 {
+        let Ok(pidfd) = PidFd::open(pid.as_raw(), 0) else {
             return false;
-        }
-        // SAFETY: a new descriptor nothing else owns.
-        let pidfd = unsafe { OwnedFd::from_raw_fd(raw as i32) };
+        };
         if !job.contains(pid) {
             return false;
         }
@@ -271,7 +268,7 @@ pub fn held_by_job(socket: u32, job: &Members) -> bool {
         let alive = unsafe {
             libc::syscall(
                 libc::SYS_pidfd_send_signal,
-                pidfd.as_raw_fd(),
+                pidfd.as_fd().as_raw_fd(),
                 0,
                 std::ptr::null::<libc::siginfo_t>(),
                 0,

@@ -87,11 +87,7 @@ impl Proxy {
     /// Binds 127.0.0.1:`port` (0: a port of the kernel's choosing) and starts serving `allow` (its
     /// `proxy` is set here), logging to `log` (`<job_dir>/net.log`) when given.
     pub fn start(mut allow: AllowList, port: u16, log: Option<&Path>) -> Result<Proxy> {
-        let cannot = |e: std::io::Error| {
-            Error::Other(format!(
-                "cannot start the network proxy on 127.0.0.1:{port}: {e}"
-            ))
-        };
+        let cannot = |source| Error::ProxyStart { port, source };
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).map_err(cannot)?;
         let addr = listener.local_addr().map_err(cannot)?;
         allow.proxy = Some(addr);

@@ -6,12 +6,12 @@
 //! tree stopped before `finish` returns. Nothing a helper left behind survives the command that
 //! started it.
 
-use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+mod output;
+mod wait;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
@@ -19,6 +19,9 @@ use crate::error::Result;
 use crate::supervise::cgroup::Cgroup;
 use crate::supervise::spawn::{self, Spawn, Spawned};
 use crate::supervise::stop::{Processes, Stop, Tree};
+
+pub use output::{output, Output};
+use wait::wait;
 
 /// How long the rest of a helper's tree may take to go once it is killed.
 const REAP: Duration = Duration::from_secs(5);
@@ -92,37 +95,5 @@ impl Helper {
             cgroup: self.cgroup.as_ref(),
         };
         Stop::new(Duration::ZERO).round(&tree);
-    }
-}
-
-/// Waits for `pid` (a child of this process) at most `limit`, calling `stop` once it passes; the
-/// status as a shell reports it.
-fn wait(pid: Pid, limit: Duration, stop: impl Fn()) -> i32 {
-    let deadline = Instant::now() + limit;
-    // SAFETY: pidfd_open on our own unreaped child.
-    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid.as_raw(), 0) };
-    // SAFETY: a fresh descriptor nothing else owns.
-    let pidfd = (raw >= 0).then(|| unsafe { OwnedFd::from_raw_fd(raw as i32) });
-    let mut stopped = false;
-    loop {
-        match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
-            Ok(WaitStatus::Exited(_, code)) => return code,
-            Ok(WaitStatus::Signaled(_, sig, _)) => return 128 + sig as i32,
-            Ok(_) => {}
-            Err(nix::errno::Errno::EINTR) => continue,
-            Err(_) => return 125,
-        }
-        if !stopped && Instant::now() >= deadline {
-            stop();
-            let _ = kill(pid, Signal::SIGKILL);
-            stopped = true;
-        }
-        match &pidfd {
-            Some(fd) => {
-                let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
-                let _ = poll(&mut fds, PollTimeout::from(1000u16));
-            }
-            None => std::thread::sleep(Duration::from_millis(5)),
-        }
     }
 }
