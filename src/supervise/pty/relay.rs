@@ -5,7 +5,6 @@
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
-
 use std::time::Duration;
 
 use super::direction::{relay_input, relay_output};
