@@ -7,7 +7,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 use super::allow::Grant;
-use super::hello::client_hello;
+use super::hello::{self, client_hello};
 use super::log::{self, Decision, Entry};
 use super::request::{self, Kind, Malformed, Request};
 use super::response::{refused_line, response};
@@ -183,7 +183,7 @@ fn tunnel_start(
     // TLS names the site it wants once more, in its ClientHello: a CDN or shared server
     // routes by that name, so it must be the one the allowlist judged.
     let first = client_hello(client, rest);
-    if let request::Hello::Names(named) = request::hello(&first) {
+    if let hello::Hello::Names(named) = hello::hello(&first) {
         if named != to.host && to.host.parse::<std::net::IpAddr>().is_err() {
             let why = format!(
                 "the TLS server name {named} is not the CONNECT target {}",

@@ -4,14 +4,18 @@
 use std::net::TcpStream;
 use std::time::Duration;
 
-use super::request;
+mod parse;
+#[cfg(test)]
+mod tests;
+
+pub(super) use parse::{hello, Hello};
 
 /// The first bytes of a tunnel, read until a TLS ClientHello is whole (or they are not TLS, or
 /// `HELLO_TIMEOUT` passes, or more than a record could hold came).
 pub(super) fn client_hello(client: &mut TcpStream, mut first: Vec<u8>) -> Vec<u8> {
     let deadline = std::time::Instant::now() + HELLO_TIMEOUT;
     let mut chunk = [0u8; 4096];
-    while request::hello(&first) == request::Hello::Partial && first.len() < 5 + (1 << 14) {
+    while hello(&first) == Hello::Partial && first.len() < 5 + (1 << 14) {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         if left.is_zero() || client.set_read_timeout(Some(left)).is_err() {
             break;
