@@ -371,15 +371,15 @@ fn execute(
     ports.release();
 
     record.ended_at = Some(timestamp(SystemTime::now()));
-    record.exit = Some(ending.exit);
+    record.exit = Some(ending.exit());
     record.sandbox.refused = broker.as_ref().map(|b| b.refused());
     if let Some(proxy) = proxy {
         let refused = record.sandbox.refused.get_or_insert_with(Default::default);
         refused.network = Some(proxy.stop());
     }
-    record.state = if ending.timed_out {
+    record.state = if ending.timed_out() {
         State::TimedOut
-    } else if ending.exit.signal.is_some() {
+    } else if ending.exit().signal.is_some() {
         State::Killed
     } else {
         State::Exited
@@ -518,13 +518,13 @@ fn run_setup(
     .map_err(|e| Error::Other(format!("the setup command {setup:?} could not start: {e}")))?
     .pid;
     let ending = reaper::supervise(pid, signals, Some(limit), grace, cgroup, None);
-    if ending.timed_out {
+    if ending.timed_out() {
         return Err(Error::Other(format!(
             "the setup command {setup:?} ran longer than {}; the new worktree was removed",
             humantime::format_duration(limit)
         )));
     }
-    match ending.exit.status() {
+    match ending.exit().status() {
         0 => Ok(()),
         status => Err(Error::Other(format!(
             "the setup command {setup:?} failed with status {status}; the new worktree was removed"
