@@ -70,6 +70,13 @@ impl Broker {
     }
 }
 
+/// The errno of the system call that just failed.
+fn errno() -> i32 {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
 /// A broker thread leaves signals to the supervisor's main thread and keeps no capability in
 /// effect: capabilities are per thread, so a connect it makes for the job passes the same permission
 /// checks (socket file modes, netlink ports) as the job's own would.

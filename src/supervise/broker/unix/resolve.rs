@@ -3,12 +3,13 @@
 //! here decides whether a connect is allowed.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::SUN_PATH;
-use crate::supervise::broker::caller::{open_path_at, Caller};
+use crate::supervise::broker::caller::Caller;
+use crate::supervise::broker::errno;
 
 /// `base/rest`, opened as a path.
 fn own(rest: &Path, base: String) -> Result<OwnedFd, i32> {
@@ -60,4 +61,15 @@ pub fn address_of(file: &OwnedFd) -> Vec<u8> {
     addr.extend_from_slice(path.as_bytes());
     addr.push(0);
     addr
+}
+
+/// `openat(dir, path, O_PATH)`, following symlinks as a connect does.
+fn open_path_at(dir: RawFd, path: &CString, flags: libc::c_int) -> Result<OwnedFd, i32> {
+    // SAFETY: `path` is a valid C string; openat returns a new descriptor or -1.
+    let fd = unsafe { libc::openat(dir, path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC | flags) };
+    if fd < 0 {
+        return Err(errno());
+    }
+    // SAFETY: a new descriptor nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }

@@ -7,9 +7,9 @@
 //! a kept pidfd whose thread is alive is the thread that now has that id, which is the caller; one
 //! whose thread died fails to give a descriptor (ESRCH), and is opened again.
 
+mod access;
+
 use std::collections::HashMap;
-use std::ffi::CString;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::rc::Rc;
 
 use crate::sandbox::notify::{Call, Listener};
@@ -58,12 +58,6 @@ impl Callers {
     }
 }
 
-fn errno() -> i32 {
-    std::io::Error::last_os_error()
-        .raw_os_error()
-        .unwrap_or(libc::EIO)
-}
-
 /// The thread group of a thread, from `/proc/<tid>/status`.
 fn tgid(tid: i32) -> Option<i32> {
     let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
@@ -104,66 +98,4 @@ impl Caller {
     pub fn tid(&self) -> i32 {
         self.tid
     }
-
-    /// `len` bytes of the caller's memory at `addr` (EFAULT when it is not mapped, as the kernel
-    /// says). The caller is blocked in its call; another thread of it may still write there, which
-    /// is why what is read is read once and used as read.
-    pub fn read(&self, addr: u64, len: usize) -> Result<Vec<u8>, i32> {
-        let mut buf = vec![0u8; len];
-        if len == 0 {
-            return Ok(buf);
-        }
-        let local = libc::iovec {
-            iov_base: buf.as_mut_ptr().cast(),
-            iov_len: len,
-        };
-        let remote = libc::iovec {
-            iov_base: addr as *mut libc::c_void,
-            iov_len: len,
-        };
-        // SAFETY: the local iovec covers `buf`; the remote one is only read by the kernel.
-        let n = unsafe { libc::process_vm_readv(self.tid, &local, 1, &remote, 1, 0) };
-        if n < 0 {
-            return Err(match errno() {
-                libc::EFAULT => libc::EFAULT,
-                // Not allowed to look (a job process made itself non-dumpable): refuse the call.
-                libc::EPERM => libc::EACCES,
-                e => e,
-            });
-        }
-        if n as usize != len {
-            return Err(libc::EFAULT);
-        }
-        Ok(buf)
-    }
-
-    /// A duplicate of the caller's descriptor `fd`: the very socket it names now, whatever the job
-    /// does with the number afterwards.
-    pub fn take(&self, fd: u64) -> Result<OwnedFd, i32> {
-        let Ok(fd) = i32::try_from(fd) else {
-            return Err(libc::EBADF);
-        };
-        // SAFETY: pidfd_getfd returns a new close-on-exec descriptor or -1.
-        let got =
-            unsafe { libc::syscall(libc::SYS_pidfd_getfd, self.pidfd.as_fd().as_raw_fd(), fd, 0) };
-        if got < 0 {
-            return Err(match errno() {
-                libc::EPERM => libc::EACCES,
-                e => e,
-            });
-        }
-        // SAFETY: a new descriptor nothing else owns.
-        Ok(unsafe { OwnedFd::from_raw_fd(got as RawFd) })
-    }
-}
-
-/// `openat(dir, path, O_PATH)`, following symlinks as a connect does.
-pub fn open_path_at(dir: RawFd, path: &CString, flags: libc::c_int) -> Result<OwnedFd, i32> {
-    // SAFETY: `path` is a valid C string; openat returns a new descriptor or -1.
-    let fd = unsafe { libc::openat(dir, path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC | flags) };
-    if fd < 0 {
-        return Err(errno());
-    }
-    // SAFETY: a new descriptor nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
