@@ -2,12 +2,19 @@
 //! `cgroup.kill` then stops the whole tree at once, and nothing in it can escape by double-forking or
 //! `setsid`. Elsewhere isolate falls back to walking the supervisor's descendants (tree.rs).
 
+mod place;
+mod probe;
+
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use nix::unistd::Pid;
-use serde::Serialize;
+
+use place::own_cgroup_dir;
+
+pub use place::unified_mount;
+pub use probe::{probe, CgroupProbe};
 
 #[derive(Debug)]
 pub struct Cgroup {
@@ -82,72 +89,5 @@ impl Cgroup {
 /// The cgroup v2 directory of process `pid`, when it is one of isolate's leaf cgroups (`isolate-…`,
 /// which only the job's own processes can be in).
 pub fn of_process(pid: Pid) -> Option<PathBuf> {
-    let cgroup = fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
-    let relative = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?;
-    let dir = unified_mount()?.join(relative.trim_start_matches('/'));
-    Cgroup::open(&dir).map(|cg| cg.path)
-}
-
-/// This process's cgroup v2 directory (`0::` of `/proc/self/cgroup` under the unified mount).
-fn own_cgroup() -> Option<PathBuf> {
-    let cgroup = fs::read_to_string("/proc/self/cgroup").ok()?;
-    let relative = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?;
-    let mount = unified_mount()?;
-    Some(match relative.trim_start_matches('/') {
-        "" => mount,
-        relative => mount.join(relative),
-    })
-}
-
-/// The directory of the cgroup v2 this process is in, when the unified hierarchy is mounted and that
-/// directory is writable.
-fn own_cgroup_dir() -> Option<PathBuf> {
-    let dir = own_cgroup()?;
-    let writable = nix::unistd::access(&dir, nix::unistd::AccessFlags::W_OK).is_ok();
-    writable.then_some(dir)
-}
-
-/// Whether a job tree can get a cgroup v2 of its own (so that the whole tree is stopped at once).
-#[derive(Debug, Clone, Serialize)]
-pub struct CgroupProbe {
-    /// The unified (v2) hierarchy's mount point, from `/proc/self/mountinfo`.
-    pub mount: Option<PathBuf>,
-    /// This process's cgroup v2 directory (`0::` of `/proc/self/cgroup`).
-    pub path: Option<PathBuf>,
-    /// Whether isolate may create a child cgroup there.
-    pub writable: bool,
-}
-
-/// What `doctor` reports of cgroups; read-only.
-pub fn probe() -> CgroupProbe {
-    let path = own_cgroup();
-    let writable = path.as_ref().is_some_and(|p| {
-        p.join("cgroup.procs").is_file()
-            && nix::unistd::access(p, nix::unistd::AccessFlags::W_OK).is_ok()
-    });
-    CgroupProbe {
-        mount: unified_mount(),
-        path,
-        writable,
-    }
-}
-
-/// The mount point of the cgroup v2 (unified) hierarchy, from `/proc/self/mountinfo`.
-pub fn unified_mount() -> Option<PathBuf> {
-    let info = fs::read_to_string("/proc/self/mountinfo").ok()?;
-    info.lines().find_map(|line| {
-        let (left, right) = line.split_once(" - ")?;
-        let fstype = right.split_whitespace().next()?;
-        let mount_point = left.split_whitespace().nth(4)?;
-        (fstype == "cgroup2").then(|| PathBuf::from(unescape(mount_point)))
-    })
-}
-
-/// mountinfo escapes space, tab, newline and backslash as octal.
-fn unescape(field: &str) -> String {
-    field
-        .replace("\\040", " ")
-        .replace("\\011", "\t")
-        .replace("\\012", "\n")
-        .replace("\\134", "\\")
+    Cgroup::open(&place::of(&pid.to_string())?).map(|cg| cg.path)
 }
