@@ -5,20 +5,21 @@
 //! caller waits on a pipe until the supervisor reports that CMD has been exec'd (its running record)
 //! or why it could not be, and exits accordingly.
 
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::Path;
-use std::time::Duration;
+mod watchdog;
+mod word;
 
-use nix::sys::wait::waitpid;
-use nix::unistd::{fork, setsid, ForkResult, Pid};
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+use nix::unistd::{fork, setsid, ForkResult};
 
 use crate::error::{Error, Result};
-use crate::job::record::Record;
-use crate::supervise::cgroup::Cgroup;
-use crate::supervise::stop::{Processes, Stop, Tree};
 use crate::sys::pipe;
+use watchdog::watch;
+use word::hear;
+
+pub use word::Notify;
 
 /// Which side of the fork this process is on.
 pub enum Role {
@@ -26,24 +27,6 @@ pub enum Role {
     Caller(i32),
     /// The detached supervisor: report through this once CMD runs or cannot.
     Supervisor(Notify),
-}
-
-/// The supervisor's end of the pipe to the caller.
-pub struct Notify(File);
-
-impl Notify {
-    /// CMD runs: hand the caller the running record.
-    pub fn started(mut self, record: &Record) {
-        let json = serde_json::to_string(record).unwrap_or_default();
-        let _ = self.0.write_all(format!("R{json}").as_bytes());
-    }
-
-    /// CMD never ran: the caller exits with `status` and prints `message`.
-    pub fn failed(mut self, status: i32, message: &str) {
-        let byte = u8::try_from(status).unwrap_or(125);
-        let _ = self.0.write_all(&[b'E', byte]);
-        let _ = self.0.write_all(message.as_bytes());
-    }
 }
 
 /// Detaches. In the caller, waits for the supervisor's word and prints the id (or the record as JSON).
@@ -82,30 +65,6 @@ pub fn detach(job_dir: &Path, job_id: &str, json: bool) -> Result<Role> {
     }
 }
 
-/// The watchdog: the supervisor's parent, and a subreaper, so that a supervisor killed with SIGKILL
-/// does not leave an unsupervised job: whatever of the job is left when the supervisor has ended
-/// (re-parented here, or in the job's cgroup) is killed. After a normal end nothing is left.
-fn watch(supervisor: Pid, job_id: &str) -> ! {
-    loop {
-        match waitpid(Pid::from_raw(-1), None) {
-            Ok(status) if status.pid() == Some(supervisor) => break,
-            Err(nix::errno::Errno::ECHILD) => break,
-            _ => {}
-        }
-    }
-    let cgroup = Cgroup::for_job(job_id);
-    let tree = Tree {
-        processes: Some(Processes::DescendantsOf(Pid::this())),
-        cgroup: cgroup.as_ref(),
-    };
-    let mut stop = Stop::new(Duration::ZERO);
-    while stop.round(&tree) > 0 {
-        let _ = waitpid(Pid::from_raw(-1), None);
-    }
-    // SAFETY: ending the watchdog, which has nothing to flush.
-    unsafe { libc::_exit(0) }
-}
-
 /// stdin from /dev/null, stdout and stderr to the supervisor's log.
 fn redirect(log: &File) {
     if let Ok(null) = File::open("/dev/null") {
@@ -116,38 +75,5 @@ fn redirect(log: &File) {
     unsafe {
         libc::dup2(log.as_raw_fd(), 1);
         libc::dup2(log.as_raw_fd(), 2);
-    }
-}
-
-/// The caller's side: what the supervisor said, printed; the exit status.
-fn hear(read: OwnedFd, json: bool) -> i32 {
-    let mut said = Vec::new();
-    let _ = File::from(read).read_to_end(&mut said);
-    match said.split_first() {
-        Some((b'R', record)) => {
-            let text = String::from_utf8_lossy(record);
-            if json {
-                println!("{text}");
-            } else {
-                let id = serde_json::from_str::<Record>(&text)
-                    .map(|r| r.id)
-                    .unwrap_or_default();
-                println!("{id}");
-            }
-            0
-        }
-        Some((b'E', rest)) => {
-            let (status, message) = rest
-                .split_first()
-                .map_or((125, &[][..]), |(s, m)| (i32::from(*s), m));
-            eprintln!("isolate: error: {}", String::from_utf8_lossy(message));
-            status
-        }
-        _ => {
-            eprintln!(
-                "isolate: error: the background supervisor ended before it could start the job"
-            );
-            125
-        }
     }
 }
