@@ -17,7 +17,9 @@
 mod accept;
 mod allow;
 mod hello;
+mod lines;
 mod log;
+mod open;
 mod request;
 mod response;
 mod secret;

@@ -3,62 +3,21 @@
 //! decision one line of the log. It must never connect where the allowlist did not say yes.
 
 use std::io::Write;
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::time::Duration;
 
-use super::allow::Grant;
 use super::hello::{self, client_hello};
-use super::log::{self, Decision, Entry};
+use super::lines::{Lines, Target};
+use super::log::Decision;
+use super::open::open;
 use super::request::{self, Kind, Malformed, Request};
-use super::response::{refused_line, response};
+use super::response::response;
 use super::secret::same;
 use super::server::Shared;
 use super::tunnel;
 
 /// How long a client may take to send its request's head.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a connect to a destination may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
-
-/// Where a request goes, as its log line names it.
-struct Target<'a> {
-    method: &'a str,
-    host: &'a str,
-    port: u16,
-}
-
-/// The lines of one connection in the proxy's log.
-struct Lines<'a> {
-    shared: &'a Shared,
-    peer: Option<String>,
-}
-
-impl Lines<'_> {
-    /// One decision about `to`, with the bytes relayed each way.
-    fn entry(&self, to: &Target, decision: Decision, reason: String, (up, down): (u64, u64)) {
-        self.shared.log.record(&Entry {
-            time: log::now(),
-            client: self.peer.clone(),
-            method: to.method,
-            host: to.host,
-            port: to.port,
-            decision,
-            reason,
-            bytes_up: up,
-            bytes_down: down,
-        })
-    }
-
-    /// A refusal that names no destination.
-    fn refused(&self, reason: String) {
-        let nowhere = Target {
-            method: "-",
-            host: "",
-            port: 0,
-        };
-        self.entry(&nowhere, Decision::Refused, reason, (0, 0));
-    }
-}
 
 /// One client connection: its request, decided, then relayed.
 pub(super) fn serve(mut client: TcpStream, shared: &Shared, id: u64) {
@@ -134,38 +93,6 @@ fn read_request(client: &mut TcpStream, lines: &Lines) -> Option<Request> {
     None
 }
 
-/// The destination decided by the allowlist, resolved and connected: what granted it and the
-/// connection; `None`, answered and logged, when it is refused or does not answer.
-fn open(
-    client: &mut TcpStream,
-    shared: &Shared,
-    to: &Target,
-    lines: &Lines,
-) -> Option<(Grant, TcpStream)> {
-    let decided = shared
-        .allow
-        .check(to.host, to.port)
-        .and_then(|grant| Ok((grant, shared.allow.resolve(to.host, to.port, grant)?)));
-    let (grant, addrs) = match decided {
-        Ok(found) => found,
-        Err(refusal) => {
-            let line = refused_line(to.host, to.port, &refusal);
-            let _ = client.write_all(&response(403, &line));
-            lines.entry(to, Decision::Refused, refusal.to_string(), (0, 0));
-            return None;
-        }
-    };
-    match connect(&addrs) {
-        Ok(upstream) => Some((grant, upstream)),
-        Err(e) => {
-            let why = format!("cannot connect to {}:{}: {e}", to.host, to.port);
-            let _ = client.write_all(&response(502, &why));
-            lines.entry(to, Decision::Allowed, why, (0, 0));
-            None
-        }
-    }
-}
-
 /// A CONNECT tunnel's first bytes, once the client was told it is open; `None` (logged) when the
 /// client is gone or its TLS names another site than the one the allowlist judged.
 fn tunnel_start(
@@ -198,16 +125,4 @@ fn tunnel_start(
         }
     }
     Some(first)
-}
-
-/// The first of `addrs` that answers.
-fn connect(addrs: &[SocketAddr]) -> std::io::Result<TcpStream> {
-    let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
-    for addr in addrs {
-        match TcpStream::connect_timeout(addr, CONNECT_TIMEOUT) {
-            Ok(stream) => return Ok(stream),
-            Err(e) => last = e,
-        }
-    }
-    Err(last)
 }
