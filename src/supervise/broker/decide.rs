@@ -5,48 +5,13 @@
 use std::os::fd::OwnedFd;
 
 use super::caller::{Caller, Callers};
+use super::decided::{Decided, Decision, Kind};
 use super::{connection, inet, pty, unix, Verdict};
 use crate::sandbox::notify::{Answer, Call, Listener};
 use crate::sandbox::plan::Sockets;
 
 /// The largest address a connect takes (`sizeof(struct sockaddr_storage)`).
 const ADDRESS_MAX: u64 = 128;
-
-/// What a refusal is counted as.
-#[derive(Clone, Copy)]
-pub(super) enum Kind {
-    Unix,
-    Tcp,
-    Listen,
-}
-
-/// One call, decided: the verdict, the caller's socket, and the address it gave.
-pub(super) struct Decided {
-    pub(super) verdict: Verdict,
-    pub(super) kind: Kind,
-    pub(super) socket: Option<OwnedFd>,
-    pub(super) addr: Vec<u8>,
-}
-
-/// What `decide` came to.
-pub(super) enum Decision {
-    Decided(Decided),
-    /// The call needs no answer: its thread is gone.
-    Gone,
-    /// The kept pidfd of the caller's id was a dead thread's.
-    Stale,
-}
-
-impl Decided {
-    fn failed(errno: i32) -> Decision {
-        Decision::Decided(Decided {
-            verdict: Verdict::Done(Answer::Errno(errno)),
-            kind: Kind::Tcp,
-            socket: None,
-            addr: Vec::new(),
-        })
-    }
-}
 
 /// The verdict on `call`, with the caller's socket and address.
 pub(super) fn decide(

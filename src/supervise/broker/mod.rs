@@ -15,6 +15,7 @@
 mod caller;
 mod connection;
 mod decide;
+mod decided;
 mod inet;
 mod listeners;
 mod pending;

@@ -10,7 +10,8 @@ use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
 use super::caller::Callers;
 use super::connection::Workers;
-use super::decide::{decide, Decided, Decision, Kind};
+use super::decide::decide;
+use super::decided::{Decided, Decision, Kind};
 use super::{listeners, unix, Counts, Verdict};
 use crate::sandbox::notify::{Answer, Call, Listener};
 use crate::sandbox::plan::Sockets;
