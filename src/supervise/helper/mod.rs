@@ -10,9 +10,8 @@ mod output;
 mod wait;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
 use crate::error::Result;
@@ -21,7 +20,7 @@ use crate::supervise::spawn::{self, Spawn, Spawned};
 use crate::supervise::stop::{Processes, Stop, Tree};
 
 pub use output::{output, Output};
-use wait::wait;
+use wait::{reap_rest, wait};
 
 /// How long the rest of a helper's tree may take to go once it is killed.
 const REAP: Duration = Duration::from_secs(5);
@@ -73,15 +72,7 @@ impl Helper {
         let status = wait(pid, limit, || self.kill_tree());
         self.kill_tree();
         // Reap what was killed (re-parented here, as the subreaper), for a bounded time.
-        let deadline = Instant::now() + REAP;
-        while Instant::now() < deadline {
-            match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::StillAlive) => std::thread::sleep(Duration::from_millis(5)),
-                Ok(_) => {}
-                Err(nix::errno::Errno::EINTR) => {}
-                Err(_) => break,
-            }
-        }
+        reap_rest(REAP);
         if let Some(cg) = &self.cgroup {
             cg.remove();
         }

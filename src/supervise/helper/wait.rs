@@ -1,6 +1,6 @@
 //! The bounded wait on a helper's main process: its status the moment it exits (a pidfd wakes the
 //! wait, sys::pidfd), and the tree stopped when the limit passes. It reaps the main process only;
-//! the rest of the tree is `finish`'s.
+//! the rest of the tree is reaped by `reap_rest`, for a bounded time.
 
 use std::time::Duration;
 
@@ -40,4 +40,17 @@ pub fn wait(pid: Pid, limit: Duration, stop: impl Fn()) -> i32 {
             return status;
         }
     }
+}
+
+/// Reaps every child of this process that has ended, until none is left (ECHILD) or `limit`
+/// passes.
+pub fn reap_rest(limit: Duration) {
+    let _ = wait_exit(None, limit, STEP, || loop {
+        match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) => return None,
+            Ok(_) => {}
+            Err(Errno::EINTR) => {}
+            Err(_) => return Some(()),
+        }
+    });
 }
