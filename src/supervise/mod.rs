@@ -1,4 +1,4 @@
-//! The supervisor: it starts the job (spawn.rs), owns `waitpid` for the whole tree, forwards
+//! The supervisor: it starts the job (spawn/), owns `waitpid` for the whole tree, forwards
 //! signals, enforces the timeout, and when the main process ends stops whatever the job left behind
 //! (the one stop sequence, stop/), so that nothing of the tree outlives its record.
 

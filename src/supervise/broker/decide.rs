@@ -1,5 +1,5 @@
 //! The verdict on one call: the caller's arguments read once through its pidfd, its socket taken,
-//! and the decision made on that socket and that address (unix.rs, inet.rs, pty.rs). It never
+//! and the decision made on that socket and that address (unix/, inet/, pty.rs). It never
 //! decides on anything the job can change after it was read.
 
 use std::os::fd::OwnedFd;

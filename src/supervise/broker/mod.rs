@@ -3,7 +3,7 @@
 //! floods it slows only itself while the supervisor goes on relaying output and honouring `stop`.
 //!
 //! For each call it reads the caller's arguments once, takes the caller's socket itself
-//! (`pidfd_getfd`), decides on that socket and that address (unix.rs, inet.rs), and makes the
+//! (`pidfd_getfd`), decides on that socket and that address (unix/, inet/), and makes the
 //! connection (or the listen) itself: the job's call returns the broker's result, and nothing the
 //! job changes after the check reaches what was connected. The broker thread holds no capability
 //! (it drops its effective set), so what it does for the job it does with the job's own rights.

@@ -1,7 +1,7 @@
 //! The job's network proxy, for a policy with a domain allowlist (`[network] allow`): an HTTP proxy
 //! on 127.0.0.1, run as threads of the job's supervisor from before the job is spawned until it
 //! has ended. CONNECT opens a tunnel (TLS), an absolute-form request is forwarded (plain HTTP);
-//! either only to a name the allowlist names, resolved here, to addresses `allow.rs` accepts.
+//! either only to a name the allowlist names, resolved here, to addresses `allow/` accepts.
 //! The seccomp layer's broker lets the job's TCP reach this proxy's exact address and the job's
 //! own ports, nothing else, and UDP is refused: names are resolved here, never by the job.
 //!

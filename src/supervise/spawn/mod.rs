@@ -3,7 +3,7 @@
 //! exec of the pre-exec helper (sandbox/exec.rs), which restricts itself and execs CMD. The call
 //! returns only once CMD itself has been exec'd, or with the reason it could not be; with the
 //! seccomp layer, the helper's notification descriptor arrives on the same socket and the broker
-//! (broker.rs) answers on it from then on.
+//! (broker/) answers on it from then on.
 
 mod child;
 mod finish;

@@ -6,6 +6,8 @@
 //! it never waits for a status, which is the reaper's alone (spec/supervise.md, "The process tree").
 
 mod outside;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
