@@ -1,3 +1,5 @@
+//! The log's cap as `ISOLATE_LOG_MAX` spells it.
+
 use super::size::parse_size;
 
 #[test]

@@ -1,3 +1,5 @@
+//! Which inet connects a domain allowlist routes: the proxy's exact address and the job's own ports.
+
 use super::*;
 
 fn v4(a: [u8; 4], port: u16) -> Vec<u8> {

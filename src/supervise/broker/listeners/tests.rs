@@ -1,3 +1,5 @@
+//! sock_diag against real sockets: one bound to a file, one with an abstract name.
+
 use super::*;
 use std::os::fd::OwnedFd;
 use std::os::linux::net::SocketAddrExt;

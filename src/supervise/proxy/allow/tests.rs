@@ -1,3 +1,5 @@
+//! The allowlist's word on names, wildcards, ports and local addresses.
+
 use super::*;
 
 fn list(entries: &[&str], allow_local: bool) -> AllowList {

@@ -1,3 +1,5 @@
+//! The server name read from ClientHello records, whole, partial and garbled.
+
 use super::*;
 
 /// A ClientHello record naming `name` (the fields a real one has, minimal values).

@@ -1,3 +1,5 @@
+//! Request heads as clients send them: CONNECT, absolute-form, and what is refused.
+
 use super::basic::base64_decode;
 use super::*;
 
