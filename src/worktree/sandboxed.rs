@@ -17,10 +17,10 @@ use crate::supervise::helper;
 use crate::supervise::spawn;
 use crate::worktree::project::Project;
 
+pub use crate::supervise::helper::Output;
+
 /// How long one sandboxed git command may run (a merge with the project's hooks included).
 const LIMIT: Duration = Duration::from_secs(600);
-
-pub use crate::supervise::helper::Output;
 
 /// `git ARGS` in `worktree`, sandboxed under `loaded` (the job's recorded policy), with no terminal
 /// and no prompts.
