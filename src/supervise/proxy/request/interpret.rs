@@ -49,6 +49,26 @@ pub(super) fn interpret(parsed: &httparse::Request, rest: &[u8]) -> Result<Reque
         p => format!("/{p}"),
     };
     let path = path.split('#').next().unwrap_or("/").to_string();
+    let head = upstream_head(parsed, method, &path, authority_text);
+    Ok(Request {
+        kind: Kind::Forward,
+        method: method.to_string(),
+        host,
+        port,
+        credentials,
+        upstream_head: head,
+        rest: rest.to_vec(),
+    })
+}
+
+/// The origin-form head sent upstream for `method` `path`: the Host the allowlist judged, the
+/// client's headers but the proxy's own and those about the connection, and `Connection: close`.
+fn upstream_head(
+    parsed: &httparse::Request,
+    method: &str,
+    path: &str,
+    authority_text: &str,
+) -> Vec<u8> {
     let version = parsed.version.unwrap_or(1);
     let mut head = format!("{method} {path} HTTP/1.{version}\r\n").into_bytes();
     // The Host the server sees is the one the allowlist judged: a client's own Host header (a
@@ -68,13 +88,5 @@ pub(super) fn interpret(parsed: &httparse::Request, rest: &[u8]) -> Result<Reque
         head.extend_from_slice(b"\r\n");
     }
     head.extend_from_slice(b"Connection: close\r\n\r\n");
-    Ok(Request {
-        kind: Kind::Forward,
-        method: method.to_string(),
-        host,
-        port,
-        credentials,
-        upstream_head: head,
-        rest: rest.to_vec(),
-    })
+    head
 }
