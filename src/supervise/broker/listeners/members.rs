@@ -6,6 +6,7 @@ use std::os::fd::{AsFd, AsRawFd};
 
 use nix::unistd::Pid;
 
+use crate::supervise::cgroup::Cgroup;
 use crate::supervise::tree;
 use crate::sys::pidfd::PidFd;
 
@@ -21,22 +22,15 @@ pub struct Members {
 impl Members {
     fn pids(&self) -> Vec<Pid> {
         match &self.cgroup {
-            Some(dir) => std::fs::read_to_string(dir.join("cgroup.procs"))
-                .unwrap_or_default()
-                .lines()
-                .filter_map(|l| l.trim().parse().ok())
-                .map(Pid::from_raw)
-                .collect(),
+            // A cgroup that is gone has no processes left.
+            Some(dir) => Cgroup::open(dir).map(|cg| cg.pids()).unwrap_or_default(),
             None => tree::descendants(self.root),
         }
     }
 
     /// `pid` is (still) a process of the job.
     fn contains(&self, pid: Pid) -> bool {
-        match &self.cgroup {
-            Some(_) => self.pids().contains(&pid),
-            None => tree::descendants(self.root).contains(&pid),
-        }
+        self.pids().contains(&pid)
     }
 }
 
