@@ -121,6 +121,32 @@ pub enum Error {
     #[error("{cmd}: cannot execute: {reason}")]
     CommandNotExecutable { cmd: String, reason: String },
 
+    /// A call into the kernel failed (a pipe, a socket pair, a fork, signal handlers, a temporary
+    /// directory): what it was for, and the kernel's reason.
+    #[error("{0}: {1}")]
+    System(&'static str, #[source] io::Error),
+
+    /// No block of `block` free TCP ports is left in `low`-`high`, the range `var` sets.
+    #[error("no free block of {block} TCP ports in {low}-{high} (set {var})")]
+    NoFreePorts {
+        block: u16,
+        low: u16,
+        high: u16,
+        var: &'static str,
+    },
+
+    /// The network proxy of a domain allowlist cannot listen on 127.0.0.1:`port`.
+    #[error("cannot start the network proxy on 127.0.0.1:{port}: {source}")]
+    ProxyStart {
+        port: u16,
+        #[source]
+        source: io::Error,
+    },
+
+    /// The sandbox plan cannot be encoded for the pre-exec helper.
+    #[error("{0}")]
+    PlanEncoding(#[source] serde_json::Error),
+
     // The worktree layer's variants (src/worktree/).
     #[error("{0}")]
     Refused(String),
@@ -176,14 +202,6 @@ pub enum Error {
     /// A value isolate writes as JSON could not be made so.
     #[error("cannot write JSON: {0}")]
     Json(#[from] serde_json::Error),
-
-    /// A call to the system that isolate needed failed: `what` says what isolate was doing.
-    #[error("{what}: {source}")]
-    System {
-        what: &'static str,
-        #[source]
-        source: io::Error,
-    },
 
     /// The project's setup command (`.isolate.toml`) did not succeed; the new worktree was removed.
     #[error("the setup command {command:?} {failure}")]

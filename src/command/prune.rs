@@ -13,13 +13,13 @@ use serde::Serialize;
 
 use crate::cli::PruneArgs;
 use crate::command::print_json;
-use crate::command::stop::kill_leftovers;
 use crate::error::{Error, Result};
 use crate::git;
 use crate::git::project::Project;
 use crate::job::id::JobId;
 use crate::job::record::{Record, State};
 use crate::job::store;
+use crate::supervise::stop::kill_leftovers;
 use crate::sys::lock::Lock;
 use crate::words::{plural, timestamp};
 use crate::worktree::checkouts;

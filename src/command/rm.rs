@@ -10,10 +10,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::cli::RmArgs;
-use crate::command::stop::{kill_leftovers, stop_tree};
 use crate::error::{Error, Result};
 use crate::job::record::{Record, State};
 use crate::job::store;
+use crate::supervise::stop::{kill_leftovers, stop_tree};
 use crate::worktree::cleanup::{self, BranchAction, Recorded, Settling};
 
 /// How long the supervisor of a stopped job may take to settle it and write the end.

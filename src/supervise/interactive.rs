@@ -1,4 +1,4 @@
-//! Interactive mode: the job on a terminal of its own (pty.rs), relayed to the user's. This is the
+//! Interactive mode: the job on a terminal of its own (pty/), relayed to the user's. This is the
 //! glue the supervisor's loop calls: the user's terminal goes raw once the job runs and is restored
 //! exactly on every way out (normal end, signal, timeout, error: `Drop`), window sizes follow the
 //! user's terminal, and Ctrl-Z stops the job, then isolate itself, until `fg`.

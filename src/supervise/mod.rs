@@ -1,6 +1,6 @@
-//! The supervisor: it starts the job (spawn.rs), owns `waitpid` for the whole tree, forwards
+//! The supervisor: it starts the job (spawn/), owns `waitpid` for the whole tree, forwards
 //! signals, enforces the timeout, and when the main process ends stops whatever the job left behind
-//! (tree.rs), so that nothing of the tree outlives its record.
+//! (the one stop sequence, stop/), so that nothing of the tree outlives its record.
 
 pub mod background;
 pub mod broker;
@@ -13,4 +13,5 @@ pub mod proxy;
 pub mod pty;
 pub mod reaper;
 pub mod spawn;
+pub mod stop;
 pub mod tree;

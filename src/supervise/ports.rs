@@ -66,9 +66,12 @@ pub fn reserve(state: &Path, id: &str) -> Result<PortBlock> {
         }
         let _ = fs::remove_file(&lock);
     }
-    Err(Error::Other(format!(
-        "no free block of {BLOCK} TCP ports in {low}-{high} (set {RANGE_VAR})"
-    )))
+    Err(Error::NoFreePorts {
+        block: BLOCK,
+        low,
+        high,
+        var: RANGE_VAR,
+    })
 }
 
 /// Creates the lock exclusively; takes over a stale one once.

@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 use std::fs;
 
-use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use crate::sys::process;
@@ -45,16 +44,6 @@ fn parent_of(pid: i32) -> Option<i32> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after_comm = &stat[stat.rfind(')')? + 1..];
     after_comm.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Sends `signal` to every descendant of `root`; returns how many there were.
-pub fn signal_all(root: Pid, signal: Signal) -> usize {
-    let pids = descendants(root);
-    for &pid in &pids {
-        // A process that exited in between is fine (ESRCH).
-        let _ = kill(pid, signal);
-    }
-    pids.len()
 }
 
 /// Every process whose session id is `sid` (the job's main process leads its own session).

@@ -104,10 +104,7 @@ pub fn import(
 /// follow what it planted there and copy objects the job itself could not read (found by the
 /// escape suite: `escapes::the_import_never_copies_objects_the_policy_hides_from_the_job`).
 fn copy_objects(project: &Project, job_objects: &Path, tip: &str, old: &str) -> Result<()> {
-    let pipe = || {
-        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
-            .map_err(|e| Error::Other(format!("cannot create a pipe: {e}")))
-    };
+    let pipe = || crate::sys::pipe::pipe().map_err(|e| Error::System("cannot create a pipe", e));
     let (revs_read, revs_write) = pipe()?;
     let (pack_read, pack_write) = pipe()?;
     let (err_read, err_write) = pipe()?;

@@ -84,10 +84,10 @@ pub(super) fn supervise_to_end(
 
 /// How the job ended, into its record.
 fn ended(record: &mut Record, ending: &Ending) {
-    record.exit = Some(ending.exit);
-    record.state = if ending.timed_out {
+    record.exit = Some(ending.exit());
+    record.state = if ending.timed_out() {
         State::TimedOut
-    } else if ending.exit.signal.is_some() {
+    } else if ending.exit().signal.is_some() {
         State::Killed
     } else {
         State::Exited

@@ -142,10 +142,7 @@ fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) 
     };
     let terminal = match (notify, options.mode) {
         (None, Mode::Foreground { pty: true }) if interactive::wanted() => {
-            Some(Interactive::open().map_err(|source| Error::System {
-                what: "cannot open a terminal for the job",
-                source,
-            })?)
+            Some(Interactive::open().map_err(|e| Error::System("cannot open a terminal for the job", e))?)
         }
         _ => None,
     };
@@ -227,10 +224,7 @@ fn stdio(log: Option<&Log>) -> Result<(Stdio, Stdio, Stdio)> {
         return Ok((Stdio::inherit(), Stdio::inherit(), Stdio::inherit()));
     };
     let share = || {
-        log.writer.try_clone().map_err(|source| Error::System {
-            what: "cannot share the log pipe",
-            source,
-        })
+        log.writer.try_clone().map_err(|e| Error::System("cannot share the log pipe", e))
     };
     Ok((Stdio::null(), Stdio::from(share()?), Stdio::from(share()?)))
 }

@@ -32,10 +32,7 @@ pub(super) struct Setup<'a> {
 }
 
 pub(super) fn run_setup(setup: Setup<'_>, signals: &mut Signals) -> Result<()> {
-    let cannot = |source| Error::System {
-        what: "cannot start the setup command",
-        source,
-    };
+    let cannot = |e| Error::System("cannot start the setup command", e);
     let output: OwnedFd = match setup.log {
         Some(log) => log.writer.try_clone(),
         None => std::io::stderr().as_fd().try_clone_to_owned(),
@@ -62,10 +59,10 @@ pub(super) fn run_setup(setup: Setup<'_>, signals: &mut Signals) -> Result<()> {
     .pid;
     let limit = setup.timeout.unwrap_or(SETUP_LIMIT);
     let ending = reaper::supervise(pid, signals, Some(limit), setup.grace, setup.cgroup, None);
-    if ending.timed_out {
+    if ending.timed_out() {
         return Err(failed(SetupFailure::TimedOut(limit)));
     }
-    match ending.exit.status() {
+    match ending.exit().status() {
         0 => Ok(()),
         status => Err(failed(SetupFailure::Status(status))),
     }

@@ -5,7 +5,7 @@
 
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 /// How much one splice moves at most (and the pipe's size, where the kernel allows it).
 const CHUNK: usize = 1 << 20;
@@ -44,13 +44,7 @@ pub fn relay(client: &TcpStream, upstream: &TcpStream, first: &[u8]) -> (u64, u6
 }
 
 fn pipe() -> Option<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as RawFd; 2];
-    // SAFETY: pipe2 writes two new descriptors into `fds`.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return None;
-    }
-    // SAFETY: both are new descriptors nothing else owns.
-    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let (r, w) = crate::sys::pipe::pipe().ok()?;
     // A larger pipe moves more per splice; refused above the system's limit, which is fine.
     // SAFETY: F_SETPIPE_SZ only resizes the pipe's buffer.
     unsafe { libc::fcntl(w.as_raw_fd(), libc::F_SETPIPE_SZ, CHUNK as libc::c_int) };

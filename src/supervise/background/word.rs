@@ -1,0 +1,60 @@
+//! The word the detached supervisor sends its caller on their pipe: `R` and the running record
+//! once CMD has been exec'd, or `E`, a status and a message when it never ran; and the caller's
+//! side, which prints it and exits accordingly. Nothing else travels on the pipe.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+
+use crate::job::record::Record;
+
+/// The supervisor's end of the pipe to the caller.
+pub struct Notify(pub(super) File);
+
+impl Notify {
+    /// CMD runs: hand the caller the running record.
+    pub fn started(mut self, record: &Record) {
+        let json = serde_json::to_string(record).unwrap_or_default();
+        let _ = self.0.write_all(format!("R{json}").as_bytes());
+    }
+
+    /// CMD never ran: the caller exits with `status` and prints `message`.
+    pub fn failed(mut self, status: i32, message: &str) {
+        let byte = u8::try_from(status).unwrap_or(125);
+        let _ = self.0.write_all(&[b'E', byte]);
+        let _ = self.0.write_all(message.as_bytes());
+    }
+}
+
+/// The caller's side: what the supervisor said, printed; the exit status.
+pub(super) fn hear(read: OwnedFd, json: bool) -> i32 {
+    let mut said = Vec::new();
+    let _ = File::from(read).read_to_end(&mut said);
+    match said.split_first() {
+        Some((b'R', record)) => {
+            let text = String::from_utf8_lossy(record);
+            if json {
+                println!("{text}");
+            } else {
+                let id = serde_json::from_str::<Record>(&text)
+                    .map(|r| r.id)
+                    .unwrap_or_default();
+                println!("{id}");
+            }
+            0
+        }
+        Some((b'E', rest)) => {
+            let (status, message) = rest
+                .split_first()
+                .map_or((125, &[][..]), |(s, m)| (i32::from(*s), m));
+            eprintln!("isolate: error: {}", String::from_utf8_lossy(message));
+            status
+        }
+        _ => {
+            eprintln!(
+                "isolate: error: the background supervisor ended before it could start the job"
+            );
+            125
+        }
+    }
+}

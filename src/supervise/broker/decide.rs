@@ -1,0 +1,107 @@
+//! The verdict on one call: the caller's arguments read once through its pidfd, its socket taken,
+//! and the decision made on that socket and that address (unix/, inet/, pty.rs). It never
+//! decides on anything the job can change after it was read.
+
+use std::os::fd::OwnedFd;
+
+use super::caller::{Caller, Callers};
+use super::decided::{Decided, Decision, Kind};
+use super::{connection, inet, pty, unix, Verdict};
+use crate::sandbox::notify::{Answer, Call, Listener};
+use crate::sandbox::plan::Sockets;
+
+/// The largest address a connect takes (`sizeof(struct sockaddr_storage)`).
+const ADDRESS_MAX: u64 = 128;
+
+/// The verdict on `call`, with the caller's socket and address.
+pub(super) fn decide(
+    listener: &Listener,
+    call: &Call,
+    sockets: &Sockets,
+    unix: &mut unix::Unix,
+    callers: &mut Callers,
+) -> Decision {
+    let caller = match callers.open(listener, call) {
+        Ok(caller) => caller,
+        Err(libc::ENOENT) => return Decision::Gone,
+        Err(e) => return Decided::failed(e),
+    };
+    let take = |fd: u64| match caller.take(fd) {
+        Err(libc::ESRCH) if caller.kept() => Err(Decision::Stale),
+        Err(e) => Err(Decided::failed(e)),
+        Ok(socket) => Ok(socket),
+    };
+    match call.nr {
+        libc::SYS_connect => connect(call, sockets, unix, &caller, take),
+        libc::SYS_listen => {
+            let socket = match take(call.args[0]) {
+                Ok(socket) => socket,
+                Err(decision) => return decision,
+            };
+            Decision::Decided(Decided {
+                verdict: inet::listen(sockets, &socket, call.args[1]),
+                kind: Kind::Listen,
+                socket: Some(socket),
+                addr: Vec::new(),
+            })
+        }
+        libc::SYS_ioctl => {
+            let master = match take(call.args[0]) {
+                Ok(master) => master,
+                Err(decision) => return decision,
+            };
+            Decision::Decided(Decided {
+                verdict: match pty::peer(&master, call.args[2]) {
+                    Ok((slave, cloexec)) => Verdict::Send(slave, cloexec),
+                    Err(errno) => Verdict::Done(Answer::Errno(errno)),
+                },
+                kind: Kind::Tcp,
+                socket: None,
+                addr: Vec::new(),
+            })
+        }
+        _ => Decided::failed(libc::ENOSYS),
+    }
+}
+
+/// The verdict on a `connect`: the address read once, then the socket taken, then decided by its
+/// family.
+fn connect(
+    call: &Call,
+    sockets: &Sockets,
+    unix: &mut unix::Unix,
+    caller: &Caller,
+    take: impl Fn(u64) -> Result<OwnedFd, Decision>,
+) -> Decision {
+    // The kernel takes at most a sockaddr_storage (its socklen_t is 32 bits).
+    let len = call.args[2] & 0xffff_ffff;
+    if len > ADDRESS_MAX {
+        return Decided::failed(libc::EINVAL);
+    }
+    let addr = match caller.read(call.args[1], len as usize) {
+        Ok(addr) => addr,
+        Err(e) => return Decided::failed(e),
+    };
+    // Had the caller died since it was opened, its pid (and so what was read) could be
+    // another process's: the socket is taken through the caller's pidfd, which then fails,
+    // and nothing is connected.
+    let socket = match take(call.args[0]) {
+        Ok(socket) => socket,
+        Err(decision) => return decision,
+    };
+    let (verdict, kind) = match connection::option(&socket, libc::SO_DOMAIN) {
+        Err(e) => (Verdict::Done(Answer::Errno(e)), Kind::Tcp),
+        Ok(libc::AF_UNIX) => (unix.connect(caller, &addr), Kind::Unix),
+        Ok(libc::AF_INET) | Ok(libc::AF_INET6) => {
+            (inet::connect(sockets, &socket, &addr), Kind::Tcp)
+        }
+        Ok(libc::AF_NETLINK) => (inet::connect_netlink(&addr), Kind::Tcp),
+        Ok(_) => (Verdict::Connect, Kind::Tcp),
+    };
+    Decision::Decided(Decided {
+        verdict,
+        kind,
+        socket: Some(socket),
+        addr,
+    })
+}

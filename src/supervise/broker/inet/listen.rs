@@ -1,0 +1,69 @@
+//! listen(2) where TCP bind is restricted, decided on the address the kernel holds for the socket.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+
+use super::{ip, port};
+use crate::sandbox::notify::Answer;
+use crate::sandbox::plan::Sockets;
+use crate::supervise::broker::connection::option;
+use crate::supervise::broker::Verdict;
+
+/// listen(2) where TCP bind is restricted: a TCP socket that was never bound would bind a port on
+/// every address by itself, past Landlock's bind rule. Under a domain allowlist a job listens on
+/// loopback only (an address it bound, as the kernel holds it, so nothing it changes later
+/// counts): a server on 0.0.0.0 would let anyone on the network in, past the proxy. Everything
+/// else listens as asked.
+pub fn listen(sockets: &Sockets, socket: &OwnedFd, backlog: u64) -> Verdict {
+    let family = option(socket, libc::SO_DOMAIN);
+    let inet = matches!(family, Ok(libc::AF_INET) | Ok(libc::AF_INET6));
+    let local = bound(socket);
+    if inet && local.as_deref().and_then(port) == Some(0) {
+        return Verdict::Refused;
+    }
+    let loopback = local
+        .as_deref()
+        .and_then(ip)
+        .is_some_and(|ip| ip.is_loopback());
+    if inet && sockets.route.is_some() && !loopback {
+        return Verdict::Refused;
+    }
+    // The kernel reads backlog as an int.
+    let backlog = backlog as u32 as libc::c_int;
+    // SAFETY: listen on a descriptor the broker owns.
+    let rc = unsafe { libc::listen(socket.as_raw_fd(), backlog) };
+    Verdict::Done(if rc == 0 {
+        Answer::Value(0)
+    } else {
+        Answer::Errno(
+            std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO),
+        )
+    })
+}
+
+/// The local address of a socket, as the kernel holds it.
+fn bound(socket: &OwnedFd) -> Option<Vec<u8>> {
+    // SAFETY: sockaddr_storage is plain data; getsockname fills at most `len` bytes.
+    let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    // SAFETY: as above.
+    let rc = unsafe {
+        libc::getsockname(
+            socket.as_raw_fd(),
+            (&mut addr as *mut libc::sockaddr_storage).cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: `addr` is at least as large as the address getsockname wrote.
+    let bytes = unsafe {
+        std::slice::from_raw_parts(
+            (&addr as *const libc::sockaddr_storage).cast::<u8>(),
+            len as usize,
+        )
+    };
+    Some(bytes.to_vec())
+}

@@ -1,0 +1,99 @@
+//! The broker thread's loop: it waits for the next call the filter hands over, has it decided
+//! (decide.rs), and answers it, counting refusals, or hands a connect that may block to a worker.
+//! It ends when no process of the job is left under the filter; it never answers a call twice.
+
+use std::os::fd::AsFd;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+
+use super::caller::Callers;
+use super::connection::Workers;
+use super::decide::decide;
+use super::decided::{Decided, Decision, Kind};
+use super::{listeners, unix, Counts, Verdict};
+use crate::sandbox::notify::{Answer, Call, Listener};
+use crate::sandbox::plan::Sockets;
+
+/// The broker thread's loop (signals stay with the supervisor's main thread, capabilities are
+/// dropped: `quiet`).
+pub(super) fn serve(
+    listener: Arc<Listener>,
+    sockets: Sockets,
+    members: listeners::Members,
+    counts: Arc<Counts>,
+) {
+    let mut unix = unix::Unix::new(
+        sockets.unix_allowed.clone(),
+        sockets.abstract_scoped,
+        members,
+    );
+    let workers = Workers::default();
+    let mut callers = Callers::default();
+    loop {
+        let mut fds = [PollFd::new(listener.fd().as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::NONE) {
+            Ok(_) => {}
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return,
+        }
+        let events = fds[0].revents().unwrap_or(PollFlags::empty());
+        if !events.contains(PollFlags::POLLIN) && !events.is_empty() {
+            // No process of the job is left under the filter.
+            return;
+        }
+        let call = match listener.receive() {
+            Ok(Some(call)) => call,
+            Ok(None) => continue,
+            Err(_) => return,
+        };
+        let decided = match decide(&listener, &call, &sockets, &mut unix, &mut callers) {
+            Decision::Decided(decided) => decided,
+            // A kept pidfd whose thread had died: the caller reused its id; once more, afresh.
+            Decision::Stale => {
+                callers.forget(call.tid);
+                match decide(&listener, &call, &sockets, &mut unix, &mut callers) {
+                    Decision::Decided(decided) => decided,
+                    Decision::Stale | Decision::Gone => continue,
+                }
+            }
+            Decision::Gone => continue,
+        };
+        answer(&listener, call, decided, &counts, &workers);
+    }
+}
+
+/// Answers `call` as `decided` says, or hands its connect to a worker.
+fn answer(
+    listener: &Arc<Listener>,
+    call: Call,
+    decided: Decided,
+    counts: &Counts,
+    workers: &Workers,
+) {
+    match (decided.verdict, decided.socket) {
+        (Verdict::Done(answer), _) => listener.answer(&call, answer),
+        (Verdict::Send(fd, cloexec), _) => listener.answer_with_fd(&call, &fd, cloexec),
+        (Verdict::Refused, _) => {
+            let count = match decided.kind {
+                Kind::Unix => &counts.unix_connect,
+                Kind::Tcp => &counts.tcp_connect,
+                Kind::Listen => &counts.listen,
+            };
+            count.fetch_add(1, Ordering::Relaxed);
+            listener.answer(&call, Answer::Errno(libc::EACCES));
+        }
+        (Verdict::Connect, Some(socket)) => {
+            let unix = matches!(decided.kind, Kind::Unix);
+            workers.connect(listener, call, socket, unix, decided.addr, None)
+        }
+        (Verdict::ConnectTo(file), Some(socket)) => {
+            let addr = unix::address_of(&file);
+            workers.connect(listener, call, socket, true, addr, Some(file))
+        }
+        (Verdict::Connect | Verdict::ConnectTo(_), None) => {
+            listener.answer(&call, Answer::Errno(libc::EBADF))
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! A leaf cgroup v2 per job, where the supervisor may create one (root, or a delegated user slice):
+//! `cgroup.kill` then stops the whole tree at once, and nothing in it can escape by double-forking or
+//! `setsid`. Elsewhere isolate falls back to walking the supervisor's descendants (tree.rs).
+
+mod place;
+mod probe;
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use nix::unistd::Pid;
+
+use place::own_cgroup_dir;
+
+pub use place::unified_mount;
+pub use probe::{probe, CgroupProbe};
+
+#[derive(Debug)]
+pub struct Cgroup {
+    path: PathBuf,
+}
+
+impl Cgroup {
+    /// Creates `isolate-<id>` beside the supervisor's own cgroup's children (a child of the cgroup
+    /// the supervisor is in). `None` when there is no writable cgroup v2 directory.
+    pub fn create(id: &str) -> Option<Cgroup> {
+        let own = own_cgroup_dir()?;
+        let path = own.join(format!("isolate-{id}"));
+        fs::create_dir(&path).ok()?;
+        Some(Cgroup { path })
+    }
+
+    /// The cgroup `create` made for job `id`, if it still exists.
+    pub fn for_job(id: &str) -> Option<Cgroup> {
+        Cgroup::open(&own_cgroup_dir()?.join(format!("isolate-{id}")))
+    }
+
+    /// The cgroup a record names, if it still exists (and is one of isolate's).
+    pub fn open(path: &Path) -> Option<Cgroup> {
+        let name = path.file_name()?.to_str()?;
+        (name.starts_with("isolate-") && path.join("cgroup.procs").is_file()).then(|| Cgroup {
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `cgroup.procs`, open for writing: the child writes "0" to it between fork and exec to move
+    /// itself in before it can fork anything.
+    pub fn procs_for_child(&self) -> Option<File> {
+        OpenOptions::new()
+            .write(true)
+            .open(self.path.join("cgroup.procs"))
+            .ok()
+    }
+
+    /// Every process in the cgroup.
+    pub fn pids(&self) -> Vec<Pid> {
+        fs::read_to_string(self.path.join("cgroup.procs"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .map(Pid::from_raw)
+            .collect()
+    }
+
+    pub fn contains(&self, pid: Pid) -> bool {
+        self.pids().contains(&pid)
+    }
+
+    /// SIGKILL to every process in the cgroup, atomically (Linux 5.14+).
+    pub fn kill(&self) -> bool {
+        OpenOptions::new()
+            .write(true)
+            .open(self.path.join("cgroup.kill"))
+            .and_then(|mut f| f.write_all(b"1"))
+            .is_ok()
+    }
+
+    /// Removes the (empty) cgroup.
+    pub fn remove(&self) {
+        let _ = fs::remove_dir(&self.path);
+    }
+}
+
+/// The cgroup v2 directory of process `pid`, when it is one of isolate's leaf cgroups (`isolate-…`,
+/// which only the job's own processes can be in).
+pub fn of_process(pid: Pid) -> Option<PathBuf> {
+    Cgroup::open(&place::of(&pid.to_string())?).map(|cg| cg.path)
+}

@@ -1,0 +1,53 @@
+//! A background job's output: its stdout and stderr share one pipe, which a thread of the supervisor
+//! copies into `jobs/<id>/output.log`, rotating to
+//! `output.log.1` when the log reaches its cap, so a job that writes without end fills at most
+//! twice the cap. The cap is `ISOLATE_LOG_MAX` (bytes, or with a K, M or G suffix; default 64M).
+
+mod pump;
+mod size;
+#[cfg(test)]
+mod tests;
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
+use std::thread::{self, JoinHandle};
+
+use crate::error::{Error, Result};
+use crate::sys::pipe::pipe;
+use pump::{open_log, pump};
+
+pub use size::{max_from_env, MAX_VAR};
+
+/// Bytes moved per read, and the pipe's size.
+const CHUNK: usize = 256 << 10;
+
+/// The writing end for the job (its stdout and stderr) and the thread filling the log.
+pub struct Log {
+    pub writer: OwnedFd,
+    thread: JoinHandle<()>,
+}
+
+impl Log {
+    /// Creates `path` and starts the thread that moves the job's output into it.
+    pub fn start(path: &Path, max: u64) -> Result<Log> {
+        let (read, write) = pipe().map_err(|e| Error::System("cannot create a pipe", e))?;
+        // A bigger pipe means fewer wake-ups for a chatty job (best effort: the limit may be lower).
+        // SAFETY: F_SETPIPE_SZ on a pipe we own.
+        unsafe { libc::fcntl(write.as_raw_fd(), libc::F_SETPIPE_SZ, CHUNK as libc::c_int) };
+        let file = open_log(path).map_err(|e| Error::io("cannot create the job's log", path, e))?;
+        let path = path.to_path_buf();
+        let thread = thread::spawn(move || {
+            let _ = pump(read, file, &path, max);
+        });
+        Ok(Log {
+            writer: write,
+            thread,
+        })
+    }
+
+    /// Waits until every writer is gone (the job's tree has ended) and the log is complete.
+    pub fn finish(self) {
+        drop(self.writer);
+        let _ = self.thread.join();
+    }
+}

@@ -1,0 +1,52 @@
+//! The thread's work: the pipe's bytes appended to the log, which is renamed to `output.log.1` and
+//! started again at its cap. Only this thread writes the log.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+use super::CHUNK;
+
+/// Opens the log for writing at its end (only this thread writes it).
+pub(super) fn open_log(path: &Path) -> io::Result<File> {
+    let mut file = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(false)
+        .open(path)?;
+    file.seek(SeekFrom::End(0))?;
+    Ok(file)
+}
+
+fn rotated(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".1");
+    PathBuf::from(name)
+}
+
+/// Moves everything from `read` into the log until EOF, rotating at `max` bytes. A plain read and
+/// write through one buffer: measured on ext4, splice(2) from the pipe was half as fast as this
+/// (and as `cat`), and on tmpfs no faster.
+pub(super) fn pump(read: OwnedFd, mut file: File, path: &Path, max: u64) -> io::Result<()> {
+    let mut size = file.metadata()?.len();
+    let mut pipe = File::from(read);
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        if size >= max {
+            fs::rename(path, rotated(path))?;
+            file = open_log(path)?;
+            size = 0;
+        }
+        let want = CHUNK.min((max - size) as usize).max(1);
+        match pipe.read(&mut buf[..want]) {
+            Ok(0) => return Ok(()),
+            Ok(n) => {
+                file.write_all(&buf[..n])?;
+                size += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! The proxy's decision on a destination: the policy's allowlist (exact names, `*.` wildcards,
+//! ports), then the addresses the name resolves to, of which loopback, private, link-local,
+//! shared (carrier-grade NAT) and the cloud's metadata addresses are refused unless the policy
+//! allows local ones. The job's own ports on loopback are always the job's to reach.
+//!
+//! This module must never let a name lead to an address it did not check: the proxy connects to
+//! exactly the addresses `resolve` returns, never resolving again.
+
+mod local;
+#[cfg(test)]
+mod tests;
+mod verdict;
+
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+
+use crate::sandbox::policy::Destination;
+use local::{loopback_name, unmapped};
+
+pub use local::local;
+pub use verdict::{Grant, Refusal};
+
+/// What the proxy may reach for one job.
+#[derive(Debug, Clone)]
+pub struct AllowList {
+    pub destinations: Vec<Destination>,
+    pub allow_local: bool,
+    /// The job's own ports (its `ISOLATE_PORT` block), reachable on loopback by name or address.
+    pub own: Vec<u16>,
+    /// The proxy's own address: never a destination (a request to itself would loop).
+    pub proxy: Option<SocketAddr>,
+}
+
+/// `host` as a request names it: lowercase, without a trailing dot, an IPv6 literal unbracketed.
+pub fn normalize(host: &str) -> String {
+    let host = host.strip_suffix('.').unwrap_or(host);
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    host.to_ascii_lowercase()
+}
+
+impl AllowList {
+    /// The allowlist's word on `host` (normalized) and `port`, before any name is resolved.
+    pub fn check(&self, host: &str, port: u16) -> Result<Grant, Refusal> {
+        if self.own.contains(&port) && loopback_name(host) {
+            return Ok(Grant::Own);
+        }
+        match self.destinations.iter().any(|d| d.matches(host, port)) {
+            true => Ok(Grant::Listed),
+            false => Err(Refusal::NotListed),
+        }
+    }
+
+    /// The addresses to connect to for `host`:`port`, allowed by `grant`: every address it resolves
+    /// to that the policy lets the proxy reach, in the resolver's order.
+    pub fn resolve(&self, host: &str, port: u16, grant: Grant) -> Result<Vec<SocketAddr>, Refusal> {
+        let found: Vec<SocketAddr> = match host.parse::<IpAddr>() {
+            Ok(ip) => vec![SocketAddr::new(ip, port)],
+            Err(_) => (host, port)
+                .to_socket_addrs()
+                .map_err(|e| Refusal::Unresolved(e.to_string()))?
+                .collect(),
+        };
+        let first = found.first().map(SocketAddr::ip);
+        let usable: Vec<SocketAddr> = found
+            .into_iter()
+            .map(|a| SocketAddr::new(unmapped(a.ip()), a.port()))
+            .filter(|a| Some(*a) != self.proxy)
+            .filter(|a| match grant {
+                Grant::Own => a.ip().is_loopback(),
+                Grant::Listed => self.allow_local || !local(a.ip()),
+            })
+            .collect();
+        match (usable.is_empty(), first) {
+            (false, _) => Ok(usable),
+            (true, None) => Err(Refusal::Unresolved("no address".into())),
+            (true, Some(ip)) if Some(SocketAddr::new(unmapped(ip), port)) == self.proxy => {
+                Err(Refusal::Loop)
+            }
+            (true, Some(ip)) => Err(Refusal::Local(ip)),
+        }
+    }
+}

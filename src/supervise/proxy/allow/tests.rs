@@ -1,0 +1,70 @@
+//! The allowlist's word on names, wildcards, ports and local addresses.
+
+use super::*;
+
+fn list(entries: &[&str], allow_local: bool) -> AllowList {
+    AllowList {
+        destinations: entries.iter().map(|e| e.parse().unwrap()).collect(),
+        allow_local,
+        own: vec![20000],
+        proxy: Some("127.0.0.1:3128".parse().unwrap()),
+    }
+}
+
+#[test]
+fn names_wildcards_and_ports() {
+    let l = list(
+        &[
+            "api.anthropic.com",
+            "*.github.com",
+            "registry.npmjs.org:8443",
+        ],
+        false,
+    );
+    assert_eq!(l.check("api.anthropic.com", 443), Ok(Grant::Listed));
+    assert_eq!(l.check("api.anthropic.com", 80), Ok(Grant::Listed));
+    assert_eq!(l.check("api.anthropic.com", 22), Err(Refusal::NotListed));
+    assert_eq!(l.check("codeload.github.com", 443), Ok(Grant::Listed));
+    assert_eq!(l.check("github.com", 443), Err(Refusal::NotListed));
+    assert_eq!(l.check("evilgithub.com", 443), Err(Refusal::NotListed));
+    assert_eq!(l.check("registry.npmjs.org", 8443), Ok(Grant::Listed));
+    assert_eq!(l.check("registry.npmjs.org", 443), Err(Refusal::NotListed));
+    assert_eq!(l.check("localhost", 20000), Ok(Grant::Own));
+    assert_eq!(l.check("127.0.0.1", 20000), Ok(Grant::Own));
+    assert_eq!(l.check("localhost", 20001), Err(Refusal::NotListed));
+}
+
+#[test]
+fn local_addresses_are_refused_unless_allowed() {
+    for ip in [
+        "127.0.0.1",
+        "10.1.2.3",
+        "172.16.0.1",
+        "192.168.1.1",
+        "169.254.169.254",
+        "100.100.100.200",
+        "0.0.0.0",
+        "::1",
+        "::",
+        "fe80::1",
+        "fd00:ec2::254",
+        "::ffff:127.0.0.1",
+        "64:ff9b::a9fe:a9fe",
+    ] {
+        assert!(local(ip.parse().unwrap()), "{ip}");
+    }
+    for ip in ["93.184.216.34", "2606:4700::1111", "1.1.1.1"] {
+        assert!(!local(ip.parse().unwrap()), "{ip}");
+    }
+    let strict = list(&["localhost:8080"], false);
+    assert!(matches!(
+        strict.resolve("127.0.0.1", 8080, Grant::Listed),
+        Err(Refusal::Local(_))
+    ));
+    let open = list(&["localhost:8080"], true);
+    assert!(open.resolve("127.0.0.1", 8080, Grant::Listed).is_ok());
+    assert_eq!(
+        open.resolve("127.0.0.1", 3128, Grant::Listed),
+        Err(Refusal::Loop)
+    );
+}

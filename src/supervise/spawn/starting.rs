@@ -1,0 +1,116 @@
+//! The job's helper forked and held ([`Starting`]): the release pipe and the status socket made,
+//! the plan handed over in the environment, the broker's thread started before the fork, and the
+//! child's setup between fork and exec (child.rs). Nothing of CMD runs before `release`.
+
+use std::os::fd::AsRawFd;
+use std::process::Command;
+
+use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
+use nix::unistd::Pid;
+
+use super::child::{self, Setup};
+use super::finish::finish_start;
+use super::{Spawn, Spawned};
+use crate::error::{Error, Result};
+use crate::sandbox::exec::{self, PLAN_VAR};
+use crate::sandbox::plan::Plan;
+use crate::supervise::broker::Pending;
+use crate::sys::pipe;
+
+/// A job whose helper is forked and held before it execs CMD: its pid is known, nothing of CMD has
+/// run, and it goes on when `release`d (a supervisor that dies first takes it with it).
+pub struct Starting {
+    pub pid: Pid,
+    go: std::fs::File,
+    status: std::os::fd::OwnedFd,
+    pending: Option<Pending>,
+    shown: String,
+}
+
+/// Forks the job's helper, which restricts itself and then waits to be released.
+pub fn start(job: Spawn) -> Result<Starting> {
+    let (go_read, go_write) = pipe::pipe().map_err(|e| Error::System("cannot create a pipe", e))?;
+    let (status_read, status_write) = socketpair(
+        AddressFamily::Unix,
+        SockType::Stream,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    )
+    .map_err(|e| Error::System("cannot create a socket pair", e.into()))?;
+    let sockets = job.rules.as_ref().and_then(|r| r.sockets.clone());
+    let plan = Plan {
+        rules: job.rules,
+        status_fd: status_write.as_raw_fd(),
+        go_fd: go_read.as_raw_fd(),
+        job_control: job.terminal.is_some(),
+    };
+    let plan_json = serde_json::to_string(&plan).map_err(Error::PlanEncoding)?;
+    let helper = std::env::current_exe()
+        .map_err(|e| Error::io("cannot find the isolate executable", "/proc/self/exe", e))?;
+
+    let mut cmd = Command::new(helper);
+    cmd.arg(exec::ARG)
+        .arg("--")
+        .args(&job.argv)
+        .env_clear()
+        .envs(job.env)
+        .env(PLAN_VAR, plan_json)
+        .current_dir(&job.cwd)
+        .stdin(job.stdin)
+        .stdout(job.stdout)
+        .stderr(job.stderr);
+    // Before the fork: the broker's thread builds the seccomp filter while the helper starts.
+    let pending = match sockets {
+        Some(sockets) => {
+            let status = status_read
+                .try_clone()
+                .map_err(|e| Error::System("cannot share the status socket", e))?;
+            Some(
+                Pending::prepare(sockets, Pid::this(), status)
+                    .map_err(|e| Error::Sandbox(format!("cannot start the seccomp broker: {e}")))?,
+            )
+        }
+        None => None,
+    };
+    child::install(
+        &mut cmd,
+        Setup {
+            terminal: job.terminal,
+            cgroup_procs: job.cgroup_procs.as_ref().map(|f| f.as_raw_fd()),
+            parent: std::process::id() as libc::pid_t,
+            keep: [status_write.as_raw_fd(), go_read.as_raw_fd()],
+        },
+    );
+    let child = cmd
+        .spawn()
+        .map_err(|e| Error::Sandbox(format!("cannot start the sandbox helper: {e}")))?;
+    let pid = Pid::from_raw(child.id() as i32);
+    // The reaper owns waitpid from here on; std's handle is never waited on.
+    drop(child);
+    drop(status_write);
+    drop(go_read);
+    Ok(Starting {
+        pid,
+        go: std::fs::File::from(go_write),
+        status: status_read,
+        pending,
+        shown: job.argv[0].clone(),
+    })
+}
+
+impl Starting {
+    /// Lets the helper exec CMD; returns once CMD runs, or with the reason it could not.
+    pub fn release(self) -> Result<Spawned> {
+        let Starting {
+            pid,
+            mut go,
+            status,
+            pending,
+            shown,
+        } = self;
+        // A helper that died meanwhile has its reason on the status socket.
+        let _ = std::io::Write::write_all(&mut go, b"g");
+        drop(go);
+        finish_start(pid, &status, pending, shown)
+    }
+}
