@@ -522,3 +522,55 @@ fn after_a_supervisor_is_killed_the_jobs_connects_fail_and_never_go_unchecked() 
         .expect("the daemon's pid");
     kill9(pid);
 }
+
+/// A lost job's main pid may lead a new session by the time it is settled (the pid reused for the
+/// user's next shell). Settling it never kills that session: a live process with the recorded pid
+/// is the job's only if its start time is the recorded one (and, for a record without one, it
+/// cannot be told, so it is left alone).
+#[test]
+fn settling_a_lost_job_never_kills_a_session_that_reused_its_pid() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    for keep_start in [true, false] {
+        let mut decoy = std::process::Command::new("setsid")
+            .args(["sleep", "120"])
+            .spawn()
+            .unwrap();
+        let decoy_pid = decoy.id() as i32;
+        let child = quiet(env.isolate_cmd(&repo, ["run", "--", "sleep", "300"]))
+            .spawn()
+            .unwrap();
+        let supervisor = child.id() as i32;
+        let _sleeper = wait_for_descendant(supervisor, "sleep 300", |c| c.starts_with("sleep 300"));
+        assert!(wait_until(Duration::from_secs(30), || env
+            .records()
+            .iter()
+            .any(|r| r["pid"].is_i64() && r["state"] == "running")));
+        kill9(supervisor);
+        let _ = finish(child, LIMIT);
+        let record = env
+            .records()
+            .into_iter()
+            .find(|r| r["state"] == "running")
+            .unwrap();
+        let id = record["id"].as_str().unwrap().to_string();
+        assert_eq!(state_of(&env, &id), "lost");
+        // The record, as it would read had the job's pid been handed to the decoy's session.
+        let path = env.path().join("state/jobs").join(&id).join("job.json");
+        let mut tampered: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        assert!(tampered["pid_start"].is_u64(), "{tampered}");
+        tampered["pid"] = decoy_pid.into();
+        if !keep_start {
+            tampered.as_object_mut().unwrap().remove("pid_start");
+        }
+        fs::write(&path, serde_json::to_string_pretty(&tampered).unwrap()).unwrap();
+        assert_status(&env.isolate(&repo, ["rm", "--force", &id]), 0);
+        assert!(
+            alive(decoy_pid),
+            "the decoy session was killed (pid_start kept: {keep_start})"
+        );
+        let _ = decoy.kill();
+        let _ = decoy.wait();
+    }
+}

@@ -74,6 +74,7 @@ fn record(
         command: options.command.clone(),
         state: State::Running,
         pid: None,
+        pid_start: None,
         supervisor_pid: me,
         supervisor_start: crate::sys::process::start_time(me).unwrap_or(0),
         started_at: crate::words::timestamp(SystemTime::now()),

@@ -106,6 +106,7 @@ pub(super) fn launch(
     let mut record = held.record;
     record.cgroup = cgroup.path();
     record.pid = Some(pid.as_raw());
+    record.pid_start = crate::sys::process::start_time(pid.as_raw());
     // In the foreground the JSON start line, like the human one, comes before anything of CMD.
     if notify.is_none() && options.speech == Speech::Json {
         if let Ok(line) = serde_json::to_string(&record) {
@@ -141,9 +142,10 @@ fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) 
         None => None,
     };
     let terminal = match (notify, options.mode) {
-        (None, Mode::Foreground { pty: true }) if interactive::wanted() => {
-            Some(Interactive::open().map_err(|e| Error::System("cannot open a terminal for the job", e))?)
-        }
+        (None, Mode::Foreground { pty: true }) if interactive::wanted() => Some(
+            Interactive::open()
+                .map_err(|e| Error::System("cannot open a terminal for the job", e))?,
+        ),
         _ => None,
     };
     // The job's own terminal is a device it may write and control.
@@ -224,7 +226,9 @@ fn stdio(log: Option<&Log>) -> Result<(Stdio, Stdio, Stdio)> {
         return Ok((Stdio::inherit(), Stdio::inherit(), Stdio::inherit()));
     };
     let share = || {
-        log.writer.try_clone().map_err(|e| Error::System("cannot share the log pipe", e))
+        log.writer
+            .try_clone()
+            .map_err(|e| Error::System("cannot share the log pipe", e))
     };
     Ok((Stdio::null(), Stdio::from(share()?), Stdio::from(share()?)))
 }

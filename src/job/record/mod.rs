@@ -35,6 +35,10 @@ pub struct Record {
     pub state: State,
     /// The job's main process, once started.
     pub pid: Option<i32>,
+    /// The main process's start time (clock ticks since boot), so that a later process given the
+    /// same pid (a new session leader: the user's shell) is never taken for the job's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid_start: Option<u64>,
     /// The process that supervises the job (and owns its `waitpid`).
     pub supervisor_pid: i32,
     /// The supervisor's start time in clock ticks since boot (`/proc/<pid>/stat` field 22), so a

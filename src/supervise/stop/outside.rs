@@ -49,8 +49,23 @@ pub fn stop_tree(record: &Record, grace: Duration) {
 pub fn kill_leftovers(record: &Record) {
     let cgroup = cgroup_of(record);
     let tree = Tree {
-        processes: record.pid.map(Processes::Session),
+        processes: record
+            .pid
+            .filter(|&pid| session_is_the_jobs(record, pid))
+            .map(Processes::Session),
         cgroup: cgroup.as_ref(),
     };
     Stop::new(Duration::ZERO).round(&tree);
+}
+
+/// Whether the session `pid` names is still the job's. While any process of the job's session
+/// lives, the kernel gives its id to no new process; once none does, the pid may lead a new
+/// session (the user's next shell). A live process with that pid is the job's main process only
+/// if its start time is the one recorded; without a recorded start time it cannot be told, and is
+/// left alone. With no live process of that pid, what is left in the session is the job's.
+fn session_is_the_jobs(record: &Record, pid: i32) -> bool {
+    match crate::sys::process::start_time(pid) {
+        None => true,
+        Some(start) => record.pid_start == Some(start),
+    }
 }
