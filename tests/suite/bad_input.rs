@@ -464,6 +464,8 @@ fn a_closed_reader_ends_every_listing_command_quietly() {
         vec!["logs", &bg_id],
         vec!["doctor"],
         vec!["policy", "show", "default"],
+        vec!["run", "--bg", "--", "true"],
+        vec!["run", "--bg", "--json", "--", "true"],
     ] {
         let (read, write): (OwnedFd, OwnedFd) = nix_pipe();
         drop(read);

@@ -33,27 +33,25 @@ pub(super) fn hear(read: OwnedFd, json: bool) -> i32 {
     match said.split_first() {
         Some((b'R', record)) => {
             let text = String::from_utf8_lossy(record);
-            if json {
-                println!("{text}");
-            } else {
-                let id = serde_json::from_str::<Record>(&text)
+            let line = match json {
+                true => text.into_owned(),
+                false => serde_json::from_str::<Record>(&text)
                     .map(|r| r.id)
-                    .unwrap_or_default();
-                println!("{id}");
-            }
+                    .unwrap_or_default(),
+            };
+            // The job runs whether or not anyone reads its id: a closed reader is not a failure.
+            let _ = writeln!(std::io::stdout(), "{line}");
             0
         }
         Some((b'E', rest)) => {
             let (status, message) = rest
                 .split_first()
                 .map_or((125, &[][..]), |(s, m)| (i32::from(*s), m));
-            eprintln!("isolate: error: {}", String::from_utf8_lossy(message));
+            say!("isolate: error: {}", String::from_utf8_lossy(message));
             status
         }
         _ => {
-            eprintln!(
-                "isolate: error: the background supervisor ended before it could start the job"
-            );
+            say!("isolate: error: the background supervisor ended before it could start the job");
             125
         }
     }
