@@ -1,5 +1,5 @@
 //! The one error type of isolate. Each variant carries what failed and, where a user can act, a hint;
-//! `main` prints the chain once. `exit_code` maps an error to the status of `spec/cli.md`: 125 for
+//! `main` prints the chain once. `exit_code` maps an error to the status of `docs/cli.md`: 125 for
 //! isolate's own failures in `run`, 126/127 for a command that cannot be executed or is not found.
 
 use std::io;
@@ -441,7 +441,7 @@ impl Error {
         }
     }
 
-    /// The exit status of `isolate run` for this error (spec/cli.md, "Exit status").
+    /// The exit status of `isolate run` for this error (docs/cli.md, "Exit status").
     pub fn run_exit_code(&self) -> i32 {
         match self {
             Error::CommandNotFound(_) => 127,

@@ -25,7 +25,7 @@ fn main() {
                 .find(|a| !a.to_string_lossy().starts_with('-'));
             let code = match e.kind() {
                 ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => 0,
-                // `run` shares its status space with CMD: its own usage errors are 125 (spec/cli.md).
+                // `run` shares its status space with CMD: its own usage errors are 125 (docs/cli.md).
                 _ if is_run.is_some_and(|a| a == "run") => 125,
                 _ => 2,
             };

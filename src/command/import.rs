@@ -1,5 +1,5 @@
 //! `isolate import JOB`: the job's current commits into the project's `isolate/<id>` now, with the
-//! verified import of spec/sandbox.md (also while the job runs; the worktree is only read).
+//! verified import of docs/sandbox.md (also while the job runs; the worktree is only read).
 
 use crate::cli::ImportArgs;
 use crate::error::{Error, Result};

@@ -25,7 +25,7 @@ use crate::sandbox::policy::{self as sandbox_policy, Loaded};
 pub use output::report_error;
 
 /// Runs the command and returns its exit status; every command but `run` (whose failures are
-/// 125, 126 and 127, spec/cli.md) exits 1 when it fails.
+/// 125, 126 and 127, docs/cli.md) exits 1 when it fails.
 pub fn dispatch(cli: Cli) -> i32 {
     let result = match cli.command {
         Command::Run(args) => Ok(run::run(args)),

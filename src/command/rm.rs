@@ -1,4 +1,4 @@
-//! `isolate rm JOB [--force]`: forget an ended job, with the cleanup rule of spec/worktrees.md. A
+//! `isolate rm JOB [--force]`: forget an ended job, with the cleanup rule of docs/worktrees.md. A
 //! running or lost job, or one whose worktree holds work, is refused (status 1) with the reason. A
 //! worktree that holds nothing is removed; the job's branch goes too when the project branch has
 //! all of its commits (merged, squash- or rebase-merged), and is kept, with a word saying so, when

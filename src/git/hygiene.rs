@@ -1,4 +1,4 @@
-//! The hygiene every project-side git gets (spec/worktrees.md): the `-c` options that turn hooks and
+//! The hygiene every project-side git gets (docs/worktrees.md): the `-c` options that turn hooks and
 //! fsmonitor off, the environment that turns prompts, optional locks and askpass helpers off, and
 //! the variables that would point git at another repository, removed. Written once here: whatever
 //! else starts a project-side git (the import's sandboxed reader) takes them from here, never

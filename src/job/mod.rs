@@ -1,4 +1,4 @@
-//! A job: its id, its record (the report schema of spec/cli.md) and where records live.
+//! A job: its id, its record (the report schema of docs/cli.md) and where records live.
 
 pub mod id;
 pub mod record;

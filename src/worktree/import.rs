@@ -1,4 +1,4 @@
-//! The import (spec/sandbox.md): the job's commits reach the project without git ever running in the
+//! The import (docs/sandbox.md): the job's commits reach the project without git ever running in the
 //! job's repository. From the project, `pack-objects --revs --thin` reads the job's object directory
 //! as an extra alternate and `index-pack --stdin --fix-thin --strict` recomputes every object id
 //! into the project's store, refusing any object `git fsck` would (a zero-padded mode, a committer

@@ -1,4 +1,4 @@
-//! CMD's environment (spec/cli.md, "What CMD gets").
+//! CMD's environment (docs/cli.md, "What CMD gets").
 
 use std::ffi::OsString;
 
@@ -7,7 +7,7 @@ use crate::git;
 use super::options::RunOptions;
 use super::prepared::Prepared;
 
-/// CMD's environment (spec/cli.md, "What CMD gets").
+/// CMD's environment (docs/cli.md, "What CMD gets").
 /// `proxy` is the URL of the job's network proxy, when its policy has a domain allowlist.
 pub(super) fn environment(
     options: &RunOptions,

@@ -1,4 +1,4 @@
-//! The job record: one JSON document per job, in the schema of spec/cli.md ("Reports"). The same
+//! The job record: one JSON document per job, in the schema of docs/cli.md ("Reports"). The same
 //! struct is the `--report` file, the record in the state directory and (later) `status --json`.
 //! Fields are only ever added; a new meaning needs a new `schema` number.
 

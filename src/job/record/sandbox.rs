@@ -16,7 +16,7 @@ pub struct SandboxReport {
     /// and `--resume` run what is in the job's worktree under it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy_ref: Option<String>,
-    /// Every place the sandbox does not reach, as data (spec/sandbox.md, "Gaps").
+    /// Every place the sandbox does not reach, as data (docs/sandbox.md, "Gaps").
     pub gaps: Vec<String>,
     /// The writable paths `--allow-write` added, canonical.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

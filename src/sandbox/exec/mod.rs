@@ -1,6 +1,6 @@
 //! The pre-exec helper: `isolate __sandbox-exec -- CMD...`, started by the supervisor in the job's
 //! new session with the job's environment. It is a fresh single-threaded process, so it can allocate
-//! freely while it restricts itself, in the order of spec/sandbox.md: the policy's rlimits, drop
+//! freely while it restricts itself, in the order of docs/sandbox.md: the policy's rlimits, drop
 //! every capability, `no_new_privs`, Landlock, close-on-exec for every descriptor above 2, the
 //! seccomp filter (built by the supervisor meanwhile; its notification descriptor sent back, then
 //! closed here), then exec CMD (becoming the job's main process, same pid). A failure is reported
@@ -93,7 +93,7 @@ pub fn main(args: &[String]) -> ! {
     }
 }
 
-/// Every restriction of `rules` and of the rules narrowing them, in the order of spec/sandbox.md:
+/// Every restriction of `rules` and of the rules narrowing them, in the order of docs/sandbox.md:
 /// the rlimits, every capability dropped, then Landlock. The error is what the helper reports.
 fn restrict(rules: &Rules) -> Result<()> {
     // A second policy's rules (`--resume` with another --policy) stack on the first.

@@ -1,5 +1,5 @@
 //! The gaps: every place the sandbox does not reach for a policy on this kernel, in words for the
-//! report, `doctor` and `policy show`. Never hides one (spec/sandbox.md, "Gaps are reported, never
+//! report, `doctor` and `policy show`. Never hides one (docs/sandbox.md, "Gaps are reported, never
 //! hidden").
 
 use super::{Feature, FeatureState, Kernel};
@@ -10,7 +10,7 @@ use crate::sandbox::probe;
 pub const NO_SANDBOX: &str =
     "no sandbox (--no-sandbox): nothing is enforced (no Landlock, no capability drop, no resource limits)";
 
-/// Every place the sandbox does not reach (spec/sandbox.md, "Gaps are reported, never hidden").
+/// Every place the sandbox does not reach (docs/sandbox.md, "Gaps are reported, never hidden").
 pub(super) fn gaps(
     policy: &Policy,
     kernel: Kernel,

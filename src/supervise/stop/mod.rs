@@ -1,9 +1,9 @@
-//! The one stop sequence of a job's tree (spec/supervise.md, "Ending"): SIGTERM and SIGCONT once to
+//! The one stop sequence of a job's tree (docs/supervise.md, "Ending"): SIGTERM and SIGCONT once to
 //! every process of the tree, ones forked in the meantime included, and once the grace period has
 //! passed the cgroup's `cgroup.kill` (where there is one) and SIGKILL to whatever remains. The reaper
 //! drives it round by round from its loop; the callers outside a supervisor (`stop`, `rm --force`,
 //! `prune`, the background watchdog, a helper's end) use it through `outside.rs`. It only signals:
-//! it never waits for a status, which is the reaper's alone (spec/supervise.md, "The process tree").
+//! it never waits for a status, which is the reaper's alone (docs/supervise.md, "The process tree").
 
 mod outside;
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! THE predicate of spec/worktrees.md ("When a job ends"): the verdict over the facts, in one place.
+//! THE predicate of docs/worktrees.md ("When a job ends"): the verdict over the facts, in one place.
 //! It reads the facts and nothing else: never a file, never git.
 
 use super::facts::{Branch, Facts, Life, Settling, Tree};

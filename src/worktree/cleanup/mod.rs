@@ -1,4 +1,4 @@
-//! THE cleanup decision of spec/worktrees.md ("When a job ends"): one predicate, `decide`, used by
+//! THE cleanup decision of docs/worktrees.md ("When a job ends"): one predicate, `decide`, used by
 //! every path that ends a job, and `settle`, which gathers the facts for it, imports first, and
 //! deletes only what the decision allows, after checking the record against the disk and
 //! re-checking the decision immediately before deleting. A probe that cannot decide keeps.

@@ -74,7 +74,7 @@ impl fmt::Display for Mismatch {
     }
 }
 
-/// The record's claims checked against the disk (spec/worktrees.md, "Records"): the directory sits
+/// The record's claims checked against the disk (docs/worktrees.md, "Records"): the directory sits
 /// directly in the project's worktree directory under the job's id, the base pin isolate made holds
 /// the record's base, and the repository borrows this project's objects.
 pub fn validate(job: &Job, facts: &Facts) -> Result<(), Mismatch> {

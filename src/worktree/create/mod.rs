@@ -1,4 +1,4 @@
-//! Creating a job's worktree (spec/worktrees.md, "Creation"): a fresh repository that borrows the
+//! Creating a job's worktree (docs/worktrees.md, "Creation"): a fresh repository that borrows the
 //! project's objects read-only, on branch `isolate/<id>` at base, checked out with parallel
 //! checkout, configured to commit as the project does; the branch and a base pin in the project.
 //! Everything made here is recorded in `Created`, whose `undo` removes exactly that and nothing else.

@@ -1,4 +1,4 @@
-//! One job's branch into its project branch (spec/worktrees.md, "Handoff, merge and sync"). First
+//! One job's branch into its project branch (docs/worktrees.md, "Handoff, merge and sync"). First
 //! the job's commits are imported (when its worktree is there) and the job's own change is shown:
 //! its commits beyond the project branch, the files of `merge-base...tip`, and how far the project
 //! branch moved since the job's base. Then the merge is computed in the project from objects alone
