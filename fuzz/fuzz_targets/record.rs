@@ -10,8 +10,8 @@ use std::path::{Component, Path, PathBuf};
 
 use isolate::job::id::JobId;
 use isolate::job::record::Record;
-use isolate::worktree::cleanup::{self, Facts};
-use isolate::worktree::project::Project;
+use isolate::git::project::Project;
+use isolate::worktree::cleanup::{self, Branch, Facts, Life, Settling, Tree};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -58,15 +58,16 @@ fuzz_target!(|data: &[u8]| {
     // The most a record can make true: the base pin agrees and the directory is gone, so that
     // validate's only checks are the record's own claims.
     let facts = Facts {
+        life: Life::Ended,
         in_use: false,
-        exists: false,
-        inspection: Err("fuzz".into()),
-        import: Err("fuzz".into()),
+        tree: Tree::Missing,
+        branch: Branch::Unknown("fuzz".into()),
         copied: false,
         pin: Some(wt.base.clone()),
         branch_after: None,
         unimported: Vec::new(),
-        keep: false,
+        branch_held: None,
+        settling: Settling::Rm,
     };
     let job_dir = Path::new("/nonexistent-state/jobs").join(id.as_str());
     let job = cleanup::Job {
@@ -76,9 +77,12 @@ fuzz_target!(|data: &[u8]| {
         path,
         base: &wt.base,
         job_dir: &job_dir,
-        keep: false,
+        life: Life::Ended,
+        removed: false,
+        settling: Settling::Rm,
         dispatch_dirty: wt.dispatch_dirty,
         project_branch: None,
+        policy: None,
     };
     if cleanup::validate(&job, &facts).is_ok() {
         assert_eq!(path, key_dir.join(id.as_str()), "validate trusted {path:?}");

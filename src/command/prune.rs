@@ -294,12 +294,12 @@ fn settle_lost(dir: &Path) {
     let Ok(record) = store::read_record(dir) else {
         return;
     };
-    if record.state != State::Running || record.supervisor_alive() {
+    if record.state() != State::Running || record.supervisor_alive() {
         return;
     }
     kill_leftovers(&record);
     let mut settled = record.clone();
-    settled.state = State::Lost;
+    settled.set_state(State::Lost);
     if settled.ended_at.is_none() {
         settled.ended_at = Some(timestamp(std::time::SystemTime::now()));
     }

@@ -12,7 +12,7 @@ pub fn run(args: PsArgs) -> Result<i32> {
     let jobs: Vec<Record> = store::list(&state)
         .into_iter()
         .map(|(_, record)| shown(record))
-        .filter(|r| args.all || r.state == State::Running)
+        .filter(|r| args.all || r.state() == State::Running)
         .collect();
     if args.json {
         return print_json(&jobs);
@@ -31,8 +31,8 @@ pub fn run(args: PsArgs) -> Result<i32> {
             Some(abi) => format!("landlock{abi}"),
             None => "NONE".to_string(),
         };
-        let state = match (r.state, r.exit_status()) {
-            (State::Running | State::Lost, _) => r.state.to_string(),
+        let state = match (r.state(), r.exit_status()) {
+            (now @ (State::Running | State::Lost), _) => now.to_string(),
             (_, Some(status)) => format!("exit {status}"),
             (_, None) => "ended".to_string(),
         };
@@ -52,6 +52,6 @@ pub fn run(args: PsArgs) -> Result<i32> {
 
 /// The record as readers see it: a dead supervisor's `running` is `lost`.
 pub fn shown(mut record: Record) -> Record {
-    record.state = record.effective_state();
+    record.set_state(record.effective_state());
     record
 }

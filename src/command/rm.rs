@@ -52,7 +52,7 @@ fn remove(args: &RmArgs) -> Result<(), Error> {
             match record.worktree.as_ref().filter(|wt| Path::new(&wt.path).exists()) {
                 Some(wt) => {
                     let path = wt.path.clone();
-                    record.state = State::Lost;
+                    record.set_state(State::Lost);
                     tombstone(&state, &dir, record, &path, "lost: its supervisor died")?;
                 }
                 None => store::forget(&dir),

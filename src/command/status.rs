@@ -18,7 +18,7 @@ pub fn run(args: JobArgs) -> Result<i32> {
         out!("name:     {name}")?;
     }
     out!("command:  {}", record.command.join(" "))?;
-    out!("state:    {}", record.state)?;
+    out!("state:    {}", record.state())?;
     if let Some(status) = record.exit_status() {
         out!("exit:     {status}")?;
     }

@@ -105,16 +105,16 @@ pub(super) fn announce_end(
         Speech::Quiet => return,
         Speech::Human => {}
     }
-    let how = match (record.state, record.exit) {
-        (State::TimedOut, _) => format!(
+    let how = match record.state() {
+        State::TimedOut { .. } => format!(
             "timed out (its limit: {})",
             humantime::format_duration(timeout.unwrap_or_default())
         ),
-        (_, Some(exit)) => match exit.signal {
-            Some(sig) => format!("was killed by signal {sig} (status {})", exit.status()),
-            None => format!("exited with status {}", exit.status()),
-        },
-        _ => "ended".to_string(),
+        State::Killed { signal } => {
+            format!("was killed by signal {signal} (status {})", 128 + signal)
+        }
+        State::Exited { code } => format!("exited with status {code}"),
+        State::Running | State::Lost => "ended".to_string(),
     };
     let took = std::time::Duration::from_secs(took.as_secs());
     say!(

@@ -84,14 +84,7 @@ pub(super) fn supervise_to_end(
 
 /// How the job ended, into its record.
 fn ended(record: &mut Record, ending: &Ending) {
-    record.exit = Some(ending.exit());
-    record.state = if ending.timed_out() {
-        State::TimedOut
-    } else if ending.exit().signal.is_some() {
-        State::Killed
-    } else {
-        State::Exited
-    };
+    record.set_state(State::ended_by(ending.exit(), ending.timed_out()));
 }
 
 /// The worktree by the end-of-job rule (`worktree::cleanup`): its outcome goes into the record.

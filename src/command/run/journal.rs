@@ -3,12 +3,11 @@
 //! supervisor killed at any point leaves a record that reads as `lost` and names what it was doing.
 
 use std::path::Path;
-use std::time::SystemTime;
 
 use crate::command::report_error;
 use crate::error::Result;
 use crate::job::id::JobId;
-use crate::job::record::{Record, SandboxReport, State, WorktreeReport, SCHEMA};
+use crate::job::record::{Record, SandboxReport, WorktreeReport};
 use crate::job::store;
 use crate::sandbox::policy;
 
@@ -66,29 +65,15 @@ fn record(
     sandbox: SandboxReport,
     worktree: Option<WorktreeReport>,
 ) -> Record {
-    let me = std::process::id() as i32;
-    Record {
-        schema: SCHEMA,
-        id: id.to_string(),
+    let command = options.command.clone();
+    Record::new(
+        id.to_string(),
         name,
-        command: options.command.clone(),
-        state: State::Running,
-        pid: None,
-        pid_start: None,
-        supervisor_pid: me,
-        supervisor_start: crate::sys::process::start_time(me).unwrap_or(0),
-        started_at: crate::words::timestamp(SystemTime::now()),
-        ended_at: None,
-        exit: None,
+        command,
         sandbox,
-        cwd: String::new(),
+        String::new(),
         worktree,
-        log: None,
-        port: None,
-        cgroup: None,
-        background: false,
-        forgotten: false,
-    }
+    )
 }
 
 /// On record before anything of the job runs (its setup included): a supervisor killed before it

@@ -7,7 +7,7 @@ impl Record {
     /// The state to show: a record that says `running` whose supervisor is gone (a pid that is no
     /// longer there, or one recycled for another process) is `lost`.
     pub fn effective_state(&self) -> State {
-        match self.state {
+        match self.state() {
             State::Running if !self.supervisor_alive() => State::Lost,
             state => state,
         }
@@ -20,10 +20,6 @@ impl Record {
 
     /// The status `wait` exits with, once the job has ended.
     pub fn exit_status(&self) -> Option<i32> {
-        match self.state {
-            State::TimedOut => Some(124),
-            State::Exited | State::Killed => self.exit.map(|e| e.status()),
-            State::Running | State::Lost => None,
-        }
+        self.state().status()
     }
 }

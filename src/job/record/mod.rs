@@ -14,6 +14,7 @@ mod tests;
 mod worktree;
 
 pub use sandbox::{NetworkCounts, Refused, SandboxReport};
+use state::Phase;
 pub use state::{Exit, State};
 pub use worktree::{Dirty, WorktreeReport};
 
@@ -31,8 +32,9 @@ pub struct Record {
     pub name: Option<String>,
     /// CMD, as given after `--`.
     pub command: Vec<String>,
-    /// Where the job is in its life; with `exit`, how it ended.
-    pub state: State,
+    /// Where the job is in its life (read and set as [`State`], with `exit`, through
+    /// [`Record::state`] and [`Record::set_state`]).
+    state: Phase,
     /// The job's main process, once started.
     pub pid: Option<i32>,
     /// The main process's start time (clock ticks since boot), so that a later process given the
@@ -48,8 +50,8 @@ pub struct Record {
     pub started_at: String,
     /// When it ended, once it has.
     pub ended_at: Option<String>,
-    /// How its main process ended, once it has.
-    pub exit: Option<Exit>,
+    /// How its main process ended, once it has (part of [`Record::state`]).
+    exit: Option<Exit>,
     /// What confined it.
     pub sandbox: SandboxReport,
     /// The directory CMD started in.
@@ -72,4 +74,51 @@ pub struct Record {
     /// tombstone that only `worktrees` and `prune` read, so the worktree is never orphaned.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub forgotten: bool,
+}
+
+impl Record {
+    /// The record of a job this process starts supervising now: running, no pid yet.
+    pub fn new(
+        id: String,
+        name: Option<String>,
+        command: Vec<String>,
+        sandbox: SandboxReport,
+        cwd: String,
+        worktree: Option<WorktreeReport>,
+    ) -> Record {
+        let me = std::process::id() as i32;
+        Record {
+            schema: SCHEMA,
+            id,
+            name,
+            command,
+            state: Phase::Running,
+            pid: None,
+            pid_start: None,
+            supervisor_pid: me,
+            supervisor_start: crate::sys::process::start_time(me).unwrap_or(0),
+            started_at: crate::words::timestamp(std::time::SystemTime::now()),
+            ended_at: None,
+            exit: None,
+            sandbox,
+            cwd,
+            worktree,
+            log: None,
+            port: None,
+            cgroup: None,
+            background: false,
+            forgotten: false,
+        }
+    }
+
+    /// Where the job is in its life, as the record says (`effective_state` reads it against the
+    /// machine).
+    pub fn state(&self) -> State {
+        State::from_wire(self.state, self.exit)
+    }
+
+    /// The job is now `state`.
+    pub fn set_state(&mut self, state: State) {
+        (self.state, self.exit) = state.to_wire();
+    }
 }

@@ -22,10 +22,39 @@ fn a_schema_1_record_is_written_back_byte_for_byte() {
 #[test]
 fn a_schema_1_record_reads_as_the_job_it_describes() {
     let exited: Record = serde_json::from_str(SAMPLES[0]).unwrap();
-    assert_eq!(exited.state, State::Exited);
+    assert_eq!(exited.state(), State::Exited { code: 0 });
     assert_eq!(exited.exit_status(), Some(0));
     let timed_out: Record = serde_json::from_str(SAMPLES[1]).unwrap();
-    assert_eq!(timed_out.state, State::TimedOut);
+    assert_eq!(
+        timed_out.state(),
+        State::TimedOut {
+            exit: Some(Exit::Signal(15))
+        }
+    );
     assert_eq!(timed_out.exit_status(), Some(124));
     assert!(timed_out.forgotten);
+}
+
+/// An exit is a code or a signal: a record whose exit has neither does not parse; one that says it
+/// ended without an exit reads as lost (it has no status).
+#[test]
+fn an_exit_is_a_code_or_a_signal() {
+    let neither = SAMPLES[0].replace("\"code\": 0,", "\"code\": null,");
+    assert!(serde_json::from_str::<Record>(&neither).is_err());
+    let without = SAMPLES[0].replace(
+        "\"exit\": {\n    \"code\": 0,\n    \"signal\": null\n  },",
+        "\"exit\": null,",
+    );
+    let record: Record = serde_json::from_str(&without).unwrap();
+    assert_eq!(record.state(), State::Lost);
+    assert_eq!(record.exit_status(), None);
+    let mut record = record;
+    record.set_state(State::Killed { signal: 9 });
+    assert_eq!(record.exit_status(), Some(137));
+    let text = serde_json::to_string(&record).unwrap();
+    assert!(
+        text.contains("\"state\":\"killed\"")
+            && text.contains("\"exit\":{\"code\":null,\"signal\":9}"),
+        "{text}"
+    );
 }

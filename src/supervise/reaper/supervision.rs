@@ -23,16 +23,10 @@ impl Supervision<'_, '_> {
                 Some(WaitPidFlag::WNOHANG | WaitPidFlag::WUNTRACED),
             ) {
                 Ok(WaitStatus::Exited(pid, code)) if pid == main => {
-                    self.exit = Some(Exit {
-                        code: Some(code),
-                        signal: None,
-                    })
+                    self.exit = Some(Exit::Code(code))
                 }
                 Ok(WaitStatus::Signaled(pid, sig, _)) if pid == main => {
-                    self.exit = Some(Exit {
-                        code: None,
-                        signal: Some(sig as i32),
-                    })
+                    self.exit = Some(Exit::Signal(sig as i32))
                 }
                 // Ctrl-Z on the job's own terminal stopped it: stop isolate too, until `fg`.
                 Ok(WaitStatus::Stopped(pid, _)) if pid == main && self.stopping.is_none() => {
@@ -98,10 +92,7 @@ impl Supervision<'_, '_> {
 
     pub(super) fn ending(&self) -> Ending {
         // The main process is always reaped before the tree is empty; the fallback is unreachable.
-        let exit = self.exit.unwrap_or(Exit {
-            code: None,
-            signal: Some(libc::SIGKILL),
-        });
+        let exit = self.exit.unwrap_or(Exit::Signal(libc::SIGKILL));
         match self.timed_out {
             true => Ending::TimedOut(exit),
             false => Ending::Ended(exit),

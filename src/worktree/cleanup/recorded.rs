@@ -55,7 +55,7 @@ impl Recorded {
             life: match record.effective_state() {
                 State::Running => Life::Running,
                 State::Lost => Life::Lost,
-                State::Exited | State::Killed | State::TimedOut => Life::Ended,
+                State::Exited { .. } | State::Killed { .. } | State::TimedOut { .. } => Life::Ended,
             },
         })
     }
