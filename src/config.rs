@@ -187,5 +187,5 @@ pub fn exclude_root_in_project(project: &Project, root: &Path) -> Result<()> {
     text.push_str("# isolate's worktrees (worktree_root)\n");
     text.push_str(&pattern);
     text.push('\n');
-    crate::job::store::write_atomic(&exclude, text.as_bytes())
+    crate::sys::atomic::write(&exclude, text.as_bytes())
 }

@@ -1,5 +1,6 @@
-//! How isolate writes counts and times for people: `1 commit`, `2 commits`; RFC 3339 timestamps to
-//! the second (the form of every time in a record).
+//! How isolate writes counts, times and names for people: `1 commit`, `2 commits`; RFC 3339
+//! timestamps to the second (the form of every time in a record); the slug a job's id and a
+//! project's key are made of, from whatever bytes a user named them with.
 
 use std::time::SystemTime;
 
@@ -11,6 +12,38 @@ pub fn plural(n: usize, one: &str, many: &str) -> String {
 /// `t` as a record writes it: `2026-12-01T14:25:17Z`.
 pub fn timestamp(t: SystemTime) -> String {
     humantime::format_rfc3339_seconds(t).to_string()
+}
+
+const MAX_SLUG: usize = 32;
+
+/// Lowercase ASCII words of `name` joined by `-`, at most 32 characters, `task` when empty.
+pub fn slug(name: &[u8]) -> String {
+    let mut out = String::new();
+    for word in name
+        .split(|b| !b.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let sep = usize::from(!out.is_empty());
+        if out.len() + sep + word.len() > MAX_SLUG {
+            if out.is_empty() {
+                // One word longer than the limit: cut it rather than lose the name entirely.
+                out.extend(
+                    word[..MAX_SLUG]
+                        .iter()
+                        .map(|b| b.to_ascii_lowercase() as char),
+                );
+            }
+            break;
+        }
+        if sep == 1 {
+            out.push('-');
+        }
+        out.extend(word.iter().map(|b| b.to_ascii_lowercase() as char));
+    }
+    if out.is_empty() {
+        out.push_str("task");
+    }
+    out
 }
 
 #[cfg(test)]

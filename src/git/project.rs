@@ -141,7 +141,7 @@ impl Project {
             .unwrap_or_else(|_| "00000000".into());
         let base = real
             .file_name()
-            .map(|n| crate::job::id::slug(n.as_encoded_bytes()))
+            .map(|n| crate::words::slug(n.as_encoded_bytes()))
             .unwrap_or_else(|| "root".into());
         format!("{base}-{}", &digest[..8])
     }

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-const MAX_SLUG: usize = 32;
+pub use crate::words::slug;
 
 /// A validated job id.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -37,36 +37,6 @@ impl fmt::Display for JobId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
-}
-
-/// Lowercase ASCII words of `name` joined by `-`, at most 32 characters, `task` when empty.
-pub fn slug(name: &[u8]) -> String {
-    let mut out = String::new();
-    for word in name
-        .split(|b| !b.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-    {
-        let sep = usize::from(!out.is_empty());
-        if out.len() + sep + word.len() > MAX_SLUG {
-            if out.is_empty() {
-                // One word longer than the limit: cut it rather than lose the name entirely.
-                out.extend(
-                    word[..MAX_SLUG]
-                        .iter()
-                        .map(|b| b.to_ascii_lowercase() as char),
-                );
-            }
-            break;
-        }
-        if sep == 1 {
-            out.push('-');
-        }
-        out.extend(word.iter().map(|b| b.to_ascii_lowercase() as char));
-    }
-    if out.is_empty() {
-        out.push_str("task");
-    }
-    out
 }
 
 fn random_u16() -> u16 {

@@ -111,7 +111,7 @@ fn copy_objects(project: &Project, job_objects: &Path, tip: &str, old: &str) -> 
     let tmp = tempfile::Builder::new()
         .prefix("isolate-import-")
         .tempdir()
-        .map_err(|e| Error::Other(format!("cannot create a temporary directory: {e}")))?;
+        .map_err(|e| Error::System("cannot create a temporary directory", e))?;
     let env = reader_env(job_objects, tmp.path());
     let top = project.top.display().to_string();
     let argv = reader_argv(&top);

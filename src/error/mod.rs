@@ -5,6 +5,12 @@
 use std::io;
 use std::path::PathBuf;
 
+mod construct;
+mod hint;
+mod setup;
+
+pub use setup::SetupFailure;
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("{0}")]
@@ -148,9 +154,6 @@ pub enum Error {
     PlanEncoding(#[source] serde_json::Error),
 
     // The worktree layer's variants (src/worktree/).
-    #[error("{0}")]
-    Refused(String),
-
     /// A job cannot be taken as asked (it is running, it was lost, it has no kept worktree…).
     #[error("job {job} {why}")]
     Job { job: String, why: String },
@@ -391,86 +394,6 @@ pub enum Error {
         path: PathBuf,
         stderr: String,
     },
-
-    #[error("{0}")]
-    Other(String),
-}
-
-/// How the project's setup command failed.
-#[derive(Debug, thiserror::Error)]
-pub enum SetupFailure {
-    #[error("could not start: {0}")]
-    Start(Box<Error>),
-    #[error("ran longer than {}; the new worktree was removed", humantime::format_duration(*.0))]
-    TimedOut(std::time::Duration),
-    #[error("failed with status {0}; the new worktree was removed")]
-    Status(i32),
-}
-
-/// How much of git's stderr an error keeps: a job's repository can make git print a line for each
-/// of a hundred thousand objects, and the error goes into the job's record and onto the terminal.
-const GIT_STDERR_MAX: usize = 2000;
-
-impl Error {
-    /// git `args` failed with `code`, saying `stderr` (trimmed, and cut after `GIT_STDERR_MAX`
-    /// bytes with a note of how much more there was).
-    pub fn git(args: impl Into<String>, code: Option<i32>, stderr: &[u8]) -> Self {
-        let text = String::from_utf8_lossy(stderr);
-        let text = text.trim();
-        let stderr = if text.len() <= GIT_STDERR_MAX {
-            text.to_string()
-        } else {
-            let mut cut = GIT_STDERR_MAX;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            format!("{} … ({} more bytes)", &text[..cut], text.len() - cut)
-        };
-        Error::Git {
-            args: args.into(),
-            code,
-            stderr,
-        }
-    }
-
-    pub fn io(what: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
-        Error::Io {
-            what,
-            path: path.into(),
-            source,
-        }
-    }
-
-    /// The exit status of `isolate run` for this error (docs/cli.md, "Exit status").
-    pub fn run_exit_code(&self) -> i32 {
-        match self {
-            Error::CommandNotFound(_) => 127,
-            Error::CommandNotExecutable { .. } => 126,
-            _ => 125,
-        }
-    }
-
-    /// A line of advice printed after the error, when there is something the user can do.
-    pub fn hint(&self) -> Option<&'static str> {
-        match self {
-            Error::SandboxUnavailable(_) => Some(
-                "Hint: isolate needs Landlock ABI 3 or newer (Linux 6.2+, with `landlock` in the `lsm=` boot parameter); \
-                 use --no-sandbox to run unsandboxed on purpose",
-            ),
-            Error::FeatureUnavailable { .. } => Some(
-                "Hint: use a newer kernel; or mark the feature best effort in the policy's [compatibility] table \
-                 (network = \"best_effort\" or scopes = \"best_effort\"), and it is listed as a gap instead; \
-                 or use --no-sandbox to run unsandboxed on purpose",
-            ),
-            Error::SeccompUnavailable { .. } => Some(
-                "Hint: use Linux 5.6 or newer; or mark the layer best effort in the policy's [compatibility] table \
-                 (seccomp = \"best_effort\"), and what it covers is listed as a gap instead",
-            ),
-            Error::NotARepository(_) => Some("Hint: run isolate inside a git repository, or drop --worktree"),
-            Error::NoCommit(_) => Some("Hint: make a first commit (git commit --allow-empty -m init)"),
-            _ => None,
-        }
-    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
