@@ -11,5 +11,6 @@ mod planted;
 mod policy;
 mod proxy;
 mod sockets;
+mod structure;
 mod terminal;
 mod worktrees;
