@@ -2,7 +2,7 @@
 # bench/probe.sh: the end-of-job clean-up probe on a large worktree, against `git status`.
 #
 # isolate decides whether a job's worktree holds work by reading the job's repository in-process
-# with gix (src/worktree/inspect.rs). The probe is measured through the binary: `isolate
+# with gix (src/worktree/inspect/). The probe is measured through the binary: `isolate
 # worktrees --json` runs it once per kept worktree (plus a few git calls in the project), timed
 # against `git -C <worktree> --no-optional-locks status --porcelain`.
 #

@@ -35,7 +35,7 @@ struct Doctor {
     /// The domain allowlists of the built-in profiles that have one (their network goes through
     /// isolate's proxy).
     allowlists: Vec<Allowlist>,
-    /// The credential stores every profile denies reading, as written (sandbox/credentials.rs),
+    /// The credential stores every profile denies reading, as written (`sandbox::credentials`),
     /// and those of them that exist here.
     credentials: Credentials,
     /// What failed while looking.

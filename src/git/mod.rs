@@ -1,7 +1,7 @@
 //! The one runner for git in the *project* (the user's repository), with the hygiene of
 //! docs/worktrees.md: hooks and fsmonitor off, no pager, no prompts, no shell, a timeout, and none of
 //! the caller's `GIT_DIR`-style variables. Never point it at a job's repository after the job ran:
-//! git there would run whatever the job planted (see worktree/inspect.rs for how those are read).
+//! git there would run whatever the job planted (see `worktree::inspect` for how those are read).
 //! The hygiene is hygiene.rs, the runs run.rs, the bounded wait wait.rs, git's version version.rs;
 //! the project itself (the user's repository, found from the cwd) is project.rs.
 

@@ -1,6 +1,6 @@
 //! The supervisor's end of the seccomp layer: the notification descriptor the filter's listener
 //! returns, and the calls on it (seccomp_unotify(2)): receive a call the filter handed over, check
-//! that it is still pending, answer it. Nothing here decides anything (supervise/broker.rs does);
+//! that it is still pending, answer it. Nothing here decides anything (`supervise::broker` does);
 //! nothing here ever answers "continue": every answer is a result the supervisor produced itself.
 
 use std::os::fd::{AsRawFd, OwnedFd};

@@ -1,7 +1,7 @@
 //! `isolate merge JOB… [--all] [--yes] [--json]`: brings jobs home one after another, in the order
 //! given (`--all`: every ended job of this project with unmerged commits, oldest first), and stops
 //! at the first that does not merge, saying which merged, which conflicted or failed, and which
-//! were not tried. Each job's merge is worktree/merge.rs: shown, asked for unless `--yes`,
+//! were not tried. Each job's merge is `worktree::merge`: shown, asked for unless `--yes`,
 //! computed in the project from objects alone, fast-forwarded only from what was shown; a conflict
 //! is left in the job's worktree (made again when it was removed).
 

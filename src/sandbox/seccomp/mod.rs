@@ -8,7 +8,7 @@
 //! when the policy says none; datagram unix sockets, which name a destination on every send),
 //! io_uring (its requests never pass through this filter) and new user namespaces. Every `connect`,
 //! and `listen` when TCP bind is restricted, goes to the job's supervisor by user notification
-//! (supervise/broker.rs), which decides on the socket and the address it reads, and makes the
+//! (`supervise::broker`), which decides on the socket and the address it reads, and makes the
 //! connection itself: no window between check and use. So does `ioctl(TIOCGPTPEER)`, the other end
 //! of a pty the job made, which the supervisor opens for it. If the supervisor is gone, the kernel
 //! fails those calls (`ENOSYS`); they never proceed unchecked.

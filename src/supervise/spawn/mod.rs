@@ -1,6 +1,6 @@
 //! Starting the job: fork (from the main thread, which lives as long as the supervisor, because the
 //! parent-death signal follows the forking *thread*), a new session, the parent-death signal, then
-//! exec of the pre-exec helper (sandbox/exec.rs), which restricts itself and execs CMD. The call
+//! exec of the pre-exec helper (`sandbox::exec`), which restricts itself and execs CMD. The call
 //! returns only once CMD itself has been exec'd, or with the reason it could not be; with the
 //! seccomp layer, the helper's notification descriptor arrives on the same socket and the broker
 //! (broker/) answers on it from then on.

@@ -1,6 +1,6 @@
 //! THE boundary between the settled worktree and the job's record: the worktree part of the report
 //! (its `reason` words, its `removed` and `branch_kept` flags, the handoff) read off the `Ending`,
-//! in one place. Never decides and never acts: the schema is the record's (src/job/record.rs).
+//! in one place. Never decides and never acts: the schema is the record's (`job::record`).
 
 use std::path::Path;
 
