@@ -35,7 +35,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Status(args) => status::run(args),
         Command::Logs(args) => logs::run(args),
         Command::Wait(args) => wait::run(args),
-        Command::Stop(args) => Ok(stop::run(args)),
+        Command::Stop(args) => stop::run(args),
         Command::Rm(args) => rm::run(args),
         Command::Worktrees(args) => worktrees::run(args),
         Command::Prune(args) => prune::run(args),
