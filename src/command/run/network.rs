@@ -45,7 +45,7 @@ pub(super) fn start_proxy(
     let Some(net) = policies.map(|p| &p.policy.network).find(|n| n.proxied()) else {
         return Ok(None);
     };
-    let own: Vec<u16> = (first..first.saturating_add(ports::BLOCK)).collect();
+    let own = ports::ports_from(first);
     let allow = AllowList {
         destinations: net.allow.clone(),
         allow_local: net.allow_local,

@@ -1,16 +1,24 @@
 //! `ISOLATE_PORT`: a block of 10 TCP ports per job, so parallel dev servers do not collide. Blocks are
-//! drawn from `ISOLATE_PORT_RANGE` (default 20000-29999), each taken with an exclusive lock file
+//! drawn from `ISOLATE_PORT_RANGE` (default 20000-29999), each taken with a lock file
 //! `ports/<first>` naming the job; a lock whose job is no longer running is stale and taken over.
 //! Every port of a block is checked free (bound and released) when the block is drawn.
+//!
+//! Taking a block (creating its lock, or taking over a stale one) happens only while holding the
+//! `flock` of `ports/.take`, and the lock's content is written atomically: two jobs never hold one
+//! block, and no lock is ever left empty. Ports are computed in wide arithmetic: a range that ends
+//! at 65535 checks its last port too.
 
 use std::fs;
-use std::io::ErrorKind;
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::job::record::State;
 use crate::job::store;
+use crate::sys::lock::Lock;
+
+#[cfg(test)]
+mod tests;
 
 pub const RANGE_VAR: &str = "ISOLATE_PORT_RANGE";
 pub const BLOCK: u16 = 10;
@@ -24,9 +32,21 @@ pub struct PortBlock {
 }
 
 impl PortBlock {
+    /// The block's ports, `first` and the nine after it.
+    pub fn ports(&self) -> Vec<u16> {
+        ports_from(self.first)
+    }
+
     pub fn release(self) {
         let _ = fs::remove_file(&self.lock);
     }
+}
+
+/// The ports of the block that starts at `first` (within 1..=65535: the range check makes sure).
+pub fn ports_from(first: u16) -> Vec<u16> {
+    (u32::from(first)..u32::from(first) + u32::from(BLOCK))
+        .filter_map(|p| u16::try_from(p).ok())
+        .collect()
 }
 
 fn range() -> Result<(u16, u16)> {
@@ -36,7 +56,7 @@ fn range() -> Result<(u16, u16)> {
     let parsed = text
         .split_once('-')
         .and_then(|(a, b)| Some((a.trim().parse::<u16>().ok()?, b.trim().parse::<u16>().ok()?)))
-        .filter(|(a, b)| *a >= 1024 && b.checked_sub(*a).is_some_and(|span| span + 1 >= BLOCK));
+        .filter(|&(a, b)| a >= 1024 && u32::from(b) + 1 >= u32::from(a) + u32::from(BLOCK));
     parsed.ok_or_else(|| {
         Error::Usage(format!(
             "{RANGE_VAR}={text:?}: expected FIRST-LAST, unprivileged ports, at least {BLOCK} of them"
@@ -46,8 +66,12 @@ fn range() -> Result<(u16, u16)> {
 
 /// Reserves a free block for job `id`.
 pub fn reserve(state: &Path, id: &str) -> Result<PortBlock> {
-    let (low, high) = range()?;
-    let blocks = (u32::from(high) - u32::from(low) + 1) / u32::from(BLOCK);
+    reserve_in(state, id, range()?)
+}
+
+/// Reserves a free block for job `id` in the ports `low..=high`.
+fn reserve_in(state: &Path, id: &str, (low, high): (u16, u16)) -> Result<PortBlock> {
+    let blocks = (u32::from(high) + 1 - u32::from(low)) / u32::from(BLOCK);
     let dir = state.join("ports");
     fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", &dir, e))?;
     // Start at a place derived from the id, so parallel launches rarely contend for the same lock.
@@ -56,12 +80,15 @@ pub fn reserve(state: &Path, id: &str) -> Result<PortBlock> {
         .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)))
         % blocks;
     for i in 0..blocks {
-        let first = low + (((start + i) % blocks) * u32::from(BLOCK)) as u16;
+        let first = u32::from(low) + ((start + i) % blocks) * u32::from(BLOCK);
+        let Ok(first) = u16::try_from(first) else {
+            continue;
+        };
         let lock = dir.join(first.to_string());
-        if !take(&lock, id, state)? {
+        if !take(&dir, &lock, id, state)? {
             continue;
         }
-        if (first..first + BLOCK).all(port_free) {
+        if ports_from(first).into_iter().all(port_free) {
             return Ok(PortBlock { first, lock });
         }
         let _ = fs::remove_file(&lock);
@@ -74,33 +101,25 @@ pub fn reserve(state: &Path, id: &str) -> Result<PortBlock> {
     })
 }
 
-/// Creates the lock exclusively; takes over a stale one once.
-fn take(lock: &Path, id: &str, state: &Path) -> Result<bool> {
-    for _ in 0..2 {
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(lock)
-        {
-            Ok(_) => {
-                fs::write(lock, id).map_err(|e| Error::io("cannot write", lock, e))?;
-                return Ok(true);
-            }
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => {
-                let owner = fs::read_to_string(lock).unwrap_or_default();
-                if owner.is_empty() || owner_running(state, &owner) {
-                    return Ok(false);
-                }
-                // The owner ended or was lost: the block is free again.
-                let _ = fs::remove_file(lock);
-            }
-            Err(e) => return Err(Error::io("cannot create", lock, e)),
-        }
+/// Takes the block's lock for `id`: free, or held by a job that no longer runs. Decided and
+/// written while holding `ports/.take`, so that two takers never both see a stale lock free.
+fn take(dir: &Path, lock: &Path, id: &str, state: &Path) -> Result<bool> {
+    let _taking = Lock::exclusive(&dir.join(".take"))?;
+    match fs::read_to_string(lock) {
+        Ok(owner) if owner_running(state, owner.trim()) => return Ok(false),
+        // The owner ended or was lost (or the lock is unreadable, never half-written): free again.
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io("cannot read", lock, e)),
     }
-    Ok(false)
+    crate::sys::atomic::write(lock, id.as_bytes())?;
+    Ok(true)
 }
 
 fn owner_running(state: &Path, id: &str) -> bool {
+    if id.is_empty() {
+        return false;
+    }
     let dir = store::jobs_dir(state).join(id);
     match store::read_record(&dir) {
         Ok(record) => record.effective_state() == State::Running,

@@ -1,0 +1,56 @@
+//! The block arithmetic at the top of the port range, and takers racing for stale locks.
+
+use std::collections::HashSet;
+use std::net::{Ipv4Addr, TcpListener};
+
+use super::*;
+
+#[test]
+fn a_range_ending_at_65535_checks_its_last_port() {
+    assert_eq!(ports_from(65526), (65526..=65535).collect::<Vec<u16>>());
+    let state = tempfile::tempdir().unwrap();
+    // The only block of the range holds a busy port, its last: no block is free.
+    let Ok(_busy) = TcpListener::bind((Ipv4Addr::UNSPECIFIED, 65535)) else {
+        return; // something else holds 65535: the block is busy all the same
+    };
+    let got = reserve_in(state.path(), "job-0001", (65526, 65535));
+    assert!(matches!(got, Err(Error::NoFreePorts { .. })), "{got:?}");
+}
+
+/// Rounds of eight jobs drawing blocks at once from locks left stale by ended jobs: never two jobs
+/// on one block.
+#[test]
+fn takers_racing_for_stale_locks_never_share_a_block() {
+    let state = tempfile::tempdir().unwrap();
+    let ports = state.path().join("ports");
+    fs::create_dir_all(&ports).unwrap();
+    for round in 0..200 {
+        // Locks of jobs that ended (no job directory): stale, each one taken over.
+        for first in (40000..40080).step_by(10) {
+            fs::write(ports.join(first.to_string()), format!("gone-{round:04}")).unwrap();
+        }
+        let ids: Vec<String> = (0..8).map(|i| format!("job{round}-{i:04x}")).collect();
+        for id in &ids {
+            fs::create_dir_all(store::jobs_dir(state.path()).join(id)).unwrap();
+        }
+        let taken: Vec<u16> = std::thread::scope(|s| {
+            let handles: Vec<_> = ids
+                .iter()
+                .map(|id| s.spawn(|| reserve_in(state.path(), id, (40000, 40079))))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap().map(|b| b.first).unwrap_or(0))
+                .collect()
+        });
+        let distinct: HashSet<u16> = taken.iter().copied().filter(|&f| f != 0).collect();
+        assert_eq!(
+            distinct.len(),
+            taken.iter().filter(|&&f| f != 0).count(),
+            "round {round}: {taken:?}"
+        );
+        for id in &ids {
+            fs::remove_dir_all(store::jobs_dir(state.path()).join(id)).unwrap();
+        }
+    }
+}
