@@ -1,6 +1,7 @@
 //! How isolate writes counts, times and names for people: `1 commit`, `2 commits`; RFC 3339
 //! timestamps to the second (the form of every time in a record); the slug a job's id and a
-//! project's key are made of, from whatever bytes a user named them with.
+//! project's key are made of, from whatever bytes a user named them with; sizes as people write
+//! them (`64M`).
 
 use std::time::SystemTime;
 
@@ -44,6 +45,31 @@ pub fn slug(name: &[u8]) -> String {
         out.push_str("task");
     }
     out
+}
+
+/// A size as people write it: bytes, or with a K, M or G suffix (`64M`).
+pub fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, shift) = match text.chars().last()? {
+        'k' | 'K' => (&text[..text.len() - 1], 10),
+        'm' | 'M' => (&text[..text.len() - 1], 20),
+        'g' | 'G' => (&text[..text.len() - 1], 30),
+        _ => (text, 0),
+    };
+    digits.parse::<u64>().ok()?.checked_mul(1 << shift)
+}
+
+/// The size the variable `var` sets (at least `min`), else `default`; a value that is not a size
+/// is a usage error naming the variable.
+pub fn size_from_env(var: &str, default: u64, min: u64) -> crate::error::Result<u64> {
+    match std::env::var(var) {
+        Err(_) => Ok(default),
+        Ok(text) => parse_size(&text).filter(|&n| n >= min).ok_or_else(|| {
+            crate::error::Error::Usage(format!(
+                "{var}={text:?}: expected a size of at least {min} bytes, like 1M or 64M"
+            ))
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -5,10 +5,14 @@
 use std::io;
 use std::path::PathBuf;
 
+mod bound;
 mod construct;
+mod git;
 mod hint;
 mod setup;
 
+pub use bound::ImportBound;
+pub use git::GitProblem;
 pub use setup::SetupFailure;
 
 #[derive(Debug, thiserror::Error)]
@@ -154,6 +158,16 @@ pub enum Error {
     PlanEncoding(#[source] serde_json::Error),
 
     // The worktree layer's variants (src/worktree/).
+    /// The import of a job's commits went over one of its bounds (memory, size): nothing moved.
+    #[error(
+        "the import of the job's commits went over its {bound} bound ({limit} bytes; {var} sets it); \
+         nothing was imported and the worktree is kept"
+    )]
+    ImportOverBound {
+        bound: ImportBound,
+        limit: u64,
+        var: &'static str,
+    },
     /// A job cannot be taken as asked (it is running, it was lost, it has no kept worktree…).
     #[error("job {job} {why}")]
     Job { job: String, why: String },
@@ -221,31 +235,9 @@ pub enum Error {
     #[error("cannot write to standard output: {0}")]
     Output(#[source] io::Error),
 
-    /// git printed what isolate cannot read (`args`: the command, without the hygiene flags).
-    #[error("git {args} printed {printed:?}")]
-    GitUnreadable { args: &'static str, printed: String },
-
-    /// git cannot be run at all.
-    #[error("cannot run git --version: {0}")]
-    GitMissing(#[source] io::Error),
-
-    /// This git is older than `what` needs.
-    #[error(
-        "{what} needs git {}.{} or later; this git is {}.{}.{}",
-        .needs.0, .needs.1, .found.0, .found.1, .found.2
-    )]
-    GitTooOld {
-        what: &'static str,
-        needs: (u32, u32),
-        found: (u32, u32, u32),
-    },
-
-    /// `git rev-parse` in `cwd` answered in fewer lines than asked for.
-    #[error(
-        "cannot read git rev-parse's answer in {} (does a path contain a newline? isolate does not support that)",
-        .cwd.display()
-    )]
-    RevParseUnreadable { cwd: PathBuf },
+    /// git is missing, too old, or says what isolate cannot read.
+    #[error(transparent)]
+    GitProblem(#[from] GitProblem),
 
     /// The job's repository could not be read (`path`: its worktree).
     #[error("{source}")]

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, GitProblem, Result};
 use crate::git;
 
 #[derive(Debug, Clone)]
@@ -61,9 +61,9 @@ impl Project {
         let text = out.text();
         let lines: Vec<&str> = text.split('\n').collect();
         let [bare, common, top, objects, format, prefix @ ..] = lines.as_slice() else {
-            return Err(Error::RevParseUnreadable {
+            return Err(Error::from(GitProblem::RevParseUnreadable {
                 cwd: cwd.to_path_buf(),
-            });
+            }));
         };
         if *bare == "true" {
             return Err(Error::Usage(format!(

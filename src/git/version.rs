@@ -3,7 +3,7 @@
 
 use std::process::{Command, Stdio};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, GitProblem, Result};
 
 /// git's version, as `(major, minor, patch)`.
 pub fn version() -> Result<(u32, u32, u32)> {
@@ -12,11 +12,13 @@ pub fn version() -> Result<(u32, u32, u32)> {
         .env("LC_ALL", "C")
         .stdin(Stdio::null())
         .output()
-        .map_err(Error::GitMissing)?;
+        .map_err(|e| Error::from(GitProblem::GitMissing(e)))?;
     let text = String::from_utf8_lossy(&out.stdout);
-    parse_version(&text).ok_or_else(|| Error::GitUnreadable {
-        args: "--version",
-        printed: text.trim().to_string(),
+    parse_version(&text).ok_or_else(|| {
+        Error::from(GitProblem::GitUnreadable {
+            args: "--version",
+            printed: text.trim().to_string(),
+        })
     })
 }
 
@@ -38,11 +40,11 @@ pub fn require(major: u32, minor: u32, what: &'static str) -> Result<()> {
     if (found.0, found.1) >= (major, minor) {
         return Ok(());
     }
-    Err(Error::GitTooOld {
+    Err(Error::from(GitProblem::GitTooOld {
         what,
         needs: (major, minor),
         found,
-    })
+    }))
 }
 
 #[cfg(test)]

@@ -12,18 +12,21 @@
 //! The checks of what was copied are check.rs, what the sandboxed reader may read reader.rs.
 
 use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Stdio;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ImportBound, Result};
 use crate::git;
 use crate::git::project::Project;
 use crate::supervise::helper::Helper;
 use crate::supervise::spawn;
 
+mod bounds;
 mod check;
 mod reader;
 
+use bounds::{bounds, exceeded, memory_config, Bounds};
 use check::{connected, is_null};
 use reader::{reader_argv, reader_env, reader_rules};
 
@@ -112,15 +115,15 @@ fn copy_objects(project: &Project, job_objects: &Path, tip: &str, old: &str) -> 
         .prefix("isolate-import-")
         .tempdir()
         .map_err(|e| Error::System("cannot create a temporary directory", e))?;
+    let bounds = bounds()?;
     let env = reader_env(job_objects, tmp.path());
     let top = project.top.display().to_string();
-    let argv = reader_argv(&top);
     let packer = Helper::start(
         spawn::Spawn {
-            argv: argv.iter().map(|a| a.to_string()).collect(),
+            argv: reader_argv(&top, bounds.memory),
             cwd: project.top.clone(),
             env,
-            rules: reader_rules(project, job_objects, tmp.path()),
+            rules: reader_rules(project, job_objects, tmp.path(), bounds.memory),
             stdin: Stdio::from(revs_read),
             stdout: Stdio::from(pack_write),
             stderr: Stdio::from(err_write),
@@ -144,19 +147,47 @@ fn copy_objects(project: &Project, job_objects: &Path, tip: &str, old: &str) -> 
         let _ = std::fs::File::from(err_read).read_to_string(&mut text);
         text
     });
-    let mut index = git::command(&project.top);
+    let mut index = indexer(project, bounds);
     index
-        .args(["index-pack", "--stdin", "--fix-thin", "--strict"])
         .stdin(Stdio::from(pack_read))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let indexed = index
-        .spawn()
-        .map(|mut child| git::collect(&mut child, &index, git::TIMEOUT));
+    let child = index.spawn();
+    // The pack's read end is index-pack's alone now: when it stops reading (over the size bound),
+    // the packer's writes fail instead of waiting for a reader that is gone.
+    index.stdin(Stdio::null());
+    let indexed = child.map(|mut child| git::collect(&mut child, &index, git::TIMEOUT));
     // index-pack first: it is this process's child too, and what is left of this process's children
     // once it has been waited for is the packer's tree, which `finish` stops whole.
     let packed = packer.finish(git::TIMEOUT);
     let pack_errors = errors.join().unwrap_or_default();
+    judge(&index, indexed, (packed, &pack_errors), bounds)
+}
+
+/// What became of the copy: a bound that stopped either side is named; else the packer's failure,
+/// then index-pack's.
+fn judge(
+    index: &std::process::Command,
+    indexed: std::io::Result<Result<git::Output>>,
+    (packed, pack_errors): (i32, &str),
+    bounds: Bounds,
+) -> Result<()> {
+    let indexed = indexed.map_err(|e| Error::Git {
+        args: git::describe(index),
+        code: None,
+        stderr: format!("cannot start git: {e}"),
+    })??;
+    // A bound that stopped either side says why both failed (the other side saw a closed pipe).
+    let index_errors = String::from_utf8_lossy(&indexed.stderr);
+    let stopped = [
+        (indexed.status.success(), &*index_errors),
+        (packed == 0, pack_errors),
+    ]
+    .into_iter()
+    .find_map(|(ok, said)| exceeded(said).filter(|_| !ok));
+    if let Some(bound) = stopped {
+        return Err(over(bound, bounds));
+    }
     if packed != 0 {
         return Err(Error::git(
             "pack-objects (sandboxed, reading the job's objects)",
@@ -164,11 +195,41 @@ fn copy_objects(project: &Project, job_objects: &Path, tip: &str, old: &str) -> 
             pack_errors.as_bytes(),
         ));
     }
-    let indexed = indexed.map_err(|e| Error::Git {
-        args: git::describe(&index),
-        code: None,
-        stderr: format!("cannot start git: {e}"),
-    })??;
-    git::checked(&index, indexed)?;
+    git::checked(index, indexed)?;
     Ok(())
+}
+
+/// `index-pack` in the project, with the pack's size and its own memory bounded: what it is fed
+/// was made from the job's objects (a few KiB of deltas can name gigabytes).
+fn indexer(project: &Project, bounds: Bounds) -> std::process::Command {
+    let mut index = git::command(&project.top);
+    index.args(memory_config(bounds.memory)).args([
+        "index-pack",
+        "--stdin",
+        "--fix-thin",
+        "--strict",
+        &format!("--max-input-size={}", bounds.size),
+    ]);
+    let memory = bounds.memory;
+    // SAFETY: between fork and exec only setrlimit runs, which is async-signal-safe and touches
+    // nothing of the parent's.
+    unsafe {
+        index.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: memory,
+                rlim_max: memory,
+            };
+            match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    index
+}
+
+/// The error of an import that went over `bound`.
+fn over(bound: ImportBound, bounds: Bounds) -> Error {
+    let (limit, var) = bounds.of(bound);
+    Error::ImportOverBound { bound, limit, var }
 }

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, GitProblem, Result};
 use crate::git;
 
 /// A job's branch against the project branch.
@@ -79,10 +79,10 @@ pub fn left_right(top: &Path, a: &str, b: &str) -> Result<(usize, usize)> {
     let mut parts = text.split_whitespace().map(str::parse::<usize>);
     match (parts.next(), parts.next()) {
         (Some(Ok(left)), Some(Ok(right))) => Ok((left, right)),
-        _ => Err(Error::GitUnreadable {
+        _ => Err(Error::from(GitProblem::GitUnreadable {
             args: "rev-list --left-right --count",
             printed: text,
-        }),
+        })),
     }
 }
 

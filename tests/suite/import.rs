@@ -2,7 +2,7 @@
 //! branch that moved under the job is never overwritten. A failed import never deletes anything.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::support::*;
@@ -172,4 +172,48 @@ fn a_lying_commit_graph_copies_the_real_tree() {
         env.git(&repo, ["show", &format!("{branch}:src/work.txt")]),
         "real-work"
     );
+}
+
+/// The import is bounded: a job whose objects need more memory than the import may use, or a pack
+/// larger than it may copy, keeps its worktree, nothing is imported, and the outcome names the
+/// bound and the variable that sets it. (64 MB of random bytes stand in for a delta bomb: both
+/// make git hold more than the bound.)
+#[test]
+fn an_import_over_its_memory_or_size_bound_keeps_the_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    for (var, value, bound) in [
+        ("ISOLATE_IMPORT_MEMORY", "48M", "memory"),
+        ("ISOLATE_IMPORT_MAX_SIZE", "1M", "size"),
+    ] {
+        let report = env.path().join(format!("report-{bound}.json"));
+        let out = env.isolate_with(
+            &repo,
+            &[(var, value)],
+            &[
+                "run",
+                "--worktree",
+                "--report",
+                report.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                "head -c 64000000 /dev/urandom > big.bin && git add big.bin && git commit -q -m big",
+            ],
+        );
+        assert_status(&out, 0);
+        let report = env.report(&report);
+        let wt = &report["worktree"];
+        assert_eq!(wt["removed"], false, "{bound}: {report}");
+        let reason = wt["reason"].as_str().unwrap();
+        assert!(
+            reason.contains(&format!("over its {bound} bound")) && reason.contains(var),
+            "{bound}: {reason}"
+        );
+        assert_eq!(wt["commits"], 0, "{bound}");
+        assert!(PathBuf::from(wt["path"].as_str().unwrap())
+            .join("big.bin")
+            .is_file());
+        env.assert_fsck(&repo);
+    }
 }

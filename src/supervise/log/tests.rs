@@ -1,6 +1,6 @@
 //! The log's cap as `ISOLATE_LOG_MAX` spells it.
 
-use super::size::parse_size;
+use crate::words::parse_size;
 
 #[test]
 fn sizes_parse_with_suffixes() {

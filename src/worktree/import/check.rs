@@ -1,7 +1,7 @@
 //! The checks of an import in the project: what the job's commits reach is in the project's own
 //! store, and how many commits the branch holds beyond base. Never consults the job's objects.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, GitProblem, Result};
 use crate::git;
 use crate::git::project::Project;
 
@@ -51,8 +51,10 @@ pub fn count(project: &Project, base: &str, tip: &str) -> Result<usize> {
         ["rev-list", "--count", "--end-of-options", &range],
     )?
     .text();
-    count.parse().map_err(|_| Error::GitUnreadable {
-        args: "rev-list --count",
-        printed: count,
+    count.parse().map_err(|_| {
+        Error::from(GitProblem::GitUnreadable {
+            args: "rev-list --count",
+            printed: count,
+        })
     })
 }

@@ -8,16 +8,19 @@ use std::path::{Path, PathBuf};
 
 use crate::git;
 
+use super::bounds::memory_config;
 use crate::git::project::Project;
 use crate::sandbox::{plan, probe};
 
 /// What the reading side of the import may read: the system (git and its libraries), the project
 /// and the job's object directory. `None` without Landlock (then the job ran with --no-sandbox and
 /// could read everything itself).
+/// Its address space is at most `memory`.
 pub(super) fn reader_rules(
     project: &Project,
     job_objects: &Path,
     tmp: &Path,
+    memory: u64,
 ) -> Option<plan::Rules> {
     let abi = probe::landlock_abi().filter(|&abi| abi >= probe::MIN_ABI)?;
     let mut read: Vec<PathBuf> = [
@@ -50,7 +53,10 @@ pub(super) fn reader_rules(
         bind_tcp: no_tcp,
         scope_signals: abi >= probe::SCOPES_ABI,
         scope_abstract_unix: abi >= probe::SCOPES_ABI,
-        limits: Vec::new(),
+        limits: vec![plan::Limit {
+            resource: plan::Resource::AddressSpace,
+            value: memory,
+        }],
         sockets: probe::seccomp().is_ok().then(plan::Sockets::closed),
         narrowed: None,
     })
@@ -92,18 +98,22 @@ const TRUST_OBJECTS_ONLY: [&str; 6] = [
 
 /// The reader's command line: `git -C top`, the hygiene flags (`git::CONFIG`), the job's object
 /// directory trusted for object contents only, `pack-objects`.
-pub(super) fn reader_argv(top: &str) -> Vec<&str> {
-    ["git", "-C", top]
+/// Its caches and maps are kept inside `memory` (`bounds::memory_config`).
+pub(super) fn reader_argv(top: &str, memory: u64) -> Vec<String> {
+    let own = ["git", "-C", top]
         .into_iter()
         .chain(git::CONFIG)
-        .chain(TRUST_OBJECTS_ONLY)
-        .chain([
-            "--no-pager",
-            "pack-objects",
-            "--revs",
-            "--thin",
-            "--stdout",
-            "--quiet",
-        ])
+        .chain(TRUST_OBJECTS_ONLY);
+    let pack = [
+        "--no-pager",
+        "pack-objects",
+        "--revs",
+        "--thin",
+        "--stdout",
+        "--quiet",
+    ];
+    own.map(str::to_string)
+        .chain(memory_config(memory))
+        .chain(pack.map(str::to_string))
         .collect()
 }
