@@ -503,3 +503,43 @@ fn logs_escape_the_jobs_control_characters_on_a_terminal_unless_raw() {
     let raw = on_a_terminal("--raw");
     assert!(raw.stdout.contains(&0x1b), "{:?}", stdout(&raw));
 }
+
+/// `logs -f` loses nothing and repeats nothing across more than a hundred rotations of a 4 KiB
+/// log, however fast the job writes: what it prints is, byte for byte, what the job wrote.
+#[test]
+fn logs_follow_is_byte_exact_across_a_hundred_rotations() {
+    let env = TestEnv::new();
+    let mut cmd = env.isolate_cmd(
+        env.path(),
+        [
+            "run",
+            "--bg",
+            "--",
+            "sh",
+            "-c",
+            "while [ ! -e \"$TMPDIR/go\" ]; do sleep 0.01; done; seq 1 100000",
+        ],
+    );
+    cmd.env("ISOLATE_LOG_MAX", "4K");
+    let out = finish(cmd.spawn().unwrap(), LIMIT);
+    assert_status(&out, 0);
+    let id = stdout(&out).trim().to_string();
+    let job_dir = env.path().join("state/jobs").join(&id);
+    let follower = env
+        .isolate_cmd(env.path(), ["logs", "-f", "--raw", &id])
+        .spawn()
+        .unwrap();
+    assert!(wait_until(Duration::from_secs(30), || job_dir
+        .join("output.log.follow")
+        .exists()));
+    fs::write(job_dir.join("tmp/go"), "").unwrap();
+    let followed = finish(follower, LIMIT);
+    assert_status(&followed, 0);
+    let expected: String = (1..=100_000).map(|n| format!("{n}\n")).collect();
+    let text = stdout(&followed);
+    assert_eq!(text.len(), expected.len(), "bytes lost or repeated");
+    assert!(
+        text == expected,
+        "the followed log differs from what the job wrote"
+    );
+}

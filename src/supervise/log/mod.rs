@@ -1,8 +1,10 @@
 //! A background job's output: its stdout and stderr share one pipe, which a thread of the supervisor
-//! copies into `jobs/<id>/output.log`, rotating to
-//! `output.log.1` when the log reaches its cap, so a job that writes without end fills at most
-//! twice the cap. The cap is `ISOLATE_LOG_MAX` (bytes, or with a K, M or G suffix; default 64M).
+//! copies into `jobs/<id>/output.log`, rotating to `output.log.1` when the log reaches its cap, so
+//! a job that writes without end fills at most twice the cap (and, while `logs -f` follows, the
+//! files it has yet to read: generations.rs). The cap is `ISOLATE_LOG_MAX` (bytes, or with a K, M
+//! or G suffix; default 64M).
 
+mod generations;
 mod pump;
 mod size;
 #[cfg(test)]
@@ -16,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::sys::pipe::pipe;
 use pump::{open_log, pump};
 
+pub use generations::{successor, Following};
 pub use size::{max_from_env, MAX_VAR};
 
 /// Bytes moved per read, and the pipe's size.

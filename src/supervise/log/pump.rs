@@ -1,11 +1,13 @@
-//! The thread's work: the pipe's bytes appended to the log, which is renamed to `output.log.1` and
-//! started again at its cap. Only this thread writes the log.
+//! The thread's work: the pipe's bytes appended to the log, which is renamed to `output.log.1` (and
+//! kept for a follower, generations.rs) and started again at its cap. Only this thread writes the
+//! log.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::fd::OwnedFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use super::generations::rotate;
 use super::CHUNK;
 
 /// Opens the log for writing at its end (only this thread writes it).
@@ -19,12 +21,6 @@ pub(super) fn open_log(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
-fn rotated(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(".1");
-    PathBuf::from(name)
-}
-
 /// Moves everything from `read` into the log until EOF, rotating at `max` bytes. A plain read and
 /// write through one buffer: measured on ext4, splice(2) from the pipe was half as fast as this
 /// (and as `cat`), and on tmpfs no faster.
@@ -32,9 +28,11 @@ pub(super) fn pump(read: OwnedFd, mut file: File, path: &Path, max: u64) -> io::
     let mut size = file.metadata()?.len();
     let mut pipe = File::from(read);
     let mut buf = vec![0u8; CHUNK];
+    let mut rotations = 0;
     loop {
         if size >= max {
-            fs::rename(path, rotated(path))?;
+            rotations += 1;
+            rotate(path, rotations, max)?;
             file = open_log(path)?;
             size = 0;
         }

@@ -4,20 +4,19 @@
 //! A closed reader (`isolate logs JOB | head`) is not an error. `--net` shows the job's network
 //! decisions (`net.log`, its proxy's) the same way.
 
-use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom, Write};
+mod follow;
+
+use std::io::{self, Write};
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
-use std::thread;
-use std::time::Duration;
+use std::path::Path;
 
 use crate::cli::LogsArgs;
 use crate::controls::{self, Lines};
 use crate::error::Error;
-use crate::job::record::State;
 use crate::job::store;
+use crate::supervise::log::Following;
 
-const POLL: Duration = Duration::from_millis(50);
+use follow::Followed;
 
 pub fn run(args: LogsArgs) -> Result<i32, Error> {
     show(&args)?;
@@ -40,20 +39,27 @@ fn show(args: &LogsArgs) -> Result<(), Error> {
     let path = dir.join("output.log");
     let rotated = dir.join("output.log.1");
     let mut out = stdout(args);
-    match args.tail {
-        Some(n) => {
-            let mut text = read_all(&rotated);
-            text.extend(read_all(&path));
-            out.write_all(last_lines(&text, n)).map_err(Error::Output)?;
-        }
-        None => {
-            out.write_all(&read_all(&rotated)).map_err(Error::Output)?;
-            out.write_all(&read_all(&path)).map_err(Error::Output)?;
-        }
-    }
+    // A follower registers before it reads anything: from here no rotation takes bytes from it.
+    let following = match args.follow {
+        true => Some(Following::start(&dir).map_err(|e| Error::io("cannot follow", &dir, e))?),
+        false => None,
+    };
+    // The log first, held open: what is read of it and after it is one stream.
+    let mut current = Followed::open(&path);
+    let mut text = match current.inode() {
+        // Just rotated: `.1` is the file held open, read below.
+        Some(inode) if inode_of(&rotated) == Some(inode) => Vec::new(),
+        _ => read_all(&rotated),
+    };
+    current.read_into(&mut text);
+    let shown = match args.tail {
+        Some(n) => last_lines(&text, n),
+        None => &text[..],
+    };
+    out.write_all(shown).map_err(Error::Output)?;
     out.flush().map_err(Error::Output)?;
-    if args.follow {
-        follow(&dir, &path, &mut out)?;
+    if let Some(_following) = following {
+        follow::follow(&dir, &path, current, &mut out)?;
     }
     Ok(())
 }
@@ -78,9 +84,16 @@ fn show_net(args: &LogsArgs, dir: &Path, record: &crate::job::record::Record) ->
     out.write_all(shown).map_err(Error::Output)?;
     out.flush().map_err(Error::Output)?;
     if args.follow {
-        follow(dir, &path, &mut out)?;
+        // One writer, a whole line at a time, never rotated: followed from its end.
+        let mut net = Followed::open(&path);
+        net.read_into(&mut Vec::new());
+        follow::follow(dir, &path, net, &mut out)?;
     }
     Ok(())
+}
+
+fn inode_of(path: &Path) -> Option<u64> {
+    std::fs::metadata(path).ok().map(|m| m.ino())
 }
 
 /// Standard output, escaping what a job wrote when it is a terminal (unless `--raw`).
@@ -134,52 +147,6 @@ impl<W: Write> Write for Output<W> {
 
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
-    }
-}
-
-/// Prints what is appended to the log from its current end until the job has ended and everything
-/// is printed. A rotation (the file renamed to `.1`, a new one created) is noticed by the inode.
-fn follow(dir: &Path, path: &PathBuf, out: &mut impl Write) -> Result<(), Error> {
-    let mut file = File::open(path).ok();
-    let mut inode = file
-        .as_ref()
-        .and_then(|f| f.metadata().ok())
-        .map(|m| m.ino());
-    if let Some(f) = file.as_mut() {
-        let _ = f.seek(SeekFrom::End(0));
-    }
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        // Drain the open file first: after a rotation it is `.1` and still holds the tail.
-        let mut progressed = false;
-        if let Some(f) = file.as_mut() {
-            loop {
-                match f.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        out.write_all(&buf[..n]).map_err(Error::Output)?;
-                        progressed = true;
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => break,
-                }
-            }
-        }
-        out.flush().map_err(Error::Output)?;
-        let current = std::fs::metadata(path).ok().map(|m| m.ino());
-        if current.is_some() && current != inode {
-            file = File::open(path).ok();
-            inode = current;
-            continue;
-        }
-        if !progressed {
-            let ended =
-                store::read_record(dir).map_or(true, |r| r.effective_state() != State::Running);
-            if ended {
-                return Ok(());
-            }
-            thread::sleep(POLL);
-        }
     }
 }
 
