@@ -217,3 +217,53 @@ fn an_import_over_its_memory_or_size_bound_keeps_the_worktree() {
         env.assert_fsck(&repo);
     }
 }
+
+/// The delta bomb of the second attack pass (tests/data/delta-bomb.py: an 8 MiB zero blob and a
+/// 768-byte REF_DELTA that expands to 3 GiB, named by a committed tree): the import is refused at
+/// its memory bound, the worktree is kept, the project is intact, and no process of the run grew
+/// past the bound (measured by a parent that waits for all of them: its children's peak RSS).
+#[test]
+fn a_delta_bomb_stops_at_the_import_memory_bound() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let bomb = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/delta-bomb.py");
+    let report = env.path().join("bomb.json");
+    let measure = "import resource, subprocess, sys\n\
+                   subprocess.run(sys.argv[1:], check=True)\n\
+                   print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n";
+    let mut cmd = env.isolate_cmd(&repo, Vec::<&str>::new());
+    cmd.env_clear();
+    env.apply(&mut cmd);
+    let out = std::process::Command::new("python3")
+        .args(["-c", measure, env!("CARGO_BIN_EXE_isolate")])
+        .args([
+            "run",
+            "--worktree",
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+        ])
+        .args(["python3", bomb.to_str().unwrap()])
+        .current_dir(&repo)
+        .envs(cmd.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    assert!(stderr(&out).contains("bomb "), "{}", stderr(&out));
+    let peak_kib: u64 = stdout(&out).trim().parse().unwrap();
+    assert!(
+        peak_kib < (2 << 20) + (256 << 10),
+        "a process of the run reached {peak_kib} KiB"
+    );
+    let report = env.report(&report);
+    let wt = &report["worktree"];
+    assert_eq!(wt["removed"], false, "{report}");
+    assert!(
+        wt["reason"]
+            .as_str()
+            .unwrap()
+            .contains("over its memory bound"),
+        "{report}"
+    );
+    env.assert_fsck(&repo);
+}

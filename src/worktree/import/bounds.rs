@@ -32,7 +32,8 @@ pub(super) fn bounds() -> Result<Bounds> {
 /// The `-c` options that keep git's own caches and maps inside `memory`: pack windows mapped a few
 /// at a time, one thread, bounded delta caches. Without them git maps up to 32 GiB of packs.
 pub(super) fn memory_config(memory: u64) -> Vec<String> {
-    let part = |n: u64| format!("{}", (memory / n).max(1 << 20));
+    // git reads some of these as ints: never more than 1 GiB each.
+    let part = |n: u64| format!("{}", (memory / n).clamp(1 << 20, 1 << 30));
     [
         ("core.packedGitLimit", part(4)),
         ("core.packedGitWindowSize", part(32)),
