@@ -172,21 +172,7 @@ fn a_term_ignoring_job_is_killed_after_the_grace_period() {
 #[test]
 fn the_log_stays_under_its_cap_when_a_job_writes_a_gibibyte() {
     let env = TestEnv::new();
-    let mut cmd = env.isolate_cmd(
-        env.path(),
-        [
-            "run",
-            "--bg",
-            "--",
-            "sh",
-            "-c",
-            "head -c 1073741824 /dev/zero; echo end",
-        ],
-    );
-    cmd.env("ISOLATE_LOG_MAX", "1M");
-    let out = finish(cmd.spawn().unwrap(), LIMIT);
-    assert_status(&out, 0);
-    let id = stdout(&out).trim().to_string();
+    let id = start_logged(&env, "1M", "head -c 1073741824 /dev/zero; echo end");
     assert_eq!(wait(&env, &id), 0);
     let dir = env.state.join("jobs").join(&id);
     let size = |p: PathBuf| fs::metadata(p).map(|m| m.len()).unwrap_or(0);
@@ -509,21 +495,8 @@ fn logs_escape_the_jobs_control_characters_on_a_terminal_unless_raw() {
 #[test]
 fn logs_follow_is_byte_exact_across_a_hundred_rotations() {
     let env = TestEnv::new();
-    let mut cmd = env.isolate_cmd(
-        env.path(),
-        [
-            "run",
-            "--bg",
-            "--",
-            "sh",
-            "-c",
-            "while [ ! -e \"$TMPDIR/go\" ]; do sleep 0.01; done; seq 1 100000",
-        ],
-    );
-    cmd.env("ISOLATE_LOG_MAX", "4K");
-    let out = finish(cmd.spawn().unwrap(), LIMIT);
-    assert_status(&out, 0);
-    let id = stdout(&out).trim().to_string();
+    let script = "while [ ! -e \"$TMPDIR/go\" ]; do sleep 0.01; done; seq 1 100000";
+    let id = start_logged(&env, "4K", script);
     let job_dir = env.path().join("state/jobs").join(&id);
     let follower = env
         .isolate_cmd(env.path(), ["logs", "-f", "--raw", &id])
@@ -542,4 +515,13 @@ fn logs_follow_is_byte_exact_across_a_hundred_rotations() {
         text == expected,
         "the followed log differs from what the job wrote"
     );
+}
+
+/// Starts `script` as a background job whose log is capped at `cap`; its id.
+fn start_logged(env: &TestEnv, cap: &str, script: &str) -> String {
+    let mut cmd = env.isolate_cmd(env.path(), ["run", "--bg", "--", "sh", "-c", script]);
+    cmd.env("ISOLATE_LOG_MAX", cap);
+    let out = finish(cmd.spawn().unwrap(), LIMIT);
+    assert_status(&out, 0);
+    stdout(&out).trim().to_string()
 }
