@@ -23,7 +23,7 @@ pub fn descendants(root: Pid) -> Vec<Pid> {
         else {
             continue;
         };
-        if let Some(ppid) = parent_of(pid) {
+        if let Some(ppid) = process::parent(pid) {
             children.entry(ppid).or_default().push(pid);
         }
     }
@@ -36,14 +36,6 @@ pub fn descendants(root: Pid) -> Vec<Pid> {
         }
     }
     out
-}
-
-/// The parent pid from `/proc/<pid>/stat` (field 4, after the parenthesised command name, which may
-/// itself contain spaces and parentheses).
-fn parent_of(pid: i32) -> Option<i32> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after_comm = &stat[stat.rfind(')')? + 1..];
-    after_comm.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Every process whose session id is `sid` (the job's main process leads its own session).

@@ -1,5 +1,5 @@
 //! A process's identity and place, read from `/proc/<pid>/stat`: its start time (which tells a
-//! live process from a later one given the same pid) and its session.
+//! live process from a later one given the same pid), its parent and its session.
 
 use std::fs;
 
@@ -14,6 +14,11 @@ fn stat_fields(pid: i32) -> Option<Vec<String>> {
 /// A process's start time in clock ticks since boot (`/proc/<pid>/stat` field 22).
 pub fn start_time(pid: i32) -> Option<u64> {
     stat_fields(pid)?.get(19)?.parse().ok()
+}
+
+/// A process's parent (`/proc/<pid>/stat` field 4).
+pub fn parent(pid: i32) -> Option<i32> {
+    stat_fields(pid)?.get(1)?.parse().ok()
 }
 
 /// A process's session id (`/proc/<pid>/stat` field 6).
