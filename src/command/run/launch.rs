@@ -114,6 +114,8 @@ pub(super) fn launch(
         }
     }
     let broker = starting.release()?.broker;
+    // CMD runs: from here its worktree is the job's, whatever happens to this process.
+    prepared.disown();
     journal::write(prepared, &record);
     Ok(Launched {
         record,
