@@ -40,10 +40,9 @@ fn show(args: &LogsArgs) -> Result<(), Error> {
     let rotated = dir.join("output.log.1");
     let mut out = stdout(args);
     // A follower registers before it reads anything: from here no rotation takes bytes from it.
-    let following = match args.follow {
-        true => Some(Following::start(&dir).map_err(|e| Error::io("cannot follow", &dir, e))?),
-        false => None,
-    };
+    // (Best effort: where the job directory cannot be written, it follows as before, and a burst
+    // of rotations while it reads can take bytes from it.)
+    let following = args.follow.then(|| Following::start(&dir).ok());
     // The log first, held open: what is read of it and after it is one stream.
     let mut current = Followed::open(&path);
     let mut text = match current.inode() {
