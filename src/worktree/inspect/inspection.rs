@@ -8,6 +8,7 @@ use gix::bstr::ByteSlice;
 
 use super::error::InspectError;
 use super::layout::check_layout;
+use super::linked::linked_refs;
 use super::open::open_untrusted;
 use super::state::{count_lines, in_progress};
 use super::status::count_status;
@@ -38,7 +39,8 @@ pub struct Inspection {
     /// Number of stash entries (reflog lines of refs/stash; 1 if the ref exists without a reflog).
     pub stash_entries: usize,
     /// Every other ref (full ref name, peeled object id as 40-hex, normally a commit), excluding
-    /// refs/heads/<branch> and refs/stash. Sorted by name. A ref whose object is
+    /// refs/heads/<branch> and refs/stash; with the detached HEAD and the per-worktree refs of each
+    /// linked worktree the job added (`worktrees/<name>/HEAD`, unpeeled). Sorted by name. A ref whose object is
     /// missing keeps its unpeeled id; a dangling symbolic ref is left out.
     pub other_refs: Vec<(String, String)>,
 }
@@ -95,6 +97,8 @@ pub fn inspect(worktree: &Path, branch: &str) -> Result<Inspection, InspectError
             out.other_refs.push((name, id));
         }
     }
+    // The job's own linked worktrees: a detached HEAD or a per-worktree ref there is a ref too.
+    out.other_refs.extend(linked_refs(&git_dir)?);
     out.other_refs.sort();
     out.other_refs.dedup();
 

@@ -55,6 +55,7 @@
 mod error;
 mod inspection;
 mod layout;
+mod linked;
 mod missing;
 mod open;
 mod state;
