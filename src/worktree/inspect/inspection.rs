@@ -6,6 +6,7 @@ use std::path::Path;
 
 use gix::bstr::ByteSlice;
 
+use super::bounds::{check_head, readable};
 use super::error::InspectError;
 use super::layout::check_layout;
 use super::linked::linked_refs;
@@ -54,6 +55,12 @@ pub fn inspect(worktree: &Path, branch: &str) -> Result<Inspection, InspectError
         let path = worktree.to_owned();
         move |source: gix::Error| InspectError::Git { path, what, source }
     };
+
+    // Before anything of HEAD is read: what it leads to is small enough to read.
+    check_head(&repo).map_err(|reason| InspectError::NotARepository {
+        path: worktree.to_owned(),
+        reason,
+    })?;
 
     let mut out = Inspection::default();
 
@@ -120,6 +127,10 @@ pub fn inspect(worktree: &Path, branch: &str) -> Result<Inspection, InspectError
 /// None for a dangling symbolic ref.
 fn target_hex(reference: &mut gix::Reference<'_>) -> Option<String> {
     let direct = reference.target().try_id().map(|id| id.to_owned());
+    // A tag too big to read is not peeled: its own id stands for it (the project lacks it).
+    if let Some(id) = direct.filter(|&id| !readable(reference.repo, id)) {
+        return Some(id.to_string());
+    }
     match reference.peel_to_id() {
         Ok(id) => Some(id.detach().to_string()),
         Err(_) => direct.map(|id| id.to_string()),
