@@ -639,3 +639,38 @@ fn the_preview_lists_the_projects_hooks_path_and_tool_configuration_first() {
         );
     }
 }
+
+/// `merge` of a job's commit whose tree names one subtree 120 times three levels deep (1.7 million
+/// paths of 250 bytes, 450 MB of diff, from a few KiB of objects; 300 times four levels deep is
+/// 8.1 billion), on the job's branch while its HEAD is detached elsewhere (so
+/// the inspection's bound on HEAD's tree does not see it): the preview's diff was read whole into
+/// memory, then every path printed. Now a git call that prints more than its bound is stopped and the merge refused
+/// in seconds, the project branch where it was.
+#[test]
+fn merge_of_a_tree_bomb_stops_at_the_output_bound() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let report = job(
+        &env,
+        &repo,
+        &[],
+        "b=$(echo x | git hash-object -w --stdin); long=$(printf 'n%.0s' $(seq 1 240)); \
+         t=$(for i in $(seq 1 120); do printf '100644 blob %s\\t%s%s\\n' $b $long $i; done | git mktree); \
+         for l in 1 2; do t=$(for i in $(seq 1 120); do printf '040000 tree %s\\td%s\\n' $t $i; done | git mktree); done; \
+         branch=$(git symbolic-ref HEAD) && git checkout -q --detach && \
+         git update-ref $branch $(git commit-tree $t -p HEAD -m bomb)",
+    );
+    let before = env.git(&repo, ["rev-parse", "main"]);
+    let started = std::time::Instant::now();
+    let mut cmd = env.isolate_cmd(&repo, ["merge", "--yes", &id(&report)]);
+    let out = finish(cmd.spawn().unwrap(), Duration::from_secs(120));
+    assert!(
+        started.elapsed() < Duration::from_secs(90),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_ne!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert!(err.contains("went over"), "{}", &err[..err.len().min(2000)]);
+    assert_eq!(env.git(&repo, ["rev-parse", "main"]), before);
+}
