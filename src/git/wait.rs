@@ -13,13 +13,18 @@ use crate::sys::pidfd::{self, PidFd};
 /// Long enough for pack-objects and checkout of a large repository on a slow disk.
 pub const TIMEOUT: Duration = Duration::from_secs(600);
 
+/// The most a git call may print on either stream: a diff of a job's tree of billions of paths (a
+/// few KiB of objects naming one subtree again and again) would print without end.
+pub const MAX_OUTPUT: u64 = 256 << 20;
+
 /// Reads a spawned child's stdout and stderr to the end and waits for it, killing it after `timeout`.
+/// A stream over `MAX_OUTPUT` is closed (the child ends on a broken pipe) and the call fails.
 pub fn collect(child: &mut Child, cmd: &Command, timeout: Duration) -> Result<Output> {
     let reader = |pipe: Option<Box<dyn Read + Send>>| {
         thread::spawn(move || {
             let mut buf = Vec::new();
-            if let Some(mut p) = pipe {
-                let _ = p.read_to_end(&mut buf);
+            if let Some(p) = pipe {
+                let _ = p.take(MAX_OUTPUT + 1).read_to_end(&mut buf);
             }
             buf
         })
@@ -27,9 +32,23 @@ pub fn collect(child: &mut Child, cmd: &Command, timeout: Duration) -> Result<Ou
     let out = reader(child.stdout.take().map(|p| Box::new(p) as _));
     let err = reader(child.stderr.take().map(|p| Box::new(p) as _));
     let status = wait(child, cmd, timeout)?;
+    let (stdout, stderr) = (
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default(),
+    );
+    if [&stdout, &stderr]
+        .iter()
+        .any(|b| b.len() as u64 > MAX_OUTPUT)
+    {
+        return Err(Error::Git {
+            args: describe(cmd),
+            code: None,
+            stderr: format!("its output went over {MAX_OUTPUT} bytes, and it was stopped"),
+        });
+    }
     Ok(Output {
-        stdout: out.join().unwrap_or_default(),
-        stderr: err.join().unwrap_or_default(),
+        stdout,
+        stderr,
         status,
     })
 }

@@ -24,6 +24,7 @@ use crate::supervise::spawn;
 
 mod bounds;
 mod check;
+mod leftovers;
 mod reader;
 
 use bounds::{bounds, exceeded, memory_config, Bounds};
@@ -147,6 +148,7 @@ fn copy_objects(project: &Project, job_objects: &Path, tip: &str, old: &str) -> 
         let _ = std::fs::File::from(err_read).read_to_string(&mut text);
         text
     });
+    let before = leftovers::Before::take(&project.objects);
     let mut index = indexer(project, bounds);
     index
         .stdin(Stdio::from(pack_read))
@@ -161,7 +163,12 @@ fn copy_objects(project: &Project, job_objects: &Path, tip: &str, old: &str) -> 
     // once it has been waited for is the packer's tree, which `finish` stops whole.
     let packed = packer.finish(git::TIMEOUT);
     let pack_errors = errors.join().unwrap_or_default();
-    judge(&index, indexed, (packed, &pack_errors), bounds)
+    let judged = judge(&index, indexed, (packed, &pack_errors), bounds);
+    if judged.is_err() {
+        // A refused pack stays out of the project whole: no partial pack of up to the bound.
+        before.remove_new(std::time::SystemTime::now());
+    }
+    judged
 }
 
 /// What became of the copy: a bound that stopped either side is named; else the packer's failure,

@@ -545,3 +545,42 @@ fn a_worktree_root_in_a_git_directory_is_refused() {
         env.assert_fsck(&repo);
     }
 }
+
+/// The cleanup's inspection reads the job's objects in isolate's own process, without the import's
+/// memory bound: a tree naming the same subtree 170 times, three levels deep (a few KiB of
+/// objects), expanded to 4.9 million paths of an index (four levels of 300: 8.1 billion, 3.9 GB
+/// and two minutes before a timeout ended it), and a 100 KB loose object inflated to 100 MB
+/// (3 MB to 3 GB, for every `isolate worktrees`). Both now stop at the inspection's bounds before
+/// anything is expanded: the worktree is kept, its reason names the bound.
+#[test]
+fn objects_that_expand_past_the_inspections_bounds_keep_the_worktree_unread() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let tree_bomb = "b=$(echo x | git hash-object -w --stdin); \
+         t=$(for i in $(seq 1 170); do printf '100644 blob %s\\tf%s\\n' $b $i; done | git mktree); \
+         for l in 1 2; do t=$(for i in $(seq 1 170); do printf '040000 tree %s\\td%s\\n' $t $i; done | git mktree); done; \
+         git reset -q --soft $(git commit-tree $t -p HEAD -m bomb)";
+    let zlib_bomb = "python3 -c 'import zlib,os\n\
+         c=zlib.compressobj(9); d=[c.compress(b\"tree 100000000\\0\")]\n\
+         d+=[c.compress(bytes(1<<20)) for _ in range(95)]; d.append(c.compress(bytes(100000000-95*(1<<20)))); d.append(c.flush())\n\
+         os.makedirs(\".git/objects/ab\", exist_ok=True); open(\".git/objects/ab/\"+\"cd\"*19,\"wb\").write(b\"\".join(d))' && \
+         git reset -q --soft $(git commit-tree ab$(printf 'cd%.0s' $(seq 1 19)) -p HEAD -m bomb)";
+    for (what, script, said) in [
+        ("tree bomb", tree_bomb, "paths"),
+        ("zlib bomb", zlib_bomb, "bytes, over the"),
+    ] {
+        let started = std::time::Instant::now();
+        let (out, report) = env.worktree_job(&repo, &[], script);
+        assert_status(&out, 0);
+        let wt = &report["worktree"];
+        assert_eq!(wt["removed"], false, "{what}: {report}");
+        let reason = wt["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains(said), "{what}: {reason}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "{what}: {:?}",
+            started.elapsed()
+        );
+        env.assert_fsck(&repo);
+    }
+}

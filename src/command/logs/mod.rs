@@ -6,7 +6,7 @@
 
 mod follow;
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -45,11 +45,16 @@ fn show(args: &LogsArgs) -> Result<(), Error> {
     let following = args.follow.then(|| Following::start(&dir).ok());
     // The log first, held open: what is read of it and after it is one stream.
     let mut current = Followed::open(&path);
-    let mut text = match current.inode() {
+    // `.1` opened once and told apart by what was opened: named and then read, a rotation between
+    // the two read the held file twice.
+    let mut text = Vec::new();
+    if let Ok(mut older) = std::fs::File::open(&rotated) {
+        let inode = older.metadata().ok().map(|m| m.ino());
         // Just rotated: `.1` is the file held open, read below.
-        Some(inode) if inode_of(&rotated) == Some(inode) => Vec::new(),
-        _ => read_all(&rotated),
-    };
+        if inode.is_none() || inode != current.inode() {
+            let _ = older.read_to_end(&mut text);
+        }
+    }
     current.read_into(&mut text);
     let shown = match args.tail {
         Some(n) => last_lines(&text, n),
@@ -89,10 +94,6 @@ fn show_net(args: &LogsArgs, dir: &Path, record: &crate::job::record::Record) ->
         follow::follow(dir, &path, net, &mut out)?;
     }
     Ok(())
-}
-
-fn inode_of(path: &Path) -> Option<u64> {
-    std::fs::metadata(path).ok().map(|m| m.ino())
 }
 
 /// Standard output, escaping what a job wrote when it is a terminal (unless `--raw`).

@@ -1,9 +1,13 @@
 //! What `merge` shows before it asks: every file the merge changes, however many (a list cut short
 //! could hide one past the cut), escaped (the job chose the names: an escape sequence in one is
 //! shown, never obeyed), and first, always, the ones that change what runs in the project: isolate's
-//! own configuration, hooks, CI, editor and shell configuration that runs code.
+//! own configuration, hooks (the fixed names and the project's own `core.hooksPath`), CI, editor and
+//! shell configuration that runs code, and tool configuration that names a program the tool runs.
+
+use std::path::Component;
 
 use crate::controls;
+use crate::git::project::Project;
 use crate::words::plural;
 use crate::worktree::cleanup::Recorded;
 use crate::worktree::merge::{Change, Preview};
@@ -18,14 +22,14 @@ pub(super) fn show(recorded: &Recorded, preview: &Preview) {
         &preview.shown[..12.min(preview.shown.len())],
         plural(preview.changes.len(), "file", "files")
     );
-    let (first, rest): (Vec<&Change>, Vec<&Change>) = preview
-        .changes
-        .iter()
-        .partition(|c| runs_code(&c.path).is_some());
+    let hooks = hooks_in_tree(&recorded.project);
+    let why = |path: &str| runs_code(path).or_else(|| in_hooks(path, hooks.as_deref()));
+    let (first, rest): (Vec<&Change>, Vec<&Change>) =
+        preview.changes.iter().partition(|c| why(&c.path).is_some());
     if !first.is_empty() {
         say!("  read these first: they change what runs in the project");
         for change in &first {
-            let why = runs_code(&change.path).unwrap_or_default();
+            let why = why(&change.path).unwrap_or_default();
             say!(
                 "  {} {}  ({why})",
                 change.status,
@@ -45,6 +49,37 @@ pub(super) fn show(recorded: &Recorded, preview: &Preview) {
             &recorded.worktree.base[..12.min(recorded.worktree.base.len())]
         );
     }
+}
+
+/// The project's `core.hooksPath` as a path of its work tree (`scripts/git-hooks`) when it lies
+/// there: the hooks git runs on the user's next commit are then files a merge can change.
+fn hooks_in_tree(project: &Project) -> Option<String> {
+    let hooks = &project.hooks;
+    let rel = if hooks.is_relative() {
+        hooks.clone()
+    } else {
+        let top = std::fs::canonicalize(&project.top).ok()?;
+        let real = std::fs::canonicalize(hooks).unwrap_or_else(|_| hooks.clone());
+        real.strip_prefix(&top).ok()?.to_path_buf()
+    };
+    let mut parts = Vec::new();
+    for part in rel.components() {
+        match part {
+            Component::Normal(name) => parts.push(name.to_string_lossy().into_owned()),
+            Component::CurDir => {}
+            // `../hooks`: outside the work tree, so no file of the merge.
+            _ => return None,
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+/// `Some` for a path beneath the project's hooks directory `hooks` (a path of its work tree).
+fn in_hooks(path: &str, hooks: Option<&str>) -> Option<&'static str> {
+    let hooks = hooks?;
+    path.strip_prefix(hooks)
+        .is_some_and(|rest| rest.starts_with('/'))
+        .then_some("git hooks: the project's core.hooksPath")
 }
 
 /// Why a changed path decides what runs in the project (and so must be read before a merge), or
@@ -87,8 +122,20 @@ pub(super) fn runs_code(path: &str) -> Option<&'static str> {
             | "appveyor.yml"
     ) {
         Some("CI")
-    } else if under(&[".vscode", ".devcontainer", ".idea"]) || matches!(name, ".envrc" | ".env") {
+    } else if under(&[".vscode", ".devcontainer", ".idea"])
+        || matches!(
+            name,
+            ".envrc" | ".env" | "mise.toml" | ".mise.toml" | "mise.local.toml" | ".mise.local.toml"
+        )
+        || path.starts_with(".mise/")
+        || path.starts_with(".config/mise")
+    {
         Some("run by an editor or the shell on entering the directory")
+    } else if (path.split('/').any(|dir| dir == ".cargo")
+        && matches!(name, "config" | "config.toml"))
+        || matches!(name, ".npmrc" | ".yarnrc" | ".yarnrc.yml" | ".gitconfig")
+    {
+        Some("configuration of a tool that can name a program it runs")
     } else {
         None
     }
@@ -115,6 +162,13 @@ mod tests {
             "Jenkinsfile",
             ".vscode/tasks.json",
             ".envrc",
+            "mise.toml",
+            "sub/.mise.toml",
+            ".cargo/config.toml",
+            "crates/a/.cargo/config",
+            ".npmrc",
+            ".yarnrc.yml",
+            ".gitconfig",
         ] {
             assert!(runs_code(path).is_some(), "{path}");
         }
@@ -124,8 +178,19 @@ mod tests {
             "docs/github.md",
             "Cargo.toml",
             "a/.isolate.toml.bak",
+            "cargo/config.toml",
+            "scripts/git-hooks/pre-commit",
         ] {
             assert!(runs_code(path).is_none(), "{path}");
         }
+    }
+
+    #[test]
+    fn the_projects_hooks_path_is_told_apart() {
+        use super::in_hooks;
+        let hooks = Some("scripts/git-hooks");
+        assert!(in_hooks("scripts/git-hooks/pre-commit", hooks).is_some());
+        assert!(in_hooks("scripts/git-hooks-old/pre-commit", hooks).is_none());
+        assert!(in_hooks("scripts/git-hooks/pre-commit", None).is_none());
     }
 }

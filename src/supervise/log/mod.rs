@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::sys::pipe::pipe;
 use pump::{open_log, pump};
 
-pub use generations::{successor, Following};
+pub use generations::{successor, Following, Next};
 pub use size::{max_from_env, MAX_VAR};
 
 /// Bytes moved per read, and the pipe's size.

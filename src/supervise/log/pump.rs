@@ -29,10 +29,11 @@ pub(super) fn pump(read: OwnedFd, mut file: File, path: &Path, max: u64) -> io::
     let mut pipe = File::from(read);
     let mut buf = vec![0u8; CHUNK];
     let mut rotations = 0;
+    let mut oldest = 1;
     loop {
         if size >= max {
             rotations += 1;
-            rotate(path, rotations, max)?;
+            rotate(path, rotations, max, &mut oldest)?;
             file = open_log(path)?;
             size = 0;
         }

@@ -5,8 +5,9 @@
 //!
 //! Taking a block (creating its lock, or taking over a stale one) happens only while holding the
 //! `flock` of `ports/.take`, and the lock's content is written atomically: two jobs never hold one
-//! block, and no lock is ever left empty. Ports are computed in wide arithmetic: a range that ends
-//! at 65535 checks its last port too.
+//! block, and no lock is ever left empty. A lock that is not a regular file (a directory, a FIFO,
+//! a link) is a block not taken, never read. Ports are computed in wide arithmetic: a range that
+//! ends at 65535 checks its last port too.
 
 use std::fs;
 use std::net::{Ipv4Addr, TcpListener};
@@ -103,12 +104,18 @@ fn reserve_in(state: &Path, id: &str, (low, high): (u16, u16)) -> Result<PortBlo
 
 /// Takes the block's lock for `id`: free, or held by a job that no longer runs. Decided and
 /// written while holding `ports/.take`, so that two takers never both see a stale lock free.
+/// A lock that is not a regular file (a directory, a FIFO, a link: none of isolate's) is a block
+/// not taken, never followed nor read.
 fn take(dir: &Path, lock: &Path, id: &str, state: &Path) -> Result<bool> {
     let _taking = Lock::exclusive(&dir.join(".take"))?;
-    match fs::read_to_string(lock) {
-        Ok(owner) if owner_running(state, owner.trim()) => return Ok(false),
-        // The owner ended or was lost (or the lock is unreadable, never half-written): free again.
-        Ok(_) => {}
+    match fs::symlink_metadata(lock) {
+        Ok(meta) if !meta.is_file() => return Ok(false),
+        Ok(_) => match read_owner(lock) {
+            Ok(owner) if owner_running(state, owner.trim()) => return Ok(false),
+            // The owner ended or was lost (or the lock is unreadable, never half-written): free.
+            Ok(_) => {}
+            Err(e) => return Err(Error::io("cannot read", lock, e)),
+        },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(Error::io("cannot read", lock, e)),
     }
@@ -116,8 +123,23 @@ fn take(dir: &Path, lock: &Path, id: &str, state: &Path) -> Result<bool> {
     Ok(true)
 }
 
+/// The id a lock names: at most 256 bytes of it, never through a link.
+fn read_owner(lock: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut bytes = Vec::new();
+    fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(lock)?
+        .take(256)
+        .read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 fn owner_running(state: &Path, id: &str) -> bool {
-    if id.is_empty() {
+    // A job id is one name of the jobs directory.
+    if id.is_empty() || id.contains('/') || id == "." || id == ".." {
         return false;
     }
     let dir = store::jobs_dir(state).join(id);

@@ -54,3 +54,20 @@ fn takers_racing_for_stale_locks_never_share_a_block() {
         }
     }
 }
+
+/// A lock that is not a regular file (a directory, a FIFO or a link another process of the user's
+/// left in `ports/`) is a block not to take, never the end of the draw: every job whose draw met
+/// it failed to start (a directory) or hung holding `ports/.take` (a link to a FIFO).
+#[test]
+fn a_lock_that_is_not_a_regular_file_is_skipped() {
+    let state = tempfile::tempdir().unwrap();
+    let ports = state.path().join("ports");
+    fs::create_dir_all(ports.join("40100")).unwrap();
+    for id in ["a-0001", "a-0002", "b-0003", "b-0004"] {
+        let got = reserve_in(state.path(), id, (40100, 40119));
+        let block = got.unwrap_or_else(|e| panic!("{id}: {e:?}"));
+        assert_eq!(block.first, 40110, "{id}");
+        block.release();
+    }
+    assert!(ports.join("40100").is_dir());
+}

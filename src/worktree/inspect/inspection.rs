@@ -6,8 +6,10 @@ use std::path::Path;
 
 use gix::bstr::ByteSlice;
 
+use super::bounds::{check_head, readable};
 use super::error::InspectError;
 use super::layout::check_layout;
+use super::linked::linked_refs;
 use super::open::open_untrusted;
 use super::state::{count_lines, in_progress};
 use super::status::count_status;
@@ -38,7 +40,8 @@ pub struct Inspection {
     /// Number of stash entries (reflog lines of refs/stash; 1 if the ref exists without a reflog).
     pub stash_entries: usize,
     /// Every other ref (full ref name, peeled object id as 40-hex, normally a commit), excluding
-    /// refs/heads/<branch> and refs/stash. Sorted by name. A ref whose object is
+    /// refs/heads/<branch> and refs/stash; with the detached HEAD and the per-worktree refs of each
+    /// linked worktree the job added (`worktrees/<name>/HEAD`, unpeeled). Sorted by name. A ref whose object is
     /// missing keeps its unpeeled id; a dangling symbolic ref is left out.
     pub other_refs: Vec<(String, String)>,
 }
@@ -52,6 +55,12 @@ pub fn inspect(worktree: &Path, branch: &str) -> Result<Inspection, InspectError
         let path = worktree.to_owned();
         move |source: gix::Error| InspectError::Git { path, what, source }
     };
+
+    // Before anything of HEAD is read: what it leads to is small enough to read.
+    check_head(&repo).map_err(|reason| InspectError::NotARepository {
+        path: worktree.to_owned(),
+        reason,
+    })?;
 
     let mut out = Inspection::default();
 
@@ -95,6 +104,8 @@ pub fn inspect(worktree: &Path, branch: &str) -> Result<Inspection, InspectError
             out.other_refs.push((name, id));
         }
     }
+    // The job's own linked worktrees: a detached HEAD or a per-worktree ref there is a ref too.
+    out.other_refs.extend(linked_refs(&git_dir)?);
     out.other_refs.sort();
     out.other_refs.dedup();
 
@@ -116,6 +127,10 @@ pub fn inspect(worktree: &Path, branch: &str) -> Result<Inspection, InspectError
 /// None for a dangling symbolic ref.
 fn target_hex(reference: &mut gix::Reference<'_>) -> Option<String> {
     let direct = reference.target().try_id().map(|id| id.to_owned());
+    // A tag too big to read is not peeled: its own id stands for it (the project lacks it).
+    if let Some(id) = direct.filter(|&id| !readable(reference.repo, id)) {
+        return Some(id.to_string());
+    }
     match reference.peel_to_id() {
         Ok(id) => Some(id.detach().to_string()),
         Err(_) => direct.map(|id| id.to_string()),

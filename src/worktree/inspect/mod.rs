@@ -52,9 +52,11 @@
 //! status (status.rs, counted by tally.rs), the state files read directly (state.rs), and the
 //! project's objects asked about (missing.rs).
 
+mod bounds;
 mod error;
 mod inspection;
 mod layout;
+mod linked;
 mod missing;
 mod open;
 mod state;
