@@ -65,6 +65,13 @@ where
     Ok(exec(dir, args, Some(input))?.1)
 }
 
+/// `cmd` (made by `command`, with its arguments and environment) run to the end; fails unless it
+/// exits 0.
+pub fn run_command(mut cmd: Command) -> Result<Output> {
+    let out = output(&mut cmd, None)?;
+    checked(&cmd, out)
+}
+
 /// `git -C dir ARGS` run to the end (with `input` on stdin): the command, for messages, and what it
 /// printed.
 fn exec<I, S>(dir: &Path, args: I, input: Option<&[u8]>) -> Result<(Command, Output)>

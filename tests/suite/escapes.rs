@@ -2757,36 +2757,28 @@ fn an_include_copy_never_follows_a_link_the_job_committed() {
 /// A job commits `.gitattributes` naming a filter driver of the user's own configuration (as
 /// `git lfs install` sets `filter.lfs.*` globally, whose smudge fetches from the `lfs.url` of a
 /// committed `.lfsconfig`); a user continues its branch (`--base isolate/<id>`). The checkout of
-/// the new worktree runs outside any sandbox with the user's rights, so the job chose what the
-/// user's driver runs on and where it reaches: the driver must not run unconfined on the job's
-/// tree. (Stand-in driver: it leaves a mark in HOME, which no job may write.)
+/// the new worktree ran outside any sandbox with the user's rights, so the job chose what the
+/// user's driver runs on and where it reaches. Now the driver runs, confined like the job: its
+/// output is in the worktree (the stand-in upper-cases), its mark in HOME (which no job may write)
+/// is not, and the worktree is clean.
 #[test]
-#[ignore = "open: the checkout of a new worktree at a job's commit runs the user's filter drivers \
-            outside the sandbox; confining it (the job's policy) or unsetting filters for a job's \
-            base changes what LFS users get, a design decision"]
-fn the_checkout_of_a_jobs_commit_runs_no_filter_driver_unconfined() {
+fn the_checkout_of_a_jobs_commit_runs_its_filter_drivers_confined() {
     let env = TestEnv::new();
-    let mark = env.path().join("home/smudged");
-    let mut config = fs::read_to_string(env.path().join("gitconfig")).unwrap();
-    config.push_str(&format!(
-        "[filter \"lfs\"]\n\tsmudge = \"sh -c 'echo ran >> {}; cat'\"\n\tclean = cat\n",
-        mark.display()
-    ));
-    fs::write(env.path().join("gitconfig"), config).unwrap();
+    let mark = filter_driver(&env, "sh -c 'echo ran >> {MARK}; tr a-z A-Z'");
     let repo = env.repo("app");
-    let (out, report) = env.worktree_job(
-        &repo,
-        &[],
-        "echo '* filter=lfs' > .gitattributes && echo data > data.bin && \
-         printf '[lfs]\\n\\turl = http://attacker.example/\\n' > .lfsconfig && \
-         git add -A && git commit -q -m lfs",
-    );
-    assert_status(&out, 0);
-    assert!(!mark.exists(), "the job's own run already ran the driver");
-    let branch = report["worktree"]["branch"].as_str().unwrap().to_string();
+    let branch = lfs_commit(&env, &repo);
     let out = env.isolate(
         &repo,
-        ["run", "--worktree", "--base", &branch, "--", "true"],
+        [
+            "run",
+            "--worktree",
+            "--base",
+            &branch,
+            "--",
+            "sh",
+            "-c",
+            "cat data.bin; git status --porcelain",
+        ],
     );
     assert_status(&out, 0);
     assert!(
@@ -2794,4 +2786,85 @@ fn the_checkout_of_a_jobs_commit_runs_no_filter_driver_unconfined() {
         "the user's filter driver ran unconfined on the job's tree: {:?}",
         fs::read_to_string(&mark)
     );
+    assert_eq!(stdout(&out), "DATA\n", "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("ran in the sandbox"),
+        "{}",
+        stderr(&out)
+    );
+    env.assert_fsck(&repo);
+
+    // A branch of the user's own at that commit vouches for it: the checkout is git's own.
+    env.git(&repo, ["branch", "mine", &branch]);
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--base",
+            "mine",
+            "--",
+            "cat",
+            "data.bin",
+        ],
+    );
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "DATA\n");
+    assert!(mark.exists(), "a vouched base is checked out as git does");
+}
+
+/// The driver fails in the sandbox (here it always does; LFS does when the policy has no network
+/// for its server): the files are as committed, never missing (a missing tracked file would be
+/// committed as a deletion by `git commit -a`), the start line says so, and nothing ran outside.
+#[test]
+fn a_filter_driver_that_fails_confined_leaves_the_files_as_committed() {
+    let env = TestEnv::new();
+    let mark = filter_driver(&env, "sh -c 'echo ran >> {MARK}; exit 3'");
+    let repo = env.repo("app");
+    let branch = lfs_commit(&env, &repo);
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--base",
+            &branch,
+            "--",
+            "sh",
+            "-c",
+            "cat data.bin; git status --porcelain",
+        ],
+    );
+    assert_status(&out, 0);
+    assert!(!mark.exists());
+    assert_eq!(stdout(&out), "data\n", "{}", stderr(&out));
+    assert!(stderr(&out).contains("unfiltered"), "{}", stderr(&out));
+}
+
+/// The user's global filter driver `lfs` (smudge `smudge`, clean lower-casing back, required as
+/// `git lfs install` makes it), whose runs leave a mark in HOME; `{MARK}` in `smudge` is the mark's
+/// path.
+fn filter_driver(env: &TestEnv, smudge: &str) -> PathBuf {
+    let mark = env.path().join("home/smudged");
+    let smudge = smudge.replace("{MARK}", &mark.display().to_string());
+    let mut config = fs::read_to_string(env.path().join("gitconfig")).unwrap();
+    config.push_str(&format!(
+        "[filter \"lfs\"]\n\tsmudge = \"{smudge}\"\n\tclean = tr A-Z a-z\n\trequired = true\n"
+    ));
+    fs::write(env.path().join("gitconfig"), config).unwrap();
+    mark
+}
+
+/// A job's commit naming the `lfs` filter for `data.bin`, with an `.lfsconfig` of its choosing; its
+/// branch.
+fn lfs_commit(env: &TestEnv, repo: &Path) -> String {
+    let (out, report) = env.worktree_job(
+        repo,
+        &[],
+        "echo '*.bin filter=lfs' > .gitattributes && echo data > data.bin && \
+         printf '[lfs]\\n\\turl = http://attacker.example/\\n' > .lfsconfig && \
+         git add -A && git commit -q -m lfs",
+    );
+    assert_status(&out, 0);
+    report["worktree"]["branch"].as_str().unwrap().to_string()
 }

@@ -7,6 +7,7 @@ use crate::controls::shell_quote;
 use crate::error::{Error, Result};
 use crate::job::record::{Record, State};
 use crate::words::plural;
+use crate::worktree::create::Filtered;
 
 use super::options::Speech;
 use super::prepared::{Chosen, Prepared};
@@ -77,6 +78,18 @@ pub(super) fn announce_start(prepared: &Prepared, record: &Record, notes: &[Stri
                  or a file where a directory of that path should be",
                 names.join(", ")
             );
+        }
+        match &created.filtered {
+            Filtered::Nothing => {}
+            Filtered::Written(files) => say!(
+                "isolate: the base is only on jobs' branches: the filter drivers of {} ran in the sandbox",
+                plural(*files, "file", "files")
+            ),
+            Filtered::Unfiltered { files, why } => say!(
+                "isolate: warning: the base is only on jobs' branches, and the filter drivers of {} \
+                 failed in the sandbox ({why}): they are as committed, unfiltered",
+                plural(*files, "file", "files")
+            ),
         }
         if created.dispatch_dirty {
             say!(

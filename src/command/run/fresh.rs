@@ -161,9 +161,14 @@ fn claim(
         let job = (&prepared.id, prepared.job_dir.as_path());
         journal::creating(options, job, &decided.policy, &t, (&path, &decided.cwd))?;
         let include = t.config.config.include.as_deref().unwrap_or_default();
-        if let Some(mut created) =
-            create::create(&t.project, &prepared.id, &path, &t.base, include)?
-        {
+        let confined = options.sandboxed.then_some(&decided.policy);
+        if let Some(mut created) = create::create(
+            &t.project,
+            &prepared.id,
+            &path,
+            &t.base,
+            (include, confined),
+        )? {
             created.project_branch = t.project_branch.clone();
             prepared.setup = t.config.config.setup.clone();
             prepared.cwd = cwd_inside(&t.project, &path);

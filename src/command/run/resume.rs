@@ -114,6 +114,7 @@ fn take(options: &RunOptions, state: &Path, resumed: Resumed) -> Result<Prepared
         base: wt.base.clone(),
         dispatch_dirty: false,
         included: Default::default(),
+        filtered: Default::default(),
         project_branch: wt.project_branch.clone(),
     };
     let agent = detect(&options.command, &path, &[&path, &project.top]);

@@ -13,17 +13,20 @@ use crate::error::{Error, Result};
 use crate::git;
 use crate::git::project::Project;
 use crate::job::id::JobId;
+use crate::sandbox::policy;
 use crate::worktree::include::{self, Included};
 
 mod checkout;
+mod filters;
 mod init;
 mod recreate;
 mod refs;
 
-use checkout::checkout;
+use checkout::{checkout, Base};
 use init::init;
 use refs::{delete_refs, project_refs};
 
+pub use filters::Filtered;
 pub use recreate::recreate;
 pub use refs::{pin_ref, undo};
 
@@ -39,17 +42,22 @@ pub struct Created {
     pub included: Included,
     /// The project's branch the job was started from (`merge` and `sync` bring it in).
     pub project_branch: Option<String>,
+    /// The files of a base only jobs vouch for that a filter driver writes, and how they were
+    /// written.
+    pub filtered: Filtered,
 }
 
 /// Creates the worktree of job `id` at `path` from commit `base`. `Ok(None)` when the id is taken
 /// (its branch, pin or directory exists already): nothing was made, draw another.
 /// `include`: the configured `.worktreeinclude` patterns, used when the project has no such file.
+/// `confined`: the job's policy, under which the filter drivers of a base only jobs vouch for run
+/// (`None` with `--no-sandbox`).
 pub fn create(
     project: &Project,
     id: &JobId,
     path: &Path,
     base: &str,
-    include: &[String],
+    (include, confined): (&[String], Option<&policy::Loaded>),
 ) -> Result<Option<Created>> {
     let branch = id.branch();
     // The refs first: their creation is the atomic test that nobody else has this id in the project.
@@ -78,22 +86,46 @@ pub fn create(
         .map(|out| out.status.success() && !out.stdout.is_empty())
         .unwrap_or(false)
     });
-    let filled = init(project, id, path)
-        .and_then(|()| checkout(path, &branch, base))
-        .and_then(|()| include::copy(project, path, include));
+    let filled = fill(project, id, path, base, (include, confined));
     let dispatch_dirty = dirty.join().unwrap_or(false);
     match filled {
-        Ok(included) => Ok(Some(Created {
+        Ok((included, filtered)) => Ok(Some(Created {
             path: path.to_path_buf(),
             branch,
             base: base.to_string(),
             dispatch_dirty,
             included,
             project_branch: None,
+            filtered,
         })),
         Err(e) => {
             undo(project, id, path, base);
             Err(e)
         }
     }
+}
+
+/// The new repository made, checked out at `base` (with no attributes when only jobs vouch for it,
+/// the files filters write then written confined), and `.worktreeinclude`'s files copied in.
+fn fill(
+    project: &Project,
+    id: &JobId,
+    path: &Path,
+    base: &str,
+    (include, confined): (&[String], Option<&policy::Loaded>),
+) -> Result<(Included, Filtered)> {
+    let whose = match filters::vouched(project, base)? {
+        true => Base::Vouched,
+        false => Base::JobsOnly,
+    };
+    init(project, id, path)?;
+    checkout(path, &id.branch(), base, whose, &project.object_format)?;
+    let filtered = match whose {
+        Base::Vouched => Filtered::Nothing,
+        Base::JobsOnly => {
+            let withheld = filters::withhold(path)?;
+            filters::write_withheld(project, path, &withheld, confined)?
+        }
+    };
+    Ok((include::copy(project, path, include)?, filtered))
 }
