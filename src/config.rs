@@ -120,6 +120,10 @@ fn check_root(raw: &str, root: &Path, state: &Path, project: &Project) -> Result
     if let Some(git_dir) = real.ancestors().find(|dir| is_git_dir(dir)) {
         return refuse(&format!("inside the git directory {}", git_dir.display()));
     }
+    // That job could write every worktree made there.
+    if let Some(top) = crate::git::mark::marked_top(&real) {
+        return refuse(&format!("inside the job worktree {}", top.display()));
+    }
     let state = resolved(state);
     if real.starts_with(&state) && !real.starts_with(state.join("worktrees")) {
         return refuse("inside isolate's state directory");

@@ -6,6 +6,7 @@
 //! the project itself (the user's repository, found from the cwd) is project.rs.
 
 mod hygiene;
+pub mod mark;
 pub mod project;
 mod run;
 mod version;

@@ -1,7 +1,7 @@
 //! Bad input: every failure names what failed, with the right status, and leaves nothing half-made.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::support::*;
 
@@ -543,6 +543,35 @@ fn a_worktree_root_in_a_git_directory_is_refused() {
         );
         assert!(!repo.join("new").exists(), "{root}");
         env.assert_fsck(&repo);
+    }
+}
+
+/// `worktree_root` may not lie inside a job's worktree (kept, here): that job can write there, so
+/// every worktree made under it would be the other job's to change. Refused (125) naming the
+/// setting and the job's worktree; nothing is made there.
+#[test]
+fn a_worktree_root_inside_a_jobs_worktree_is_refused() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (out, report) = env.worktree_job(&repo, &["--keep"], "true");
+    assert_status(&out, 0);
+    let kept = PathBuf::from(report["worktree"]["path"].as_str().unwrap());
+    for root in [kept.join("nested"), kept.join(".git/../x")] {
+        fs::write(
+            repo.join(".isolate.toml"),
+            format!("worktree_root = \"{}\"\n", root.display()),
+        )
+        .unwrap();
+        let before = fs::read_dir(&kept).unwrap().count();
+        let out = env.isolate(&repo, ["run", "--worktree", "--", "true"]);
+        assert_status(&out, 125);
+        let err = stderr(&out);
+        assert!(
+            err.contains("worktree_root") && err.contains("inside the job worktree"),
+            "{}: {err}",
+            root.display()
+        );
+        assert_eq!(fs::read_dir(&kept).unwrap().count(), before);
     }
 }
 

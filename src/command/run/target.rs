@@ -68,10 +68,5 @@ pub(super) fn job_worktree(dir: &Path, state: &Path) -> Option<PathBuf> {
             return Some(dir);
         }
     }
-    let top = dir.ancestors().find(|d| d.join(".git").exists())?;
-    let config = crate::textfile::read(&top.join(".git/config")).ok()?;
-    config
-        .lines()
-        .any(|l| l.trim() == "[isolate]")
-        .then(|| top.to_path_buf())
+    crate::git::mark::marked_top(dir)
 }

@@ -24,9 +24,17 @@ pub(super) fn unimported_refs(job: &Job, insp: &Inspection) -> Result<Vec<String
     }
     let ids: Vec<String> = named.iter().map(|(_, id)| id.clone()).collect();
     let missing = inspect::missing_from(&job.project.git_dir, &ids)?;
+    let mut tips = ids;
+    tips.extend(insp.branch_tip.iter().chain(&insp.head_commit).cloned());
+    let reflog_only = inspect::reflog_only(job.path, &job.project.git_dir, &tips)?;
     Ok(named
         .into_iter()
         .filter(|(_, id)| missing.contains(id))
         .map(|(name, _)| name)
+        .chain(
+            reflog_only
+                .iter()
+                .map(|id| format!("a commit only in a reflog ({})", &id[..12.min(id.len())])),
+        )
         .collect())
 }

@@ -39,10 +39,11 @@ pub(super) fn init(project: &Project, id: &JobId, path: &Path) -> Result<()> {
     let config = format!(
         "[include]\n\tpath = {}\n[core]\n\thooksPath = {}\n[remote \"project\"]\n\turl = {}\n\
          \tfetch = +refs/heads/*:refs/remotes/project/*\n[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n\
-         [isolate]\n\tjob = {id}\n",
+         {mark}\n\tjob = {id}\n",
         quote(&project.git_dir.join("config")),
         quote(&project.hooks),
         quote(&project.top),
+        mark = git::mark::SECTION,
     );
     let config_path = git_dir.join("config");
     let mut text =

@@ -10,6 +10,7 @@ use super::bounds::{check_head, readable};
 use super::error::InspectError;
 use super::layout::check_layout;
 use super::linked::linked_refs;
+use super::linked_status::add_linked_status;
 use super::open::open_untrusted;
 use super::state::{count_lines, in_progress};
 use super::status::count_status;
@@ -120,6 +121,8 @@ pub fn inspect(worktree: &Path, branch: &str) -> Result<Inspection, InspectError
     out.in_progress = in_progress(&git_dir);
 
     count_status(&repo, &mut out).map_err(git("cannot compute the status"))?;
+    // Linked worktrees the job added inside its worktree go with it: their status counts too.
+    add_linked_status(worktree, &git_dir, &mut out)?;
     Ok(out)
 }
 

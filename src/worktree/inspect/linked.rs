@@ -83,7 +83,7 @@ fn too_many(dir: &Path) -> InspectError {
 }
 
 /// The names in `dir`, sorted; `None` when it is missing or not a real directory.
-fn list(dir: &Path) -> Result<Option<Vec<std::ffi::OsString>>, InspectError> {
+pub(super) fn list(dir: &Path) -> Result<Option<Vec<std::ffi::OsString>>, InspectError> {
     if !is_dir(dir)? {
         return Ok(None);
     }
@@ -104,7 +104,7 @@ fn list(dir: &Path) -> Result<Option<Vec<std::ffi::OsString>>, InspectError> {
 }
 
 /// A real directory (not a link to one).
-fn is_dir(path: &Path) -> Result<bool, InspectError> {
+pub(super) fn is_dir(path: &Path) -> Result<bool, InspectError> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) => Ok(meta.file_type().is_dir()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
@@ -117,24 +117,31 @@ fn is_dir(path: &Path) -> Result<bool, InspectError> {
 }
 
 /// The object id a regular file at `path` holds (a loose ref or a detached HEAD), or `None` (not a
-/// regular file, symbolic, or not an id). At most 256 bytes are read.
+/// regular file, symbolic, or not an id).
 fn read_id(path: &Path) -> Result<Option<String>, InspectError> {
+    Ok(read_small(path, 256)?.and_then(|content| {
+        gix::ObjectId::from_hex(content.trim())
+            .ok()
+            .map(|id| id.to_string())
+    }))
+}
+
+/// At most `limit` bytes of the regular file at `path`; `None` when it is not one (or missing).
+pub(super) fn read_small(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, InspectError> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_file() => {}
         _ => return Ok(None),
     }
     let io = |source| InspectError::Io {
         path: path.to_owned(),
-        what: "cannot read a linked worktree's ref",
+        what: "cannot read a linked worktree's file",
         source,
     };
     let mut content = Vec::new();
     std::fs::File::open(path)
         .map_err(io)?
-        .take(256)
+        .take(limit)
         .read_to_end(&mut content)
         .map_err(io)?;
-    Ok(gix::ObjectId::from_hex(content.trim())
-        .ok()
-        .map(|id| id.to_string()))
+    Ok(Some(content))
 }

@@ -57,8 +57,10 @@ mod error;
 mod inspection;
 mod layout;
 mod linked;
+mod linked_status;
 mod missing;
 mod open;
+mod reflog;
 mod state;
 mod status;
 mod tally;
@@ -66,6 +68,7 @@ mod tally;
 pub use error::InspectError;
 pub use inspection::{inspect, Inspection};
 pub use missing::missing_from;
+pub use reflog::reflog_only;
 
 #[cfg(test)]
 mod tests;
