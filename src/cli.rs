@@ -47,6 +47,25 @@ pub enum Command {
     /// Policy profiles.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// A completion script for SHELL on stdout (job ids complete from the state directory).
+    Completions(CompletionsArgs),
+    /// The manual page (roff) on stdout: `isolate man | man -l -`; `isolate man run` for a command's.
+    Man(ManArgs),
+    /// The ids and names of the jobs on record, one per line (for the completion scripts).
+    #[command(name = "__complete-jobs", hide = true)]
+    CompleteJobs,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// A command's page (isolate-COMMAND(1)) instead of isolate(1).
+    pub command: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]

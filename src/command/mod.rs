@@ -1,6 +1,7 @@
 //! One file per subcommand; `dispatch` runs the one the command line names and returns the exit
 //! status, printing an error (and its hint) once, here.
 
+pub mod completions;
 pub mod doctor;
 pub mod import;
 pub mod logs;
@@ -42,6 +43,9 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Import(args) => import::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Sync(args) => sync::run(args),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => completions::man(args),
+        Command::CompleteJobs => completions::jobs(),
     };
     output::finish(result, 1)
 }

@@ -1,6 +1,7 @@
 mod agents;
 mod background;
 mod bad_input;
+mod completions;
 mod concurrency;
 mod escapes;
 mod fanout;
