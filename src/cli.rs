@@ -44,6 +44,8 @@ pub enum Command {
     Sync(ImportArgs),
     /// What this kernel and git enforce, and every gap that remains.
     Doctor(DoctorArgs),
+    /// Run CMD in a running (or kept) job's worktree, in the job's sandbox; it ends with the job.
+    Exec(ExecArgs),
     /// Policy profiles.
     #[command(subcommand)]
     Policy(PolicyCommand),
@@ -54,6 +56,21 @@ pub enum Command {
     /// The ids and names of the jobs on record, one per line (for the completion scripts).
     #[command(name = "__complete-jobs", hide = true)]
     CompleteJobs,
+}
+
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// A job id, a unique prefix of one, or a job's name.
+    pub job: String,
+    /// Pass the user's terminal through instead of giving CMD a terminal of its own.
+    #[arg(long)]
+    pub no_pty: bool,
+    /// Stop CMD after DUR (90s, 15m, 2h): SIGTERM to its tree, SIGKILL 10s later.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+    /// The command to run, after `--`.
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -30,6 +30,7 @@ pub use output::report_error;
 pub fn dispatch(cli: Cli) -> i32 {
     let result = match cli.command {
         Command::Run(args) => Ok(run::run(args)),
+        Command::Exec(args) => Ok(run::exec(args)),
         Command::Doctor(args) => doctor::run(args),
         Command::Policy(command) => policy::run(command),
         Command::Ps(args) => ps::run(args),

@@ -1,5 +1,6 @@
 //! A job: its id, its record (the report schema of docs/cli.md) and where records live.
 
+pub mod execs;
 pub mod id;
 pub mod record;
 pub mod store;

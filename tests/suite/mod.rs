@@ -4,6 +4,7 @@ mod bad_input;
 mod completions;
 mod concurrency;
 mod escapes;
+mod exec;
 mod fanout;
 mod faults;
 mod import;

@@ -65,6 +65,8 @@ pub(super) fn supervise_to_end(
         refused.network = Some(proxy.stop());
     }
     ended(&mut record, &ending);
+    // What `isolate exec` runs in the job ends with it, before its worktree is settled.
+    stop_execs(&prepared.job_dir, options.grace);
     settle(options, prepared, &mut record);
     prepared.remove_tmpdir();
     journal::write(prepared, &record);
@@ -128,4 +130,23 @@ fn hint(options: &RunOptions, prepared: &Prepared, writable: hints::Writable<'_>
     ) {
         say!("isolate: hint: {}", crate::controls::name(&hint));
     }
+}
+
+/// Stops every command `isolate exec` runs in the job (SIGTERM to its supervisor, which stops its
+/// tree) and waits until they are gone, at most `grace` and a few seconds more.
+fn stop_execs(job_dir: &std::path::Path, grace: std::time::Duration) {
+    let pids = crate::job::execs::live(job_dir);
+    if pids.is_empty() {
+        return;
+    }
+    for pid in &pids {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(*pid),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+    }
+    let limit = grace + std::time::Duration::from_secs(5);
+    crate::sys::pidfd::wait_exit(None, limit, std::time::Duration::from_millis(20), || {
+        crate::job::execs::live(job_dir).is_empty().then_some(())
+    });
 }

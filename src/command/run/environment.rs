@@ -1,40 +1,82 @@
 //! CMD's environment (docs/cli.md, "What CMD gets").
 
 use std::ffi::OsString;
+use std::path::Path;
 
 use crate::git;
+use crate::sandbox::policy::Loaded;
 
 use super::options::RunOptions;
 use super::prepared::Prepared;
 
+/// What CMD's environment is made from: a job's (run), or a command run in a job (exec).
+pub(super) struct Made<'a> {
+    /// The job's policy, then the one that narrows it (`--resume --policy`).
+    pub(super) policies: Vec<&'a Loaded>,
+    pub(super) id: &'a str,
+    pub(super) tmpdir: &'a Path,
+    /// Worktree, branch, base, project top.
+    pub(super) worktree: Option<(&'a Path, &'a str, &'a str, &'a Path)>,
+    /// The first of the job's ports.
+    pub(super) port: u16,
+    /// The URL of the job's network proxy, when its policy has a domain allowlist.
+    pub(super) proxy: Option<&'a str>,
+    /// `--env` (run only).
+    pub(super) extra: &'a [(String, String)],
+}
+
+impl<'a> Made<'a> {
+    /// A job's, from what `run` prepared.
+    pub(super) fn of_job(
+        options: &'a RunOptions,
+        prepared: &'a Prepared,
+        port: u16,
+        proxy: Option<&'a str>,
+    ) -> Made<'a> {
+        Made {
+            policies: std::iter::once(&prepared.policy)
+                .chain(&prepared.narrowing)
+                .collect(),
+            id: prepared.id.as_str(),
+            tmpdir: &prepared.tmpdir,
+            worktree: prepared.worktree.as_ref().map(|wt| {
+                let c = &wt.created;
+                (
+                    c.path.as_path(),
+                    c.branch.as_str(),
+                    c.base.as_str(),
+                    wt.project.top.as_path(),
+                )
+            }),
+            port,
+            proxy,
+            extra: &options.env,
+        }
+    }
+}
+
 /// CMD's environment (docs/cli.md, "What CMD gets").
-/// `proxy` is the URL of the job's network proxy, when its policy has a domain allowlist.
-pub(super) fn environment(
-    options: &RunOptions,
-    prepared: &Prepared,
-    port: u16,
-    proxy: Option<&str>,
-) -> Vec<(OsString, OsString)> {
+pub(super) fn environment(made: &Made<'_>) -> Vec<(OsString, OsString)> {
     // The job's policy, then the one that narrows it (`--resume --policy`): both remove, the second
     // sets last.
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| !k.to_string_lossy().starts_with("ISOLATE_"))
         .collect();
-    for policy in std::iter::once(&prepared.policy).chain(&prepared.narrowing) {
+    for policy in &made.policies {
         policy.policy.environment.apply(&mut env);
     }
     let mut set = |key: &str, value: OsString| {
         env.retain(|(k, _)| k != key);
         env.push((key.into(), value));
     };
-    set("ISOLATE_JOB", prepared.id.as_str().into());
-    set("ISOLATE_PORT", port.to_string().into());
-    set("TMPDIR", prepared.tmpdir.clone().into());
-    if let Some(wt) = &prepared.worktree {
-        set("ISOLATE_WORKTREE", wt.created.path.clone().into());
-        set("ISOLATE_BRANCH", wt.created.branch.clone().into());
-        set("ISOLATE_BASE", wt.created.base.clone().into());
-        set("ISOLATE_REPO", wt.project.top.clone().into());
+    set("ISOLATE_JOB", made.id.into());
+    set("ISOLATE_PORT", made.port.to_string().into());
+    set("TMPDIR", made.tmpdir.into());
+    if let Some((path, branch, base, repo)) = made.worktree {
+        set("ISOLATE_WORKTREE", path.into());
+        set("ISOLATE_BRANCH", branch.into());
+        set("ISOLATE_BASE", base.into());
+        set("ISOLATE_REPO", repo.into());
     }
     // git's automatic gc and maintenance off for the whole tree: `gc --auto` detaches a process that
     // would outlive the main process and be killed mid-way by the end-of-job stop.
@@ -50,7 +92,7 @@ pub(super) fn environment(
     );
     set(&format!("GIT_CONFIG_VALUE_{}", count + 1), "false".into());
     let mut count = count + 2;
-    if let Some(url) = proxy {
+    if let Some(url) = made.proxy {
         // Every tool's way of being told its proxy (curl, Python, Go and Rust clients read the
         // first ones, npm and pip their own, Node's fetch only with NODE_USE_ENV_PROXY, git its
         // http.proxy). Nothing bypasses it (NO_PROXY empty): it reaches the job's own ports too.
@@ -75,11 +117,11 @@ pub(super) fn environment(
         count += 1;
     }
     set("GIT_CONFIG_COUNT", count.to_string().into());
-    if prepared.worktree.is_some() {
+    if made.worktree.is_some() {
         // The job's git must find the job's repository, not one the caller pointed at.
         env.retain(|(k, _)| !git::LOCATION_VARS.iter().any(|r| k == r));
     }
-    for (k, v) in &options.env {
+    for (k, v) in made.extra {
         env.retain(|(key, _)| key != k.as_str());
         env.push((k.into(), v.into()));
     }

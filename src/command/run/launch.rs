@@ -22,7 +22,7 @@ use crate::supervise::spawn;
 
 use super::announce::announce_start;
 use super::confine::confine;
-use super::environment::environment;
+use super::environment::{environment, Made};
 use super::held::{JobCgroup, Ports};
 use super::journal::{self, pending_worktree};
 use super::network::start_proxy;
@@ -156,7 +156,12 @@ fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) 
         rules.add_devices(&paths);
     }
     let proxy_url = proxy.as_ref().map(Proxy::url);
-    let env = environment(options, prepared, ports.first(), proxy_url.as_deref());
+    let env = environment(&Made::of_job(
+        options,
+        prepared,
+        ports.first(),
+        proxy_url.as_deref(),
+    ));
     let cgroup = JobCgroup::create(prepared.id.as_str());
     // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) only changes how orphans of this process are re-parented.
     unsafe {

@@ -16,6 +16,7 @@ mod confine;
 mod detect;
 mod end;
 mod environment;
+mod exec;
 mod fresh;
 mod held;
 mod hints;
@@ -28,6 +29,7 @@ mod resume;
 mod setup;
 mod target;
 
+pub use exec::exec;
 use options::{Mode, RunOptions, Start};
 use prepared::Prepared;
 

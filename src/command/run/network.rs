@@ -41,8 +41,25 @@ pub(super) fn start_proxy(
         // --no-sandbox: nothing would hold the job to a proxy.
         return Ok(None);
     };
-    let policies = std::iter::once(&prepared.policy).chain(&prepared.narrowing);
-    let Some(net) = policies.map(|p| &p.policy.network).find(|n| n.proxied()) else {
+    let policies: Vec<&Loaded> = std::iter::once(&prepared.policy)
+        .chain(&prepared.narrowing)
+        .collect();
+    proxy_for(&policies, &prepared.job_dir, rules, first)
+}
+
+/// The proxy of the first of `policies` with a domain allowlist (logging to the job's `net.log` in
+/// `job_dir`), with `rules` routed through it; `None` when none has one.
+pub(super) fn proxy_for(
+    policies: &[&Loaded],
+    job_dir: &std::path::Path,
+    rules: &mut plan::Rules,
+    first: u16,
+) -> Result<Option<Proxy>> {
+    let Some(net) = policies
+        .iter()
+        .map(|p| &p.policy.network)
+        .find(|n| n.proxied())
+    else {
         return Ok(None);
     };
     let own = ports::ports_from(first);
@@ -53,7 +70,7 @@ pub(super) fn start_proxy(
         proxy: None,
     };
     let port = proxy::port_from_env()?;
-    let proxy = Proxy::start(allow, port, Some(&prepared.job_dir.join(proxy::LOG)))?;
+    let proxy = Proxy::start(allow, port, Some(&job_dir.join(proxy::LOG)))?;
     rules.route_through(proxy.port(), &own);
     Ok(Some(proxy))
 }

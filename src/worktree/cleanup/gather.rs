@@ -45,7 +45,8 @@ pub(super) fn gather(job: &Job, look: Look) -> Facts {
     };
     Facts {
         life: job.life,
-        in_use: false,
+        // A command `isolate exec` runs there.
+        in_use: !crate::job::execs::live(job.job_dir).is_empty(),
         tree,
         branch: branch_state,
         copied,
