@@ -120,11 +120,22 @@ fn check_root(raw: &str, root: &Path, state: &Path, project: &Project) -> Result
     if let Some(git_dir) = real.ancestors().find(|dir| is_git_dir(dir)) {
         return refuse(&format!("inside the git directory {}", git_dir.display()));
     }
-    // That job could write every worktree made there.
-    if let Some(top) = crate::git::mark::marked_top(&real) {
+    // That job could write every worktree made there. Every repository above is looked at, not
+    // only the nearest: a job can make one of its own inside its worktree.
+    if let Some(top) = real
+        .ancestors()
+        .find_map(|dir| crate::git::mark::marked_top(dir).filter(|top| top == dir))
+    {
         return refuse(&format!("inside the job worktree {}", top.display()));
     }
     let state = resolved(state);
+    // Where isolate puts jobs' worktrees (`worktrees/<project key>/<id>`): inside one whatever
+    // its config says, since the job writes that config.
+    if let Ok(below) = real.strip_prefix(state.join("worktrees")) {
+        if below.components().count() >= 2 {
+            return refuse("inside a job's worktree in isolate's state directory");
+        }
+    }
     if real.starts_with(&state) && !real.starts_with(state.join("worktrees")) {
         return refuse("inside isolate's state directory");
     }

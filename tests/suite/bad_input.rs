@@ -575,6 +575,38 @@ fn a_worktree_root_inside_a_jobs_worktree_is_refused() {
     }
 }
 
+/// The job writes everything in its worktree, its mark too: one that removed `[isolate]` from its
+/// `.git/config`, or made a repository of its own inside (whose config has no mark, and which is the
+/// nearest `.git` above the root), still holds the root out.
+#[test]
+fn a_worktree_root_inside_a_jobs_worktree_is_refused_whatever_the_job_left() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    for (script, inner) in [
+        ("git config --remove-section isolate", "nested"),
+        ("git init -q sub", "sub/roots"),
+    ] {
+        let (out, report) = env.worktree_job(&repo, &["--keep"], script);
+        assert_status(&out, 0);
+        let kept = PathBuf::from(report["worktree"]["path"].as_str().unwrap());
+        let root = kept.join(inner);
+        fs::write(
+            repo.join(".isolate.toml"),
+            format!("worktree_root = \"{}\"\n", root.display()),
+        )
+        .unwrap();
+        let out = env.isolate(&repo, ["run", "--worktree", "--", "true"]);
+        assert_status(&out, 125);
+        assert!(
+            stderr(&out).contains("worktree_root"),
+            "{script}: {}",
+            stderr(&out)
+        );
+        assert!(!root.exists(), "{script}");
+        fs::remove_file(repo.join(".isolate.toml")).unwrap();
+    }
+}
+
 /// The cleanup's inspection reads the job's objects in isolate's own process, without the import's
 /// memory bound: a tree naming the same subtree 170 times, three levels deep (a few KiB of
 /// objects), expanded to 4.9 million paths of an index (four levels of 300: 8.1 billion, 3.9 GB

@@ -2841,6 +2841,50 @@ fn a_filter_driver_that_fails_confined_leaves_the_files_as_committed() {
     assert!(stderr(&out).contains("unfiltered"), "{}", stderr(&out));
 }
 
+/// A driver the job's data compromises (the stand-in runs the committed file as a script) writes
+/// the new repository's `.git/info/attributes` and `.git/config` from inside the sandbox, then
+/// fails: the checkout that writes the files as committed must not run what it planted with the
+/// user's rights (`info/attributes` is read whatever `--attr-source` says).
+#[test]
+fn a_filter_driver_that_fails_confined_plants_nothing_the_fallback_runs() {
+    let env = TestEnv::new();
+    let mark = env.path().join("home/planted");
+    let mut config = fs::read_to_string(env.path().join("gitconfig")).unwrap();
+    config.push_str(
+        "[filter \"lfs\"]\n\tsmudge = \"sh -c 'sh >/dev/null 2>&1; exit 3'\"\n\tclean = cat\n\trequired = true\n",
+    );
+    fs::write(env.path().join("gitconfig"), config).unwrap();
+    let repo = env.repo("app");
+    let script = format!(
+        "mkdir -p .git/info; echo \"* filter=evil\" > .git/info/attributes; \
+         git config filter.evil.smudge \"sh -c 'echo ran >> {}; cat'\"",
+        mark.display()
+    );
+    fs::write(env.path().join("payload"), &script).unwrap();
+    let (out, report) = env.worktree_job(
+        &repo,
+        &[],
+        &format!(
+            "echo '*.bin filter=lfs' > .gitattributes && cp {} data.bin && \
+             git add -A && git commit -q -m lfs",
+            env.path().join("payload").display()
+        ),
+    );
+    assert_status(&out, 0);
+    let branch = report["worktree"]["branch"].as_str().unwrap().to_string();
+    let out = env.isolate(
+        &repo,
+        ["run", "--worktree", "--base", &branch, "--", "true"],
+    );
+    assert!(
+        !mark.exists(),
+        "what the confined driver planted ran unconfined: {:?} {}",
+        fs::read_to_string(&mark),
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("unfiltered"), "{}", stderr(&out));
+}
+
 /// The user's global filter driver `lfs` (smudge `smudge`, clean lower-casing back, required as
 /// `git lfs install` makes it), whose runs leave a mark in HOME; `{MARK}` in `smudge` is the mark's
 /// path.

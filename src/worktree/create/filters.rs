@@ -117,7 +117,9 @@ pub(super) fn withhold(path: &Path) -> Result<Vec<OsString>> {
 /// Writes the `withheld` files into the new worktree at `path`: with their filter drivers, in a
 /// sandbox of the job's policy `confined` (supervised, stopped with its whole tree), or as the user
 /// asked with `--no-sandbox` (`None`), unconfined like the job. When the drivers fail confined, the
-/// files are written as committed, with no attributes, and the outcome says why.
+/// files are written as committed, with no attributes, confined too (the drivers ran on the job's
+/// input and could write the repository: its config, `info/attributes`, index and list are no longer
+/// isolate's), and the outcome says why.
 pub(super) fn write_withheld(
     project: &Project,
     path: &Path,
@@ -134,29 +136,47 @@ pub(super) fn write_withheld(
         names.push(0);
     }
     std::fs::write(&list, names).map_err(|e| Error::io("cannot write", &list, e))?;
-    let written = write_listed(project, path, confined);
-    let outcome = match written {
-        Ok(None) => Ok(Filtered::Written(withheld.len())),
-        Ok(Some(why)) => checkout_listed(path, true).map(|()| Filtered::Unfiltered {
-            files: withheld.len(),
-            why,
-        }),
-        Err(e) => Err(e),
+    let files = withheld.len();
+    let outcome = match confined {
+        None => checkout_listed(path).map(|()| Filtered::Written(files)),
+        Some(loaded) => write_confined(project, path, loaded, files),
     };
     let _ = std::fs::remove_file(&list);
     outcome
 }
 
-/// The listed files written with their drivers: `None` when they all were, else why not.
-fn write_listed(
+/// The listed files written with their drivers in the sandbox; when they fail, as committed (no
+/// attributes) in the sandbox again. Never unconfined: after the drivers ran, nothing of the
+/// repository is isolate's.
+fn write_confined(
     project: &Project,
     path: &Path,
-    confined: Option<&policy::Loaded>,
-) -> Result<Option<String>> {
-    let Some(loaded) = confined else {
-        return checkout_listed(path, false).map(|()| None);
+    loaded: &policy::Loaded,
+    files: usize,
+) -> Result<Filtered> {
+    let Some(why) = checkout_confined(project, path, loaded, &[])? else {
+        return Ok(Filtered::Written(files));
     };
+    let neutral = no_attributes(&project.object_format);
+    match checkout_confined(project, path, loaded, &neutral)? {
+        None => Ok(Filtered::Unfiltered { files, why }),
+        Some(again) => Err(Error::Sandbox(format!(
+            "the filter drivers of {files} files failed in the sandbox ({why}), and writing \
+             them as committed failed there too ({again})"
+        ))),
+    }
+}
+
+/// `git checkout` of the listed files in a sandbox of the job's policy, with `extra` options first:
+/// `None` when it succeeded, else why not.
+fn checkout_confined(
+    project: &Project,
+    path: &Path,
+    loaded: &policy::Loaded,
+    extra: &[String],
+) -> Result<Option<String>> {
     let mut args: Vec<&str> = git::NO_HOOKS.to_vec();
+    args.extend(extra.iter().map(String::as_str));
     args.extend(CHECKOUT_LISTED);
     let out = sandboxed::git(project, path, loaded, &args)?;
     Ok(match out.status {
@@ -179,18 +199,9 @@ const CHECKOUT_LISTED: [&str; 7] = [
     "--",
 ];
 
-/// The listed files checked out unconfined: with no attributes (`neutral`), or as the user's git
-/// would (`--no-sandbox`).
-fn checkout_listed(path: &Path, neutral: bool) -> Result<()> {
-    let format = match git::run(path, ["rev-parse", "--show-object-format"]) {
-        Ok(out) => out.text(),
-        Err(_) => "sha1".into(),
-    };
+/// The listed files checked out unconfined, as the user's git would (`--no-sandbox`).
+fn checkout_listed(path: &Path) -> Result<()> {
     let mut cmd = git::command(path);
-    if neutral {
-        cmd.args(no_attributes(&format))
-            .env("GIT_ATTR_NOSYSTEM", "1");
-    }
     cmd.args(CHECKOUT_LISTED);
     git::run_command(cmd).map(|_| ())
 }

@@ -246,9 +246,16 @@ fn reflog_ids(git_dir: &Path) -> Result<HashSet<ObjectId>, InspectError> {
     let stash = git_dir.join("logs/refs/stash");
     let mut ids = HashSet::new();
     for file in files.iter().filter(|f| **f != stash) {
-        let Some(content) = read_small(file, MAX_REFLOG)? else {
+        let Some(content) = read_small(file, MAX_REFLOG + 1)? else {
             continue;
         };
+        // Its newest entries are last: a reflog read only in part would miss them.
+        if content.len() as u64 > MAX_REFLOG {
+            return Err(InspectError::NotARepository {
+                path: file.clone(),
+                reason: format!("a reflog of more than {MAX_REFLOG} bytes"),
+            });
+        }
         for line in content.lines() {
             let mut fields = line.splitn(3, |&b| b == b' ');
             let (_old, Some(new)) = (fields.next(), fields.next()) else {
