@@ -46,6 +46,8 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Run CMD in a running (or kept) job's worktree, in the job's sandbox; it ends with the job.
     Exec(ExecArgs),
+    /// Connect this terminal to a running job's own (started with --tty); detach and it runs on.
+    Attach(AttachArgs),
     /// Policy profiles.
     #[command(subcommand)]
     Policy(PolicyCommand),
@@ -56,6 +58,16 @@ pub enum Command {
     /// The ids and names of the jobs on record, one per line (for the completion scripts).
     #[command(name = "__complete-jobs", hide = true)]
     CompleteJobs,
+}
+
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// A job id, a unique prefix of one, or a job's name.
+    pub job: String,
+    /// The key that, pressed twice, detaches (pressed once and then another key, both go to the
+    /// job): ctrl- and a letter or one of @ [ \ ] ^ _.
+    #[arg(long, value_name = "KEY", default_value = "ctrl-\\")]
+    pub detach_key: String,
 }
 
 #[derive(Debug, Args)]
@@ -228,6 +240,12 @@ pub struct RunArgs {
     /// Pass the user's terminal through instead of giving the job a terminal of its own.
     #[arg(long)]
     pub no_pty: bool,
+
+    /// A terminal of its own held by its background supervisor, which keeps the screen: with --bg,
+    /// attach later (`isolate attach JOB`); without, attached at once. Detach with Ctrl-\ Ctrl-\;
+    /// the job runs on.
+    #[arg(long, conflicts_with = "no_pty")]
+    pub tty: bool,
 
     /// Human name of the job; the id and branch are derived from it (slug-4hex).
     #[arg(long, value_name = "NAME", value_parser = clap::value_parser!(std::ffi::OsString))]

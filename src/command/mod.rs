@@ -1,6 +1,7 @@
 //! One file per subcommand; `dispatch` runs the one the command line names and returns the exit
 //! status, printing an error (and its hint) once, here.
 
+pub mod attach;
 pub mod completions;
 pub mod doctor;
 pub mod import;
@@ -31,6 +32,7 @@ pub fn dispatch(cli: Cli) -> i32 {
     let result = match cli.command {
         Command::Run(args) => Ok(run::run(args)),
         Command::Exec(args) => Ok(run::exec(args)),
+        Command::Attach(args) => attach::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Policy(command) => policy::run(command),
         Command::Ps(args) => ps::run(args),

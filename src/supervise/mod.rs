@@ -2,6 +2,7 @@
 //! signals, enforces the timeout, and when the main process ends stops whatever the job left behind
 //! (the one stop sequence, stop/), so that nothing of the tree outlives its record.
 
+pub mod attach;
 pub mod background;
 pub mod broker;
 pub mod cgroup;

@@ -1,4 +1,5 @@
 mod agents;
+mod attach;
 mod background;
 mod bad_input;
 mod completions;

@@ -16,8 +16,13 @@ pub struct Screen {
 
 impl Screen {
     pub fn new(env: &TestEnv) -> Screen {
+        Screen::new_named(env, "main")
+    }
+
+    /// Another terminal of the same test (its own tmux server, named `name`).
+    pub fn new_named(env: &TestEnv, name: &str) -> Screen {
         let socket = format!(
-            "isolate-test-{}-{}",
+            "isolate-test-{}-{}-{name}",
             std::process::id(),
             env.path().file_name().unwrap().to_string_lossy()
         );

@@ -30,6 +30,7 @@ pub(super) fn supervise_to_end(
         proxy,
         log,
         mut terminal,
+        mut hub,
         ports,
         cgroup,
         clock,
@@ -40,6 +41,12 @@ pub(super) fn supervise_to_end(
             say!("isolate: warning: cannot relay the job's terminal: {e}");
         }
     }
+    if let (Some(h), Some(l)) = (hub.as_mut(), log.as_ref()) {
+        let started = l.writer.try_clone().and_then(|writer| h.start(writer));
+        if let Err(e) = started {
+            say!("isolate: warning: cannot serve the job's terminal: {e}");
+        }
+    }
     let timeout = prepared.timeout(options.timeout);
     let ending = reaper::supervise(
         pid,
@@ -47,12 +54,18 @@ pub(super) fn supervise_to_end(
         timeout,
         options.grace,
         cgroup.get(),
-        terminal
-            .as_mut()
-            .map(|t| t as &mut dyn interactive::Terminal),
+        match (terminal.as_mut(), hub.as_mut()) {
+            (Some(t), _) => Some(t as &mut dyn interactive::Terminal),
+            (None, Some(h)) => Some(h as &mut dyn interactive::Terminal),
+            (None, None) => None,
+        },
     );
     // The user's terminal is theirs again before isolate says anything more.
     drop(terminal);
+    // The rest of the job's terminal output goes into the log before it is finished.
+    if let Some(h) = hub {
+        h.finish();
+    }
     if let Some(log) = log {
         log.finish();
     }

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::job::record::{Record, WorktreeReport};
 use crate::job::store;
 use crate::sandbox::plan;
+use crate::supervise::attach::Hub;
 use crate::supervise::background::Notify;
 use crate::supervise::broker::Broker;
 use crate::supervise::interactive::{self, Interactive};
@@ -38,6 +39,8 @@ pub(super) struct Launched {
     pub(super) proxy: Option<Proxy>,
     pub(super) log: Option<Log>,
     pub(super) terminal: Option<Interactive>,
+    /// `--tty`: the job's terminal held here, for attaches.
+    pub(super) hub: Option<Hub>,
     pub(super) ports: Ports,
     pub(super) cgroup: JobCgroup,
     pub(super) clock: Instant,
@@ -53,6 +56,7 @@ struct Holding {
     proxy: Option<Proxy>,
     log: Option<Log>,
     terminal: Option<Interactive>,
+    hub: Option<Hub>,
     cgroup: JobCgroup,
     env: Vec<(OsString, OsString)>,
     record: Record,
@@ -99,7 +103,11 @@ pub(super) fn launch(
         stdout,
         stderr,
         cgroup_procs: held.cgroup.get().and_then(|cg| cg.procs_for_child()),
-        terminal: held.terminal.as_ref().map(Interactive::slave_fd),
+        terminal: held
+            .terminal
+            .as_ref()
+            .map(Interactive::slave_fd)
+            .or(held.hub.as_ref().and_then(Hub::slave_fd)),
     })?;
     let pid = starting.pid;
     let cgroup = held.cgroup.holding(pid);
@@ -124,6 +132,7 @@ pub(super) fn launch(
         proxy: held.proxy,
         log: held.log,
         terminal: held.terminal,
+        hub: held.hub,
         ports: held.ports,
         cgroup,
         clock,
@@ -150,9 +159,21 @@ fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) 
         ),
         _ => None,
     };
+    let hub = match (notify, options.tty) {
+        (Some(_), Some(tty)) => Some(
+            Hub::open(&prepared.job_dir, tty.size)
+                .map_err(|e| Error::System("cannot open a terminal for the job", e))?,
+        ),
+        _ => None,
+    };
     // The job's own terminal is a device it may write and control.
-    if let (Some(rules), Some(t)) = (confinement.rules.as_mut(), terminal.as_ref()) {
-        let paths: Vec<PathBuf> = t.slave_path().into_iter().collect();
+    if let Some(rules) = confinement.rules.as_mut() {
+        let paths: Vec<PathBuf> = terminal
+            .as_ref()
+            .and_then(Interactive::slave_path)
+            .into_iter()
+            .chain(hub.as_ref().and_then(Hub::slave_path))
+            .collect();
         rules.add_devices(&paths);
     }
     let proxy_url = proxy.as_ref().map(Proxy::url);
@@ -181,6 +202,7 @@ fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) 
         proxy,
         log,
         terminal,
+        hub,
         cgroup,
         env,
         record,

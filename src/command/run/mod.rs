@@ -64,7 +64,10 @@ pub fn run(args: RunArgs) -> i32 {
         Ok(Role::Caller(status)) => {
             // The background supervisor, another process, has the job now.
             prepared.disown();
-            status
+            match options.tty {
+                Some(tty) if tty.attach && status == 0 => attach_now(&prepared.job_dir),
+                _ => status,
+            }
         }
         Ok(Role::Supervisor(notify)) => execute(&options, prepared, &mut signals, Some(notify)),
         Err(e) => {
@@ -105,5 +108,18 @@ fn execute(
             }
             status
         }
+    }
+}
+
+/// `--tty` without `--bg`: the job started in the background, attached at once.
+fn attach_now(job_dir: &std::path::Path) -> i32 {
+    let attached = crate::job::store::read_record(job_dir).and_then(|record| {
+        let named = crate::command::attach::DEFAULT_KEY;
+        let key = crate::command::attach::detach_key(named)?;
+        crate::command::attach::attach_to(job_dir, &record, key, named)
+    });
+    match attached {
+        Ok(status) => status,
+        Err(e) => fail(&e),
     }
 }

@@ -4,6 +4,7 @@
 //! resolved where its inputs are.
 
 use std::ffi::OsString;
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -45,12 +46,23 @@ impl Speech {
     }
 }
 
+/// `--tty`: the job's terminal held by its background supervisor.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct Tty {
+    /// The caller's window size, when it has a terminal: the job's starts the same.
+    pub(super) size: Option<(u16, u16)>,
+    /// Without `--bg`: the caller attaches at once.
+    pub(super) attach: bool,
+}
+
 pub(super) struct RunOptions {
     pub(super) command: Vec<String>,
     /// `--name`, as the user's bytes (the job's id is slugged from them).
     pub(super) name: Option<OsString>,
     pub(super) start: Start,
     pub(super) mode: Mode,
+    /// `--tty` (the mode is then `Background`).
+    pub(super) tty: Option<Tty>,
     pub(super) speech: Speech,
     /// `--timeout`; the job's own limit is the shorter of it and its policies' (`Prepared::timeout`).
     pub(super) timeout: Option<Duration>,
@@ -72,10 +84,14 @@ impl From<RunArgs> for RunOptions {
             (None, true) => Start::Worktree { base: args.base },
             (None, false) => Start::Here,
         };
-        let mode = match args.bg {
+        let mode = match args.bg || args.tty {
             true => Mode::Background,
             false => Mode::Foreground { pty: !args.no_pty },
         };
+        let tty = args.tty.then(|| Tty {
+            size: crate::supervise::pty::winsize_of(std::io::stdin().as_fd()),
+            attach: !args.bg,
+        });
         let speech = match (args.json, args.quiet) {
             (true, _) => Speech::Json,
             (false, true) => Speech::Quiet,
@@ -86,6 +102,7 @@ impl From<RunArgs> for RunOptions {
             name: args.name,
             start,
             mode,
+            tty,
             speech,
             timeout: args.timeout,
             grace: args.grace,

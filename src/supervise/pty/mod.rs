@@ -32,6 +32,8 @@ mod tests;
 mod worker;
 
 pub use attach::attach_controlling_terminal;
-pub use pair::Pty;
+pub use pair::{set_size, winsize_of, Pty};
 pub use raw_mode::RawMode;
 pub use relay::{Relay, RelayEnd};
+pub use syscall::{read, set_nonblocking};
+pub use worker::Worker;

@@ -46,6 +46,11 @@ impl Pty {
         Ok(())
     }
 
+    /// Sets the pty's window size (rows, columns): the job's foreground group gets SIGWINCH.
+    pub fn set_winsize(&self, rows: u16, cols: u16) -> io::Result<()> {
+        set_size(self.master.as_fd(), rows, cols)
+    }
+
     /// Copies the termios of `from` (the user's terminal) to the slave, so the job's terminal
     /// behaves like the user's (echo, erase character, signal keys, output processing). Call it
     /// before [`RawMode::enter`]: afterwards the user's terminal is raw, and so would the job's be.
@@ -76,4 +81,26 @@ fn open_slave(master: &OwnedFd, flags: libc::c_int) -> io::Result<OwnedFd> {
     let fd = retry(|| unsafe { libc::open(name.as_ptr(), flags) })?;
     // SAFETY: a new descriptor that nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The window size (rows, columns) of the terminal `fd`, if it is one.
+pub fn winsize_of(fd: BorrowedFd<'_>) -> Option<(u16, u16)> {
+    // SAFETY: winsize is plain data.
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: TIOCGWINSZ writes exactly one winsize into `size`, which outlives the call.
+    retry(|| unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCGWINSZ, &mut size) }).ok()?;
+    (size.ws_row > 0 && size.ws_col > 0).then_some((size.ws_row, size.ws_col))
+}
+
+/// Sets the window size of the terminal (a pty master) `fd`.
+pub fn set_size(fd: BorrowedFd<'_>, rows: u16, cols: u16) -> io::Result<()> {
+    let size = libc::winsize {
+        ws_row: rows,
+        ws_col: cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCSWINSZ reads exactly one winsize from `size`, which outlives the call.
+    retry(|| unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCSWINSZ, &size) })?;
+    Ok(())
 }

@@ -4,13 +4,13 @@
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 
-pub(super) fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
+pub fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
     // SAFETY: read writes at most `buf.len()` bytes into `buf`.
     let n = retry(|| unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) })?;
     Ok(n as usize)
 }
 
-pub(super) fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
+pub fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: fcntl on a descriptor we borrow, changing its status flags only.
     let flags = retry(|| unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) })?;
     // SAFETY: as above; F_SETFL changes only the status flags of a descriptor we borrow.

@@ -10,16 +10,13 @@ use std::time::Duration;
 const THREAD_STACK: usize = 128 * 1024;
 
 /// A relay thread that reports its result on a channel, so it can be waited for with a timeout.
-pub(super) struct Worker<T> {
+pub struct Worker<T> {
     thread: thread::JoinHandle<()>,
     done: mpsc::Receiver<T>,
 }
 
 impl<T: Send + 'static> Worker<T> {
-    pub(super) fn spawn(
-        name: &str,
-        work: impl FnOnce() -> T + Send + 'static,
-    ) -> io::Result<Worker<T>> {
+    pub fn spawn(name: &str, work: impl FnOnce() -> T + Send + 'static) -> io::Result<Worker<T>> {
         let (tx, done) = mpsc::sync_channel(1);
         let thread = thread::Builder::new()
             .name(name.into())
@@ -32,7 +29,7 @@ impl<T: Send + 'static> Worker<T> {
 
     /// The thread's result, if it ends within `timeout`; otherwise the thread is left to end on
     /// its own.
-    pub(super) fn wait(self, timeout: Duration) -> Option<T> {
+    pub fn wait(self, timeout: Duration) -> Option<T> {
         let result = self.done.recv_timeout(timeout).ok()?;
         let _ = self.thread.join();
         Some(result)

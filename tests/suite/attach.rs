@@ -1,0 +1,213 @@
+//! Background jobs with a terminal (`run --tty`) and `attach`, driven through real terminals
+//! (tmux): the current screen on attach, typing, resizing, Ctrl-C, detaching and attaching again,
+//! a second attach taking over, a foreground `--tty` job detached, and the attach socket closed to
+//! the job itself.
+
+use std::fs;
+use std::time::Duration;
+
+use crate::support::screen::Screen;
+use crate::support::*;
+
+/// Starts `bash -i` (prompt `inner$ `) with `run ARGS`, its id written to a file.
+fn start_shell(env: &TestEnv, screen: &Screen, args: &str) -> String {
+    screen.line(&format!(
+        "{BIN} run {args} -- env PS1='in''ner$ ' bash --norc --noprofile -i > {}",
+        env.path().join("id").display()
+    ));
+    assert!(wait_until(Duration::from_secs(20), || !screen
+        .file("id")
+        .trim()
+        .is_empty()));
+    screen.file("id").trim().to_string()
+}
+
+fn state(env: &TestEnv, id: &str) -> String {
+    let out = env.isolate(env.path(), ["status", id, "--json"]);
+    let record: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    record["state"].as_str().unwrap_or_default().to_string()
+}
+
+/// The pane cleared of what the outer shell printed, so that what shows next is the attach's own.
+fn clear(screen: &Screen) {
+    screen.line("clear");
+    screen.tmux(&["clear-history", "-t", "main"]);
+}
+
+#[test]
+fn a_background_job_with_a_terminal_is_attached_typed_into_resized_detached_and_attached_again() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    let id = start_shell(&env, &screen, "--bg --tty");
+    assert_eq!(state(&env, &id), "running");
+
+    screen.line(&format!("{BIN} attach {id}"));
+    assert!(screen.wait_for("inner$"), "{}", screen.screen());
+    screen.line("echo typed-$((6*7))");
+    assert!(screen.wait_for("typed-42"), "{}", screen.screen());
+    screen.tmux(&["resize-window", "-t", "main", "-x", "91", "-y", "27"]);
+    std::thread::sleep(Duration::from_millis(300));
+    screen.line("stty size");
+    assert!(screen.wait_for("27 91"), "{}", screen.screen());
+    screen.line("sleep 100");
+    std::thread::sleep(Duration::from_millis(300));
+    screen.key("C-c");
+    screen.line("echo after-ctrl-c");
+    assert!(screen.wait_for("after-ctrl-c\n"), "{}", screen.screen());
+
+    screen.key("C-\\");
+    screen.key("C-\\");
+    assert!(screen.wait_for("detached from"), "{}", screen.screen());
+    assert_eq!(state(&env, &id), "running", "detaching ended the job");
+
+    // Attached again, the screen is the job's as it is now, not blank.
+    clear(&screen);
+    screen.line(&format!("{BIN} attach {id}"));
+    assert!(screen.wait_for("after-ctrl-c"), "{}", screen.screen());
+    screen.line("exit 3");
+    assert!(screen.wait_for("exited"), "{}", screen.screen());
+    assert_eq!(
+        env.isolate(env.path(), ["wait", &id]).status.code(),
+        Some(3)
+    );
+    let log = fs::read_to_string(env.state.join("jobs").join(&id).join("output.log")).unwrap();
+    assert!(
+        log.contains("typed-42"),
+        "the terminal's output is logged: {log:?}"
+    );
+}
+
+#[test]
+fn a_second_attach_takes_over_and_the_first_is_told() {
+    let env = TestEnv::new();
+    let first = Screen::new(&env);
+    let id = start_shell(&env, &first, "--bg --tty");
+    first.line(&format!("{BIN} attach {id}"));
+    assert!(first.wait_for("inner$"), "{}", first.screen());
+    let second = Screen::new_named(&env, "second");
+    second.line(&format!("{BIN} attach {id}"));
+    assert!(second.wait_for("inner$"), "{}", second.screen());
+    assert!(
+        first.wait_for("attached from another terminal"),
+        "{}",
+        first.screen()
+    );
+    assert_eq!(state(&env, &id), "running");
+    second.line("echo from-second");
+    assert!(second.wait_for("from-second\n"), "{}", second.screen());
+    second.line("exit");
+    assert!(second.wait_for("exited"), "{}", second.screen());
+}
+
+#[test]
+fn a_foreground_tty_job_detaches_into_the_background_and_is_attached_again() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    screen.line(&format!(
+        "{BIN} run --tty -- env PS1='in''ner$ ' bash --norc --noprofile -i"
+    ));
+    assert!(screen.wait_for("inner$"), "{}", screen.screen());
+    let ps = env.isolate(env.path(), ["ps", "--json"]);
+    let jobs: serde_json::Value = serde_json::from_str(&stdout(&ps)).unwrap();
+    let id = jobs[0]["id"].as_str().unwrap().to_string();
+    screen.line("echo first-$((1+1))");
+    assert!(screen.wait_for("first-2"), "{}", screen.screen());
+    screen.key("C-\\");
+    screen.key("C-\\");
+    assert!(screen.wait_for("detached from"), "{}", screen.screen());
+    assert_eq!(state(&env, &id), "running");
+    clear(&screen);
+    screen.line(&format!("{BIN} attach {id}"));
+    assert!(screen.wait_for("first-2"), "{}", screen.screen());
+    screen.line("exit");
+    assert!(screen.wait_for("exited"), "{}", screen.screen());
+}
+
+/// The attach socket is a path-named unix socket outside the job's sandbox: the job cannot
+/// connect to it, by its path or through /proc; a job without `--tty` has none, and an attach
+/// without a terminal says so.
+#[test]
+fn the_job_cannot_reach_its_own_attach_socket_and_attach_needs_a_tty_job_and_a_terminal() {
+    let env = TestEnv::new();
+    let probe = env.probe(
+        "probe.py",
+        &format!(
+            "path = '{}/jobs/' + os.environ['ISOLATE_JOB'] + '/attach.sock'\n\
+             time.sleep(0.5)\n\
+             attempt('path', lambda: socket.socket(socket.AF_UNIX).connect(path))\n\
+             attempt('proc', lambda: socket.socket(socket.AF_UNIX).connect('/proc/self/root' + path))\n\
+             print('probed', flush=True)\n\
+             time.sleep(30)\n",
+            env.state.display()
+        ),
+    );
+    let out = env.isolate(
+        env.path(),
+        ["run", "--bg", "--tty", "--", "python3", &probe],
+    );
+    assert_status(&out, 0);
+    let id = stdout(&out).trim().to_string();
+    let log = env.state.join("jobs").join(&id).join("output.log");
+    assert!(wait_until(Duration::from_secs(20), || fs::read_to_string(
+        &log
+    )
+    .unwrap_or_default()
+    .contains("probed")));
+    let text = fs::read_to_string(&log).unwrap();
+    assert!(
+        !text.contains("path: ok") && !text.contains("proc: ok"),
+        "{text}"
+    );
+    assert!(env
+        .state
+        .join("jobs")
+        .join(&id)
+        .join("attach.sock")
+        .exists());
+
+    let out = env.isolate(env.path(), ["attach", &id]);
+    assert_status(&out, 1);
+    assert!(
+        stderr(&out).contains("needs a terminal"),
+        "{}",
+        stderr(&out)
+    );
+    env.isolate(env.path(), ["stop", &id]);
+
+    let out = env.isolate(env.path(), ["run", "--bg", "--", "sleep", "20"]);
+    let plain = stdout(&out).trim().to_string();
+    let out = env.isolate(env.path(), ["attach", &plain]);
+    assert_status(&out, 1);
+    assert!(stderr(&out).contains("without --tty"), "{}", stderr(&out));
+    env.isolate(env.path(), ["stop", &plain]);
+}
+
+/// A full-screen program (vim, on its alternate screen) attached to after it drew: the screen is
+/// there at once, and keys reach it.
+#[test]
+fn attaching_to_vim_shows_its_screen_as_it_is() {
+    let env = TestEnv::new();
+    let file = env.file("notes.txt", "first line of the notes\n");
+    let screen = Screen::new(&env);
+    screen.line(&format!(
+        "{BIN} run --bg --tty -- vim -u NONE -N -n {} > {}",
+        file.display(),
+        env.path().join("id").display()
+    ));
+    assert!(wait_until(Duration::from_secs(20), || !screen
+        .file("id")
+        .trim()
+        .is_empty()));
+    let id = screen.file("id").trim().to_string();
+    std::thread::sleep(Duration::from_millis(500));
+    clear(&screen);
+    screen.line(&format!("{BIN} attach {id}"));
+    assert!(
+        screen.wait_for("first line of the notes"),
+        "{}",
+        screen.screen()
+    );
+    screen.send(":q!");
+    screen.key("Enter");
+    assert!(screen.wait_for("exited"), "{}", screen.screen());
+}
