@@ -14,7 +14,8 @@ mod wait;
 
 pub use hygiene::{command, redirects, CONFIG, ENV, LOCATION_VARS, NO_HOOKS, REDIRECTING_VARS};
 pub use run::{
-    checked, describe, run, run_command, run_with_input, try_run, try_run_with_input, Output,
+    checked, describe, run, run_command, run_on_terminal, run_with_input, try_run,
+    try_run_with_input, Output,
 };
 pub use version::{require, version};
 pub use wait::{collect, wait, TIMEOUT};

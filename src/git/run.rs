@@ -72,6 +72,26 @@ pub fn run_command(mut cmd: Command) -> Result<Output> {
     checked(&cmd, out)
 }
 
+/// `cmd` run to the end with its stderr on isolate's (a terminal: git's progress shows there),
+/// its stdout dropped; fails unless it exits 0 (git's message is then on the terminal already).
+pub fn run_on_terminal(mut cmd: Command) -> Result<()> {
+    cmd.stdout(Stdio::null()).stderr(Stdio::inherit());
+    let mut child = cmd.spawn().map_err(|e| Error::Git {
+        args: describe(&cmd),
+        code: None,
+        stderr: format!("cannot start git: {e}"),
+    })?;
+    let status = super::wait(&mut child, &cmd, TIMEOUT)?;
+    match status.success() {
+        true => Ok(()),
+        false => Err(Error::git(
+            describe(&cmd),
+            status.code(),
+            b"(its message is above)",
+        )),
+    }
+}
+
 /// `git -C dir ARGS` run to the end (with `input` on stdin): the command, for messages, and what it
 /// printed.
 fn exec<I, S>(dir: &Path, args: I, input: Option<&[u8]>) -> Result<(Command, Output)>

@@ -297,3 +297,56 @@ fn tmux_runs_inside_a_job_with_a_server_of_its_own() {
     assert!(stdout(&out).contains("inside-the-job") && stdout(&out).contains("served"));
     screen.run("echo STILL\"\"HERE", "STILLHERE");
 }
+
+/// Long work shows progress on a terminal, and only there: creating a worktree shows git's
+/// progress line on stderr when it is a terminal (git's delay set to none, so a small repository
+/// shows it), nothing when stderr is a pipe or with `-q`; `merge` of several jobs says which one
+/// of how many it is at.
+#[test]
+fn long_work_shows_progress_on_a_terminal_and_nowhere_else() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    for i in 0..300 {
+        fs::write(repo.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();
+    }
+    env.git(&repo, ["add", "."]);
+    env.git(&repo, ["commit", "-q", "-m", "files"]);
+    let screen = Screen::new(&env);
+    screen.line(&format!(
+        "cd {} && GIT_PROGRESS_DELAY=0 {BIN} run --worktree -- true",
+        repo.display()
+    ));
+    assert!(screen.wait_for("Updating files"), "{}", screen.screen());
+    assert!(
+        !screen.screen().contains("Reset branch"),
+        "{}",
+        screen.screen()
+    );
+
+    let piped = env.isolate_with(
+        &repo,
+        &[("GIT_PROGRESS_DELAY", "0")],
+        &["run", "--worktree", "--", "true"],
+    );
+    assert_status(&piped, 0);
+    assert!(
+        !stderr(&piped).contains("Updating files"),
+        "{}",
+        stderr(&piped)
+    );
+
+    for n in 0..2 {
+        let (out, _) = env.worktree_job(
+            &repo,
+            &[],
+            &format!("echo {n} > job{n}.txt && git add job{n}.txt && git commit -q -m job{n}"),
+        );
+        assert_status(&out, 0);
+    }
+    // The screen's shell has no global git configuration: the identity is the project's own.
+    env.git(&repo, ["config", "user.name", "Test User"]);
+    env.git(&repo, ["config", "user.email", "test@example.com"]);
+    screen.line(&format!("{BIN} merge --all --yes"));
+    assert!(screen.wait_for("[2/2]"), "{}", screen.screen());
+    assert!(screen.screen().contains("[1/2]"), "{}", screen.screen());
+}

@@ -113,7 +113,10 @@ fn merge_all(args: &MergeArgs) -> Result<Vec<Job>> {
     };
     let mut done = Vec::new();
     let mut stopped = false;
-    for (dir, record) in chosen {
+    let total = chosen.len();
+    // A line per job on a terminal when there are several: which one of how many is being merged.
+    let progress = total > 1 && !args.json && crate::command::output::stderr_is_terminal();
+    for (n, (dir, record)) in chosen.into_iter().enumerate() {
         let mut job = Job {
             id: record.id.clone(),
             name: record.name.clone(),
@@ -127,6 +130,9 @@ fn merge_all(args: &MergeArgs) -> Result<Vec<Job>> {
         if stopped {
             done.push(job);
             continue;
+        }
+        if progress {
+            say!("isolate: [{}/{total}] {}", n + 1, job.branch);
         }
         job.outcome = match merge_one(&state, &dir, &record, args) {
             Ok(outcome) => outcome,

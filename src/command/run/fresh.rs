@@ -18,7 +18,7 @@ use crate::worktree::create;
 use super::allow_write::check_allow_write;
 use super::detect::{detect, executable, inside, slug_source};
 use super::journal;
-use super::options::{RunOptions, Start};
+use super::options::{RunOptions, Speech, Start};
 use super::prepared::{Chosen, JobWorktree, Prepared};
 use super::target::{worktree_target, Target};
 
@@ -161,14 +161,13 @@ fn claim(
         let job = (&prepared.id, prepared.job_dir.as_path());
         journal::creating(options, job, &decided.policy, &t, (&path, &decided.cwd))?;
         let include = t.config.config.include.as_deref().unwrap_or_default();
-        let confined = options.sandboxed.then_some(&decided.policy);
-        if let Some(mut created) = create::create(
-            &t.project,
-            &prepared.id,
-            &path,
-            &t.base,
-            (include, confined),
-        )? {
+        let fill = create::Fill {
+            include,
+            confined: options.sandboxed.then_some(&decided.policy),
+            progress: options.speech == Speech::Human
+                && crate::command::output::stderr_is_terminal(),
+        };
+        if let Some(mut created) = create::create(&t.project, &prepared.id, &path, &t.base, fill)? {
             created.project_branch = t.project_branch.clone();
             prepared.setup = t.config.config.setup.clone();
             prepared.cwd = cwd_inside(&t.project, &path);

@@ -17,13 +17,14 @@ pub(super) enum Base {
     JobsOnly,
 }
 
-/// Checks out `base` on `branch` with parallel checkout (one worker per core).
+/// Checks out `base` on `branch` with parallel checkout (one worker per core); with `progress`,
+/// git's own progress line on isolate's stderr (a terminal).
 pub(super) fn checkout(
     path: &Path,
     branch: &str,
     base: &str,
     whose: Base,
-    object_format: &str,
+    (object_format, progress): (&str, bool),
 ) -> Result<()> {
     let mut cmd = git::command(path);
     if whose == Base::JobsOnly {
@@ -39,6 +40,10 @@ pub(super) fn checkout(
         "submodule.recurse=false",
         "checkout",
         "--quiet",
+        match progress {
+            true => "--progress",
+            false => "--no-progress",
+        },
         "--force",
         "--no-recurse-submodules",
         "-B",
@@ -46,5 +51,8 @@ pub(super) fn checkout(
         base,
         "--",
     ]);
-    git::run_command(cmd).map(|_| ())
+    match progress {
+        true => git::run_on_terminal(cmd),
+        false => git::run_command(cmd).map(|_| ()),
+    }
 }

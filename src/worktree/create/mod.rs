@@ -30,6 +30,18 @@ pub use filters::Filtered;
 pub use recreate::recreate;
 pub use refs::{pin_ref, undo};
 
+/// How a new worktree is filled.
+#[derive(Clone, Copy)]
+pub struct Fill<'a> {
+    /// The configured `.worktreeinclude` patterns, used when the project has no such file.
+    pub include: &'a [String],
+    /// The job's policy, under which the filter drivers of a base only jobs vouch for run (`None`
+    /// with `--no-sandbox`).
+    pub confined: Option<&'a policy::Loaded>,
+    /// git's progress line on isolate's stderr (a terminal).
+    pub progress: bool,
+}
+
 /// A worktree isolate has made, and the refs it made in the project.
 #[derive(Debug)]
 pub struct Created {
@@ -51,13 +63,13 @@ pub struct Created {
 /// (its branch, pin or directory exists already): nothing was made, draw another.
 /// `include`: the configured `.worktreeinclude` patterns, used when the project has no such file.
 /// `confined`: the job's policy, under which the filter drivers of a base only jobs vouch for run
-/// (`None` with `--no-sandbox`).
+/// (`None` with `--no-sandbox`). `progress`: git's progress line on isolate's stderr (a terminal).
 pub fn create(
     project: &Project,
     id: &JobId,
     path: &Path,
     base: &str,
-    (include, confined): (&[String], Option<&policy::Loaded>),
+    fill_with: Fill<'_>,
 ) -> Result<Option<Created>> {
     let branch = id.branch();
     // The refs first: their creation is the atomic test that nobody else has this id in the project.
@@ -86,7 +98,7 @@ pub fn create(
         .map(|out| out.status.success() && !out.stdout.is_empty())
         .unwrap_or(false)
     });
-    let filled = fill(project, id, path, base, (include, confined));
+    let filled = fill(project, id, path, base, fill_with);
     let dispatch_dirty = dirty.join().unwrap_or(false);
     match filled {
         Ok((included, filtered)) => Ok(Some(Created {
@@ -112,20 +124,21 @@ fn fill(
     id: &JobId,
     path: &Path,
     base: &str,
-    (include, confined): (&[String], Option<&policy::Loaded>),
+    with: Fill<'_>,
 ) -> Result<(Included, Filtered)> {
     let whose = match filters::vouched(project, base)? {
         true => Base::Vouched,
         false => Base::JobsOnly,
     };
     init(project, id, path)?;
-    checkout(path, &id.branch(), base, whose, &project.object_format)?;
+    let format = project.object_format.as_str();
+    checkout(path, &id.branch(), base, whose, (format, with.progress))?;
     let filtered = match whose {
         Base::Vouched => Filtered::Nothing,
         Base::JobsOnly => {
             let withheld = filters::withhold(path)?;
-            filters::write_withheld(project, path, &withheld, confined)?
+            filters::write_withheld(project, path, &withheld, with.confined)?
         }
     };
-    Ok((include::copy(project, path, include)?, filtered))
+    Ok((include::copy(project, path, with.include)?, filtered))
 }
