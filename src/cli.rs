@@ -251,9 +251,20 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME", value_parser = clap::value_parser!(std::ffi::OsString))]
     pub name: Option<std::ffi::OsString>,
 
-    /// Commit to cut the worktree from (default: HEAD of the current checkout).
+    /// Commit to cut the worktree from (default: HEAD of the current checkout, or the `base`
+    /// setting); `fresh`: the default branch of the remote origin, fetched first.
     #[arg(long, value_name = "REV", requires = "worktree")]
     pub base: Option<String>,
+
+    /// Cut the worktree from a pull or merge request's head, fetched from origin: N, #N, or its
+    /// GitHub or GitLab URL.
+    #[arg(
+        long,
+        value_name = "PR",
+        requires = "worktree",
+        conflicts_with = "base"
+    )]
+    pub pr: Option<crate::git::remote::PullRequest>,
 
     /// Stop the job after DUR (90s, 15m, 2h; default: the policy's timeout): SIGTERM to its tree,
     /// SIGKILL after --grace.

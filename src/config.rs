@@ -21,6 +21,20 @@ pub struct Config {
     pub policy: Option<String>,
     /// `.worktreeinclude` patterns, used when the project has no `.worktreeinclude`.
     pub include: Option<Vec<String>>,
+    /// What a worktree is cut from without `--base`: the caller's HEAD (`head`, the default) or
+    /// the remote's default branch, fetched first (`fresh`).
+    pub base: Option<BaseSetting>,
+    /// Where `fresh` falls back when the remote cannot be reached: nowhere (the run fails, the
+    /// default), or the caller's HEAD (`head`).
+    pub base_fallback: Option<BaseSetting>,
+}
+
+/// `base` and `base_fallback`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BaseSetting {
+    Head,
+    Fresh,
 }
 
 /// A configuration and where each of its files was.
@@ -55,6 +69,8 @@ pub fn load(project: Option<&Project>) -> Result<Loaded> {
             worktree_root: p.worktree_root.or(user.worktree_root),
             policy: p.policy.or(user.policy),
             include: p.include.or(user.include),
+            base: p.base.or(user.base),
+            base_fallback: p.base_fallback.or(user.base_fallback),
         },
     };
     Ok(Loaded {

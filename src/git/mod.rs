@@ -8,6 +8,7 @@
 mod hygiene;
 pub mod mark;
 pub mod project;
+pub mod remote;
 mod run;
 mod version;
 mod wait;

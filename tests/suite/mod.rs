@@ -14,6 +14,7 @@ mod planted;
 mod policy;
 mod proxy;
 mod sockets;
+mod starting;
 mod structure;
 mod terminal;
 mod worktrees;

@@ -79,6 +79,11 @@ pub(super) fn announce_start(prepared: &Prepared, record: &Record, notes: &[Stri
                 names.join(", ")
             );
         }
+        match (created.pull_request, &created.started_from) {
+            (Some(n), Some(from)) => say!("isolate: cut from pull request #{n} ({from}, fetched)"),
+            (None, Some(from)) => say!("isolate: cut from {from} (fetched: --base fresh)"),
+            _ => {}
+        }
         match &created.filtered {
             Filtered::Nothing => {}
             Filtered::Written(files) => say!(
@@ -163,6 +168,9 @@ pub(super) fn announce_end(
     };
     say!("  branch:   {branch}");
     if let Some(next) = &wt.handoff {
-        say!("  next:     {next}");
+        match wt.pull_request {
+            Some(n) => say!("  next:     {next}   (the work on pull request #{n})"),
+            None => say!("  next:     {next}"),
+        }
     }
 }

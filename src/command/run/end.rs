@@ -119,6 +119,8 @@ fn settle(options: &RunOptions, prepared: &Prepared, record: &mut Record) {
         settling: cleanup::Settling::End { keep: options.keep },
         dispatch_dirty: jw.created.dispatch_dirty,
         project_branch: jw.created.project_branch.as_deref(),
+        pull_request: jw.created.pull_request,
+        started_from: jw.created.started_from.as_deref(),
         policy: Some(&prepared.policy.reference),
     };
     match cleanup::settle(&job) {

@@ -20,7 +20,8 @@ use super::detect::{detect, executable, inside, slug_source};
 use super::journal;
 use super::options::{RunOptions, Speech, Start};
 use super::prepared::{Chosen, JobWorktree, Prepared};
-use super::target::{worktree_target, Target};
+use super::target::{worktree_target, Fetch, Target};
+use crate::git::remote;
 
 /// How many fresh ids to draw before giving up (each draw collides with 1/65536 chance per job).
 const ID_ATTEMPTS: usize = 64;
@@ -39,7 +40,7 @@ pub(super) fn prepare(options: &RunOptions) -> Result<Prepared> {
         .map_err(|e| Error::io("cannot read the current directory", ".", e))?;
     let state = store::state_dir()?;
     let target = match &options.start {
-        Start::Worktree { base } => Some(worktree_target(&cwd, &state, base.as_deref())?),
+        Start::Worktree { base } => Some(worktree_target(&cwd, &state, base)?),
         Start::Here | Start::Resume(_) => None,
     };
     if !options.allow_write.is_empty() {
@@ -137,7 +138,16 @@ fn claim(
     decided: Decided,
     mut target: Option<Target>,
 ) -> Result<Prepared> {
-    let name = options.name.as_ref().map(|n| n.as_encoded_bytes().to_vec());
+    // A pull request's job is named after it unless named otherwise.
+    let pr_name = match target.as_ref().and_then(|t| t.fetched.as_ref()) {
+        Some(Fetch::PullRequest { number, .. }) => Some(format!("pr-{number}").into_bytes()),
+        _ => None,
+    };
+    let name = options
+        .name
+        .as_ref()
+        .map(|n| n.as_encoded_bytes().to_vec())
+        .or(pr_name);
     let name_bytes = name
         .as_deref()
         .unwrap_or_else(|| slug_source(&options.command));
@@ -169,6 +179,24 @@ fn claim(
         };
         if let Some(mut created) = create::create(&t.project, &prepared.id, &path, &t.base, fill)? {
             created.project_branch = t.project_branch.clone();
+            (created.pull_request, created.started_from) = match &t.fetched {
+                Some(Fetch::PullRequest { number, fetched }) => (
+                    Some(*number),
+                    Some(format!("{} {}", remote::REMOTE, fetched.source)),
+                ),
+                Some(Fetch::Fresh(fetched)) => {
+                    (None, Some(format!("{} {}", remote::REMOTE, fetched.source)))
+                }
+                Some(Fetch::FellBack(why)) => {
+                    if options.speech == Speech::Human {
+                        say!(
+                            "isolate: warning: {why}; cut from HEAD instead, as base_fallback = \"head\" allows"
+                        );
+                    }
+                    (None, None)
+                }
+                None => (None, None),
+            };
             prepared.setup = t.config.config.setup.clone();
             prepared.cwd = cwd_inside(&t.project, &path);
             prepared.worktree = Some(JobWorktree {

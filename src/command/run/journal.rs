@@ -122,5 +122,7 @@ pub(super) fn pending_worktree(
         handoff: None,
         branch_tip: None,
         project_branch: None,
+        pull_request: None,
+        started_from: None,
     }
 }

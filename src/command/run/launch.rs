@@ -221,6 +221,8 @@ fn worktree(prepared: &Prepared) -> Option<WorktreeReport> {
         );
         wt.dispatch_dirty = created.dispatch_dirty;
         wt.project_branch = created.project_branch.clone();
+        wt.pull_request = created.pull_request;
+        wt.started_from = created.started_from.clone();
         wt
     })
 }

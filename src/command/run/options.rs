@@ -9,13 +9,26 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::RunArgs;
+use crate::git::remote::PullRequest;
+
+/// What a fresh worktree is cut from, as the command line says.
+pub(super) enum BaseChoice {
+    /// The configuration's `base` (`head`, the caller's HEAD, by default; or `fresh`).
+    Configured,
+    /// `--base REV`.
+    Rev(String),
+    /// `--base fresh`: the remote's default branch, fetched first.
+    Fresh,
+    /// `--pr`: a pull or merge request's head, fetched first.
+    PullRequest(PullRequest),
+}
 
 /// Where the job runs.
 pub(super) enum Start {
     /// In the current directory.
     Here,
-    /// In a fresh worktree, cut from `base` (a revision; `None`: the caller's `HEAD`).
-    Worktree { base: Option<String> },
+    /// In a fresh worktree, cut from `base`.
+    Worktree { base: BaseChoice },
     /// In the kept worktree of the ended job named so.
     Resume(String),
 }
@@ -81,7 +94,14 @@ impl From<RunArgs> for RunOptions {
     fn from(args: RunArgs) -> RunOptions {
         let start = match (args.resume, args.worktree) {
             (Some(job), _) => Start::Resume(job),
-            (None, true) => Start::Worktree { base: args.base },
+            (None, true) => Start::Worktree {
+                base: match (args.pr, args.base) {
+                    (Some(pr), _) => BaseChoice::PullRequest(pr),
+                    (None, Some(rev)) if rev == "fresh" => BaseChoice::Fresh,
+                    (None, Some(rev)) => BaseChoice::Rev(rev),
+                    (None, None) => BaseChoice::Configured,
+                },
+            },
             (None, false) => Start::Here,
         };
         let mode = match args.bg || args.tty {

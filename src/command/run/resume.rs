@@ -116,6 +116,8 @@ fn take(options: &RunOptions, state: &Path, resumed: Resumed) -> Result<Prepared
         included: Default::default(),
         filtered: Default::default(),
         project_branch: wt.project_branch.clone(),
+        pull_request: wt.pull_request,
+        started_from: wt.started_from.clone(),
     };
     let agent = detect(&options.command, &path, &[&path, &project.top]);
     let executable = executable(&options.command, &path).filter(|exe| {

@@ -5,9 +5,12 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::config;
+use crate::config::{self, BaseSetting};
 use crate::error::{Error, Result};
 use crate::git::project::Project;
+use crate::git::remote::{self, Fetched};
+
+use super::options::BaseChoice;
 
 /// Where a `--worktree` job goes.
 pub(super) struct Target {
@@ -18,10 +21,24 @@ pub(super) struct Target {
     pub(super) config: config::Loaded,
     pub(super) root: PathBuf,
     pub(super) key_dir: PathBuf,
+    /// What the base was fetched as (`--pr`, `fresh`), for the record and the start line.
+    pub(super) fetched: Option<Fetch>,
+}
+
+/// A base fetched from the remote.
+#[derive(Debug, Clone)]
+pub(super) enum Fetch {
+    PullRequest {
+        number: u64,
+        fetched: Fetched,
+    },
+    Fresh(Fetched),
+    /// `fresh` could not be fetched, and the configuration lets it fall back to HEAD.
+    FellBack(String),
 }
 
 /// For `--worktree`: the project, the base commit and the directory its worktrees go in.
-pub(super) fn worktree_target(cwd: &Path, state: &Path, base: Option<&str>) -> Result<Target> {
+pub(super) fn worktree_target(cwd: &Path, state: &Path, base: &BaseChoice) -> Result<Target> {
     // Refused before git runs here: a job's worktree is the job's to write, config included.
     if let Some(top) = job_worktree(cwd, state) {
         return Err(Error::Usage(format!(
@@ -31,18 +48,8 @@ pub(super) fn worktree_target(cwd: &Path, state: &Path, base: Option<&str>) -> R
         )));
     }
     let project = Project::discover(cwd)?;
-    let base = match base {
-        Some(rev) => project.resolve_commit(rev)?.ok_or_else(|| {
-            Error::Usage(format!(
-                "--base {rev}: not a commit in {}",
-                project.top.display()
-            ))
-        })?,
-        None => project
-            .resolve_commit("HEAD")?
-            .ok_or_else(|| Error::NoCommit(project.top.clone()))?,
-    };
     let config = config::load(Some(&project))?;
+    let (base, fetched) = base_commit(&project, &config.config, base)?;
     let root = config.worktree_root(state, &project)?;
     let key_dir = root.join(project.key());
     let project_branch = project.current_branch()?;
@@ -53,7 +60,48 @@ pub(super) fn worktree_target(cwd: &Path, state: &Path, base: Option<&str>) -> R
         config,
         root,
         key_dir,
+        fetched,
     })
+}
+
+/// The commit the worktree is cut from, and how it was fetched when it was.
+fn base_commit(
+    project: &Project,
+    config: &config::Config,
+    choice: &BaseChoice,
+) -> Result<(String, Option<Fetch>)> {
+    let head = || {
+        project
+            .resolve_commit("HEAD")?
+            .ok_or_else(|| Error::NoCommit(project.top.clone()))
+    };
+    match choice {
+        BaseChoice::Rev(rev) => {
+            let commit = project.resolve_commit(rev)?.ok_or_else(|| {
+                Error::Usage(format!(
+                    "--base {rev}: not a commit in {}",
+                    project.top.display()
+                ))
+            })?;
+            Ok((commit, None))
+        }
+        BaseChoice::PullRequest(pr) => {
+            let fetched = remote::fetch_pull_request(project, pr)?;
+            let start = Fetch::PullRequest {
+                number: pr.number,
+                fetched: fetched.clone(),
+            };
+            Ok((fetched.commit, Some(start)))
+        }
+        BaseChoice::Configured if config.base != Some(BaseSetting::Fresh) => Ok((head()?, None)),
+        BaseChoice::Configured | BaseChoice::Fresh => match remote::fetch_default_branch(project) {
+            Ok(fetched) => Ok((fetched.commit.clone(), Some(Fetch::Fresh(fetched)))),
+            Err(e) if config.base_fallback == Some(BaseSetting::Head) => {
+                Ok((head()?, Some(Fetch::FellBack(e.to_string()))))
+            }
+            Err(e) => Err(e),
+        },
+    }
 }
 
 /// The top of the job worktree `dir` is in, if it is one: a repository whose config carries

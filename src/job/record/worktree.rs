@@ -59,4 +59,11 @@ pub struct WorktreeReport {
     /// The project's branch the job was started from (`merge` and `sync` bring it in).
     #[serde(default)]
     pub project_branch: Option<String>,
+    /// The pull or merge request the worktree was cut from (`--pr`), by number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<u64>,
+    /// Where a fetched base came from: the remote and its ref (`origin refs/pull/7/head`, `origin
+    /// refs/heads/main` for `--base fresh`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_from: Option<String>,
 }

@@ -25,6 +25,9 @@ pub struct Job<'a> {
     pub dispatch_dirty: bool,
     /// The project's branch the job was started from.
     pub project_branch: Option<&'a str>,
+    /// The pull request the worktree was cut from, and where its base was fetched from.
+    pub pull_request: Option<u64>,
+    pub started_from: Option<&'a str>,
     /// The job's policy (what loads it again), named in the handoff of a kept worktree.
     pub policy: Option<&'a str>,
 }

@@ -74,6 +74,8 @@ impl Recorded {
             settling,
             dispatch_dirty: self.worktree.dispatch_dirty,
             project_branch: self.worktree.project_branch.as_deref(),
+            pull_request: self.worktree.pull_request,
+            started_from: self.worktree.started_from.as_deref(),
             policy: self.policy.as_deref(),
         }
     }

@@ -65,6 +65,8 @@ pub(super) fn report(job: &Job, facts: &Facts, ending: &Ending, contained: bool)
             None
         },
         project_branch: job.project_branch.map(str::to_string),
+        pull_request: job.pull_request,
+        started_from: job.started_from.map(str::to_string),
     }
 }
 

@@ -54,6 +54,9 @@ pub struct Created {
     pub included: Included,
     /// The project's branch the job was started from (`merge` and `sync` bring it in).
     pub project_branch: Option<String>,
+    /// The pull request the base is the head of (`--pr`), and where a fetched base came from.
+    pub pull_request: Option<u64>,
+    pub started_from: Option<String>,
     /// The files of a base only jobs vouch for that a filter driver writes, and how they were
     /// written.
     pub filtered: Filtered,
@@ -108,6 +111,8 @@ pub fn create(
             dispatch_dirty,
             included,
             project_branch: None,
+            pull_request: None,
+            started_from: None,
             filtered,
         })),
         Err(e) => {
