@@ -2767,19 +2767,7 @@ fn the_checkout_of_a_jobs_commit_runs_its_filter_drivers_confined() {
     let mark = filter_driver(&env, "sh -c 'echo ran >> {MARK}; tr a-z A-Z'");
     let repo = env.repo("app");
     let branch = lfs_commit(&env, &repo);
-    let out = env.isolate(
-        &repo,
-        [
-            "run",
-            "--worktree",
-            "--base",
-            &branch,
-            "--",
-            "sh",
-            "-c",
-            "cat data.bin; git status --porcelain",
-        ],
-    );
+    let out = run_from(&env, &repo, &branch);
     assert_status(&out, 0);
     assert!(
         !mark.exists(),
@@ -2822,19 +2810,7 @@ fn a_filter_driver_that_fails_confined_leaves_the_files_as_committed() {
     let mark = filter_driver(&env, "sh -c 'echo ran >> {MARK}; exit 3'");
     let repo = env.repo("app");
     let branch = lfs_commit(&env, &repo);
-    let out = env.isolate(
-        &repo,
-        [
-            "run",
-            "--worktree",
-            "--base",
-            &branch,
-            "--",
-            "sh",
-            "-c",
-            "cat data.bin; git status --porcelain",
-        ],
-    );
+    let out = run_from(&env, &repo, &branch);
     assert_status(&out, 0);
     assert!(!mark.exists());
     assert_eq!(stdout(&out), "data\n", "{}", stderr(&out));
@@ -2897,6 +2873,23 @@ fn filter_driver(env: &TestEnv, smudge: &str) -> PathBuf {
     ));
     fs::write(env.path().join("gitconfig"), config).unwrap();
     mark
+}
+
+/// A worktree cut from `branch`, printing `data.bin` and its status.
+fn run_from(env: &TestEnv, repo: &Path, branch: &str) -> Output {
+    env.isolate(
+        repo,
+        [
+            "run",
+            "--worktree",
+            "--base",
+            branch,
+            "--",
+            "sh",
+            "-c",
+            "cat data.bin; git status --porcelain",
+        ],
+    )
 }
 
 /// A job's commit naming the `lfs` filter for `data.bin`, with an `.lfsconfig` of its choosing; its

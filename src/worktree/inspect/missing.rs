@@ -4,16 +4,11 @@
 use std::path::Path;
 
 use super::error::InspectError;
-use super::open::open_options;
+use super::open::open_project;
 
 /// Of `ids` (40-hex commit ids), those that the repository whose git dir (common dir) is `project_git_dir` does NOT have in its object database (this repository is the user's own; open it isolated too, read-only).
 pub fn missing_from(project_git_dir: &Path, ids: &[String]) -> Result<Vec<String>, InspectError> {
-    let repo =
-        gix::open_opts(project_git_dir, open_options()).map_err(|source| InspectError::Git {
-            path: project_git_dir.to_owned(),
-            what: "cannot open the project repository",
-            source,
-        })?;
+    let repo = open_project(project_git_dir)?;
     let mut missing = Vec::new();
     for id in ids {
         let oid =

@@ -20,6 +20,15 @@ fn not_repository_local(meta: &gix::config::file::Metadata) -> bool {
     meta.source.kind() != gix::config::source::Kind::Repository
 }
 
+/// Open the user's project (its git dir, the common one) as isolated as a job's, read-only.
+pub(super) fn open_project(project_git_dir: &Path) -> Result<gix::Repository, InspectError> {
+    gix::open_opts(project_git_dir, open_options()).map_err(|source| InspectError::Git {
+        path: project_git_dir.to_owned(),
+        what: "cannot open the project repository",
+        source,
+    })
+}
+
 /// Open the job repository at `git_dir` with `worktree` as its work tree, safe to compute a status on.
 pub(super) fn open_untrusted(
     worktree: &Path,

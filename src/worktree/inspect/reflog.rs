@@ -16,7 +16,7 @@ use gix::ObjectId;
 
 use super::error::InspectError;
 use super::linked::{is_dir, list, read_small};
-use super::open::{open_options, open_untrusted};
+use super::open::{open_project, open_untrusted};
 
 /// The most bytes read of one reflog file (about 400,000 entries).
 const MAX_REFLOG: u64 = 64 << 20;
@@ -38,12 +38,7 @@ pub fn reflog_only(
 ) -> Result<Vec<String>, InspectError> {
     let git_dir = worktree.join(".git");
     let entries = reflog_ids(&git_dir)?;
-    let project =
-        gix::open_opts(project_git_dir, open_options()).map_err(|source| InspectError::Git {
-            path: project_git_dir.to_owned(),
-            what: "cannot open the project repository",
-            source,
-        })?;
+    let project = open_project(project_git_dir)?;
     let candidates: Vec<ObjectId> = entries
         .into_iter()
         .filter(|id| !project.has_object(id))
