@@ -42,8 +42,10 @@ pub(super) fn worktree_target(cwd: &Path, state: &Path, base: &BaseChoice) -> Re
     // Refused before git runs here: a job's worktree is the job's to write, config included.
     if let Some(top) = job_worktree(cwd, state) {
         return Err(Error::Usage(format!(
-            "{} is the worktree of an isolate job; a job cannot start another job's worktree inside it \
-             (use `isolate run --resume JOB` from the project)",
+            "{} is the worktree of an isolate job; a job cannot start another job's worktree inside it: \
+             nested jobs are not supported (the kernel allows one seccomp listener in a filter chain, \
+             so an inner job could have no supervisor of its own judging its connects); run the \
+             jobs side by side from the project, or `isolate run --resume JOB` there",
             top.display()
         )));
     }
