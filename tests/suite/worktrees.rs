@@ -611,20 +611,44 @@ fn a_reflog_over_the_read_bound_keeps_the_worktree() {
 /// A repository the job made inside its worktree and committed as a gitlink (`git add sub`, what
 /// `git submodule add` also leaves): its commits and its uncommitted files live only in `sub/.git`
 /// and `sub/`, which removing the worktree deletes, while the job's status never looks into a
-/// submodule and the reflog walk leaves gitlinks out.
+/// submodule. Dirty, or clean with commits no remote of it has, it keeps the worktree; a submodule
+/// cloned from a remote and left as cloned does not.
 #[test]
-#[ignore = "open: the status never opens submodules (their config is the job's); counting a populated gitlink as work needs an untrusted status of the nested repository and a check that its HEAD is reachable elsewhere"]
 fn work_in_a_repository_the_job_committed_as_a_gitlink_keeps_the_worktree() {
     let env = TestEnv::new();
     let repo = env.repo("app");
+    let made =
+        "git init -q sub && cd sub && echo w > f && git add f && git commit -q -m s && cd .. && \
+                git add sub 2>/dev/null && git commit -q -m sub";
+    for (what, script) in [
+        (
+            "dirty",
+            format!("{made} && echo more > sub/f && echo new > sub/g"),
+        ),
+        ("commits only here", made.to_string()),
+    ] {
+        let report = job(&env, &repo, &[], &script);
+        let wt = &report["worktree"];
+        assert_eq!(wt["removed"], false, "{what}: {report}");
+        assert!(
+            wt["other_refs"].to_string().contains("sub: "),
+            "{what}: {report}"
+        );
+    }
+    let library = env.repo("library");
     let report = job(
         &env,
         &repo,
         &[],
-        "git init -q sub && cd sub && echo w > f && git add f && git commit -q -m s && cd .. && \
-         git add sub 2>/dev/null && git commit -q -m sub && echo more > sub/f && echo new > sub/g",
+        &format!(
+            "git -c protocol.file.allow=always submodule --quiet add {} lib && git commit -q -m lib",
+            library.display()
+        ),
     );
-    assert_eq!(report["worktree"]["removed"], false, "{report}");
+    assert_eq!(
+        report["worktree"]["removed"], true,
+        "a submodule as cloned: {report}"
+    );
 }
 
 /// A reflog whose commits hold nothing the branch does not (an amended message, two commits

@@ -14,7 +14,8 @@ pub(super) fn project_refs(job: &Job) -> Result<(Option<String>, Option<String>)
     Ok((branch, pin))
 }
 
-/// Other refs (and a detached HEAD) of the job whose commits the project does not have.
+/// Other refs (and a detached HEAD) of the job whose commits the project does not have, commits
+/// only its reflogs reach, and repositories inside it holding work.
 pub(super) fn unimported_refs(job: &Job, insp: &Inspection) -> Result<Vec<String>, InspectError> {
     let mut named: Vec<(String, String)> = insp.other_refs.clone();
     if insp.head_branch.is_none() {
@@ -36,5 +37,7 @@ pub(super) fn unimported_refs(job: &Job, insp: &Inspection) -> Result<Vec<String
                 .iter()
                 .map(|id| format!("a commit only in a reflog ({})", &id[..12.min(id.len())])),
         )
+        // Repositories inside the worktree (gitlinks) holding work.
+        .chain(insp.nested.iter().cloned())
         .collect())
 }

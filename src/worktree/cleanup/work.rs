@@ -10,8 +10,9 @@ pub struct Work {
     pub untracked: usize,
     pub conflicted: usize,
     pub stash_entries: usize,
-    /// Other refs of the job holding commits the project does not have.
-    pub refs: usize,
+    /// Other refs of the job holding commits the project does not have, commits only its reflogs
+    /// reach, and repositories inside it holding work: what each is.
+    pub refs: Vec<String>,
     pub in_progress: Vec<&'static str>,
 }
 
@@ -22,7 +23,7 @@ impl Work {
             untracked: insp.untracked,
             conflicted: insp.conflicted,
             stash_entries: insp.stash_entries,
-            refs: unimported.len(),
+            refs: unimported.to_vec(),
             in_progress: insp.in_progress.clone(),
         }
     }
@@ -46,10 +47,20 @@ impl std::fmt::Display for Work {
         count(self.conflicted, "conflicted", "conflicted");
         count(self.stash_entries, "stash entry", "stash entries");
         count(
-            self.refs,
+            self.refs.len(),
             "ref with commits not in the project",
             "refs with commits not in the project",
         );
+        if !self.refs.is_empty() {
+            // Which, the first few: a nested repository or a reflog says more than a count.
+            let mut named: Vec<&str> = self.refs.iter().take(3).map(String::as_str).collect();
+            if self.refs.len() > 3 {
+                named.push("…");
+            }
+            if let Some(last) = parts.last_mut() {
+                last.push_str(&format!(" ({})", named.join("; ")));
+            }
+        }
         for op in &self.in_progress {
             parts.push(format!("{op} in progress"));
         }

@@ -11,6 +11,7 @@ use super::error::InspectError;
 use super::layout::check_layout;
 use super::linked::linked_refs;
 use super::linked_status::add_linked_status;
+use super::nested::nested_work;
 use super::open::open_untrusted;
 use super::state::{count_lines, in_progress};
 use super::status::count_status;
@@ -45,6 +46,9 @@ pub struct Inspection {
     /// linked worktree the job added (`worktrees/<name>/HEAD`, unpeeled). Sorted by name. A ref whose object is
     /// missing keeps its unpeeled id; a dangling symbolic ref is left out.
     pub other_refs: Vec<(String, String)>,
+    /// Repositories inside the worktree that the index names as gitlinks and that hold work (their
+    /// status, or commits no remote of theirs has), each a line saying what.
+    pub nested: Vec<String>,
 }
 
 /// Inspect the repository whose work tree is `worktree` (git dir `worktree/.git`). `branch` is the short branch name isolate created ("isolate/<id>").
@@ -123,6 +127,8 @@ pub fn inspect(worktree: &Path, branch: &str) -> Result<Inspection, InspectError
     count_status(&repo, &mut out).map_err(git("cannot compute the status"))?;
     // Linked worktrees the job added inside its worktree go with it: their status counts too.
     add_linked_status(worktree, &git_dir, &mut out)?;
+    // So do the repositories it holds as gitlinks.
+    out.nested = nested_work(worktree, &repo)?;
     Ok(out)
 }
 

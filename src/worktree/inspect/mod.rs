@@ -59,6 +59,7 @@ mod layout;
 mod linked;
 mod linked_status;
 mod missing;
+mod nested;
 mod open;
 mod reflog;
 mod state;

@@ -1,0 +1,198 @@
+//! Repositories inside the job's worktree that its index names as gitlinks (a submodule, or a
+//! repository the job made and `git add`ed): their files and their commits live in the worktree
+//! (`sub/.git`, or `.git/modules/<name>` through a gitfile), so removing it removes them, while the
+//! job's own status never looks inside one. Each is read as the job's repository is (opened the one
+//! safe way, its files bounded, no driver known); it holds work when its status is not clean, or
+//! when its HEAD or one of its branches holds a commit no remote-tracking ref of its own reaches
+//! (a submodule checked out as cloned does not; a repository made in the worktree always does).
+
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use gix::bstr::ByteSlice;
+use gix::ObjectId;
+
+use super::bounds::check_head;
+use super::error::InspectError;
+use super::inspection::Inspection;
+use super::layout::check_layout;
+use super::linked::read_small;
+use super::open::open_untrusted;
+use super::status::count_status;
+
+/// The most gitlinks looked into, and the most commits walked from each one's remote refs.
+const MAX_LINKS: usize = 1_000;
+const MAX_WALK: usize = 200_000;
+
+/// For each gitlink of `repo`'s index populated inside `worktree` that holds work, a line saying
+/// what (`sub: 2 modified, 1 untracked`, `sub: commits no remote has`).
+pub(super) fn nested_work(
+    worktree: &Path,
+    repo: &gix::Repository,
+) -> Result<Vec<String>, InspectError> {
+    let index = repo.index_or_empty().map_err(|source| InspectError::Git {
+        path: worktree.to_owned(),
+        what: "cannot read the index",
+        source,
+    })?;
+    let links: Vec<PathBuf> = index
+        .entries()
+        .iter()
+        .filter(|e| e.mode == gix::index::entry::Mode::COMMIT)
+        .map(|e| PathBuf::from(OsStr::from_bytes(e.path(&index).as_bytes())))
+        .take(MAX_LINKS + 1)
+        .collect();
+    if links.len() > MAX_LINKS {
+        return Err(not_repo(
+            worktree,
+            &format!("more than {MAX_LINKS} gitlinks"),
+        ));
+    }
+    let inside = canonical(worktree)?;
+    let mut work = Vec::new();
+    for rel in links {
+        let top = worktree.join(&rel);
+        let Some(git_dir) = git_dir_of(&top, &inside)? else {
+            continue;
+        };
+        if let Some(what) = holds_work(&top, &git_dir)? {
+            work.push(format!(
+                "{}: {what}",
+                crate::controls::name(&rel.to_string_lossy())
+            ));
+        }
+    }
+    Ok(work)
+}
+
+/// The git directory of the repository populated at `top`, when there is one inside `inside`: a
+/// real `.git` directory, or the one a `.git` gitfile names.
+fn git_dir_of(top: &Path, inside: &Path) -> Result<Option<PathBuf>, InspectError> {
+    let dot_git = top.join(".git");
+    let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
+        return Ok(None);
+    };
+    let named = if meta.file_type().is_dir() {
+        dot_git
+    } else if meta.file_type().is_file() {
+        let Some(content) = read_small(&dot_git, 4 << 10)? else {
+            return Ok(None);
+        };
+        let Some(path) = content.trim().strip_prefix(b"gitdir:") else {
+            return Ok(None);
+        };
+        top.join(Path::new(OsStr::from_bytes(path.trim())))
+    } else {
+        return Ok(None);
+    };
+    // What lies outside the worktree is not removed with it.
+    match std::fs::canonicalize(&named) {
+        Ok(real) if real.starts_with(inside) && canonical(top)?.starts_with(inside) => {
+            Ok(Some(real))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// What work the repository at `top` (git dir `git_dir`) holds, if any.
+fn holds_work(top: &Path, git_dir: &Path) -> Result<Option<String>, InspectError> {
+    check_layout(git_dir).map_err(|e| relabel(top, e))?;
+    let repo = open_untrusted(top, git_dir)?;
+    check_head(&repo).map_err(|reason| not_repo(top, &reason))?;
+    let mut counts = Inspection::default();
+    count_status(&repo, &mut counts).map_err(|source| InspectError::Git {
+        path: top.to_owned(),
+        what: "cannot compute the status of a nested repository",
+        source,
+    })?;
+    let dirty: Vec<String> = [
+        (counts.modified, "modified"),
+        (counts.untracked, "untracked"),
+        (counts.conflicted, "conflicted"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    if !dirty.is_empty() {
+        return Ok(Some(dirty.join(", ")));
+    }
+    Ok((!published(&repo, top)?).then(|| "commits no remote of it has".to_string()))
+}
+
+/// Whether HEAD and every local branch of `repo` are reached from its remote-tracking refs.
+fn published(repo: &gix::Repository, top: &Path) -> Result<bool, InspectError> {
+    let git = |source: gix::Error| InspectError::Git {
+        path: top.to_owned(),
+        what: "cannot read a nested repository's refs",
+        source,
+    };
+    let mut remote = Vec::new();
+    let mut local = Vec::new();
+    let platform = repo.references().map_err(git)?;
+    for reference in platform.all().map_err(|e| git(gix::Error::from_error(e)))? {
+        let Ok(mut reference) = reference else {
+            return Ok(false);
+        };
+        let name = reference.name().as_bstr().to_owned();
+        let Ok(id) = reference.peel_to_id() else {
+            continue;
+        };
+        if name.starts_with(b"refs/remotes/") {
+            remote.push(id.detach());
+        } else if name.starts_with(b"refs/heads/") {
+            local.push(id.detach());
+        }
+    }
+    if let Ok(head) = repo.head_id() {
+        local.push(head.detach());
+    }
+    if local.is_empty() {
+        return Ok(true);
+    }
+    let reached = reachable(repo, &remote);
+    Ok(local.iter().all(|id| reached.contains(id)))
+}
+
+/// The commits reached from `tips`, at most `MAX_WALK` of them.
+fn reachable(repo: &gix::Repository, tips: &[ObjectId]) -> HashSet<ObjectId> {
+    let mut seen = HashSet::new();
+    let mut pending: Vec<ObjectId> = tips.to_vec();
+    while let Some(id) = pending.pop() {
+        if seen.len() >= MAX_WALK || !seen.insert(id) {
+            continue;
+        }
+        let small = repo
+            .find_header(id)
+            .is_ok_and(|h| h.kind() == gix::objs::Kind::Commit && h.size() < 1 << 20);
+        if let Some(commit) = small.then(|| repo.find_commit(id).ok()).flatten() {
+            pending.extend(commit.parent_ids().map(|p| p.detach()));
+        }
+    }
+    seen
+}
+
+fn canonical(path: &Path) -> Result<PathBuf, InspectError> {
+    std::fs::canonicalize(path).map_err(|source| InspectError::Io {
+        path: path.to_owned(),
+        what: "cannot resolve",
+        source,
+    })
+}
+
+fn not_repo(path: &Path, reason: &str) -> InspectError {
+    InspectError::NotARepository {
+        path: path.to_owned(),
+        reason: format!("a nested repository: {reason}"),
+    }
+}
+
+/// A layout error of a nested repository, said as one.
+fn relabel(top: &Path, e: InspectError) -> InspectError {
+    match e {
+        InspectError::NotARepository { reason, .. } => not_repo(top, &reason),
+        other => other,
+    }
+}
