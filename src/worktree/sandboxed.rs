@@ -5,9 +5,9 @@
 //! planted (hooks, filters, fsmonitor, a daemon they start) runs confined as the job did and dies
 //! with the command. Used by `merge` and `sync`, which write the worktree.
 
+use crate::supervise::spawn::Stdio;
 use std::ffi::OsString;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use crate::error::{Error, Result};

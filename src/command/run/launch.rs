@@ -3,9 +3,9 @@
 //! released. Whatever fails on the way is undone by the values that hold it (`held.rs`,
 //! `Prepared`); nothing here releases anything by hand.
 
+use crate::supervise::spawn::Stdio;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Instant;
 
 use crate::error::{Error, Result};

@@ -2,10 +2,10 @@
 //! with its environment, in its cgroup, before CMD. Any failure is isolate's (125): the fresh
 //! worktree is undone.
 
+use crate::supervise::spawn::Stdio;
 use std::ffi::OsString;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use crate::error::{Error, Result, SetupFailure};

@@ -2,9 +2,9 @@
 //! it runs (a full pipe would stall it), and come back as text with its status. It never leaves a
 //! reader behind: both threads end when the helper's tree, the last holder of the pipes, is gone.
 
+use crate::supervise::spawn::Stdio;
 use std::io::Read;
 use std::os::fd::OwnedFd;
-use std::process::Stdio;
 use std::thread;
 use std::time::Duration;
 
