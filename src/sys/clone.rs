@@ -78,3 +78,73 @@ pub unsafe fn fork_into(cgroup: Option<RawFd>) -> io::Result<(libc::pid_t, Place
         pid => Ok((pid, Placed::Here)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+    use std::path::PathBuf;
+
+    /// This process's cgroup v2 directory, when it may create a child cgroup there.
+    fn own_cgroup() -> Option<PathBuf> {
+        let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+        let relative = text.lines().find_map(|l| l.strip_prefix("0::"))?;
+        // The unified hierarchy's mount point (/sys/fs/cgroup, or /sys/fs/cgroup/unified on a
+        // hybrid system).
+        let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+        let mount = info.lines().find_map(|line| {
+            let (left, right) = line.split_once(" - ")?;
+            (right.split_whitespace().next()? == "cgroup2")
+                .then(|| left.split_whitespace().nth(4).map(PathBuf::from))?
+        })?;
+        let dir = mount.join(relative.trim_start_matches('/'));
+        nix::unistd::access(&dir, nix::unistd::AccessFlags::W_OK)
+            .is_ok()
+            .then_some(dir)
+    }
+
+    #[test]
+    fn the_child_is_in_the_cgroup_from_the_fork_on() {
+        let Some(own) = own_cgroup() else {
+            assert!(
+                std::env::var_os("ISOLATE_TEST_NO_CGROUP").is_some(),
+                "no writable cgroup v2 directory; set ISOLATE_TEST_NO_CGROUP=1 on a machine without"
+            );
+            return;
+        };
+        let dir = own.join(format!("isolate-test-clone-{}", std::process::id()));
+        std::fs::create_dir(&dir).unwrap();
+        let handle = std::fs::File::open(&dir).unwrap();
+        let (hold_read, hold_write) = crate::sys::pipe::pipe().unwrap();
+        let (hold, release) = (hold_read.as_raw_fd(), hold_write.as_raw_fd());
+        // SAFETY: the child only reads from a pipe and calls _exit.
+        let forked = unsafe { fork_into(Some(handle.as_raw_fd())) };
+        let Ok((pid, placed)) = forked else {
+            let _ = std::fs::remove_dir(&dir);
+            panic!("fork_into failed: {forked:?}");
+        };
+        if pid == 0 {
+            let mut byte = 0u8;
+            // SAFETY: close, read into a byte on the stack, then _exit: async-signal-safe. The
+            // child's copy of the write end is closed first, or the read would never end.
+            unsafe {
+                libc::close(release);
+                libc::read(hold, (&mut byte as *mut u8).cast(), 1);
+                libc::_exit(0);
+            }
+        }
+        // Read while the child is held: it has run nothing that could move it.
+        let cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap();
+        let mine = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+        drop(hold_write);
+        let mut status = 0;
+        // SAFETY: waitpid of our own child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        let _ = std::fs::remove_dir(&dir);
+        assert_eq!(placed, Placed::InCgroup);
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(cgroup.trim_end().ends_with(&name), "{cgroup}");
+        assert!(!mine.contains(&name), "{mine}");
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    }
+}
