@@ -5,7 +5,6 @@
 //! planted (hooks, filters, fsmonitor, a daemon they start) runs confined as the job did and dies
 //! with the command. Used by `merge` and `sync`, which write the worktree.
 
-use crate::supervise::spawn::Stdio;
 use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
@@ -15,7 +14,7 @@ use crate::git;
 use crate::git::project::Project;
 use crate::sandbox::{plan, policy};
 use crate::supervise::helper;
-use crate::supervise::spawn;
+use crate::supervise::spawn::{self, Stdio};
 
 pub use crate::supervise::helper::Output;
 

@@ -3,7 +3,6 @@
 //! released. Whatever fails on the way is undone by the values that hold it (`held.rs`,
 //! `Prepared`); nothing here releases anything by hand.
 
-use crate::supervise::spawn::Stdio;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -18,7 +17,7 @@ use crate::supervise::interactive::{self, Interactive};
 use crate::supervise::log::{self, Log};
 use crate::supervise::proxy::Proxy;
 use crate::supervise::reaper::Signals;
-use crate::supervise::spawn;
+use crate::supervise::spawn::{self, Stdio};
 
 use super::announce::announce_start;
 use super::confine::confine;

@@ -2,7 +2,6 @@
 //! with its environment, in its cgroup, before CMD. Any failure is isolate's (125): the fresh
 //! worktree is undone.
 
-use crate::supervise::spawn::Stdio;
 use std::ffi::OsString;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
@@ -13,7 +12,7 @@ use crate::sandbox::plan;
 use crate::supervise::cgroup::Cgroup;
 use crate::supervise::log::Log;
 use crate::supervise::reaper::{self, Signals};
-use crate::supervise::spawn;
+use crate::supervise::spawn::{self, Stdio};
 
 /// How long the project's setup may run when the job has no `--timeout` (the job's own when it has).
 const SETUP_LIMIT: Duration = Duration::from_secs(3600);

@@ -2,7 +2,6 @@
 //! it runs (a full pipe would stall it), and come back as text with its status. It never leaves a
 //! reader behind: both threads end when the helper's tree, the last holder of the pipes, is gone.
 
-use crate::supervise::spawn::Stdio;
 use std::io::Read;
 use std::os::fd::OwnedFd;
 use std::thread;
@@ -10,7 +9,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::supervise::helper::Helper;
-use crate::supervise::spawn::Spawn;
+use crate::supervise::spawn::{Spawn, Stdio};
 use crate::sys::pipe::pipe;
 
 /// What the command printed, and its status (128+N for signal N).
