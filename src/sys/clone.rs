@@ -64,13 +64,10 @@ pub unsafe fn fork_into(cgroup: Option<RawFd>) -> io::Result<(libc::pid_t, Place
         if pid >= 0 {
             return Ok((pid as libc::pid_t, Placed::InCgroup));
         }
-        let err = io::Error::last_os_error();
-        // ENOSYS: no clone3 (before 5.3); E2BIG or EINVAL: no CLONE_INTO_CGROUP (before 5.7), or a
-        // cgroup that cannot take processes. Anything else is a real failure.
-        match err.raw_os_error() {
-            Some(libc::ENOSYS | libc::E2BIG | libc::EINVAL | libc::EOPNOTSUPP) => {}
-            _ => return Err(err),
-        }
+        // ENOSYS: no clone3 (before 5.3); E2BIG or EINVAL: no CLONE_INTO_CGROUP (before 5.7);
+        // EBUSY, EOPNOTSUPP and the like: a cgroup that cannot take the child this way. Each
+        // falls back to the plain fork, where the child moves itself and a cgroup that refuses it
+        // leaves the descendant walk, as before; a fork that cannot be made fails there again.
     }
     // SAFETY: as above; glibc's fork runs its handlers, which the child does not rely on either.
     match libc::fork() {
