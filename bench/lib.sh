@@ -141,11 +141,12 @@ hermetic_git() {
 EOF
 }
 
-# generate DIR N: a repository with N files, ~100 per directory, two levels of nesting
+# generate DIR N [OBJECTS]: a repository with N files, ~100 per directory, two levels of nesting
 # (mDDD/pDD/fDD.rs), 200-500 bytes each, deterministic and all distinct. One commit, then
-# packed, as a real clone would be.
+# packed, as a real clone would be; OBJECTS "loose" leaves every object loose instead, as in a
+# repository whose history was made locally and never gc'd.
 generate() {
-	local dir=$1 n=$2
+	local dir=$1 n=$2 objects=${3:-packed}
 	mkdir -p "$dir"
 	git -C "$dir" init -q
 	(cd "$dir" && perl -e '
@@ -172,8 +173,10 @@ generate() {
 	printf 'bench repository, %d files\n' "$n" >"$dir/README"
 	git -C "$dir" add -A
 	git -C "$dir" commit -q -m "bench: $n files"
-	git -C "$dir" repack -a -d -q
-	git -C "$dir" prune-packed
+	if [[ $objects != loose ]]; then
+		git -C "$dir" repack -a -d -q
+		git -C "$dir" prune-packed
+	fi
 }
 
 # cpus FALLBACK: the number of CPUs, or FALLBACK if nproc fails.

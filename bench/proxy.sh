@@ -22,6 +22,8 @@ Usage: bench/proxy.sh [options]
   --size MIB       size of the download (default: 100)
   --rounds N       connect rounds per measurement (default: 2000)
   --reps N         measurements of each kind (default: 5)
+  --rss-size MIB   size of the download whose relay the proxy's peak RSS is read over
+                   (default: 1024; 0 leaves the RSS part out)
   --out FILE       also write one JSON object per metric to FILE (overwritten)
   -h, --help       show this help
 EOF
@@ -31,6 +33,7 @@ isolate=""
 size=100
 rounds=2000
 reps=5
+rss_size=1024
 out=""
 # shellcheck disable=SC2034 # read by lib.sh
 use_hyperfine=0
@@ -45,6 +48,8 @@ while (($# > 0)); do
 	--rounds=*) rounds=${1#*=}; shift ;;
 	--reps) (($# >= 2)) || die "--reps needs a value"; reps=$2; shift 2 ;;
 	--reps=*) reps=${1#*=}; shift ;;
+	--rss-size) (($# >= 2)) || die "--rss-size needs a value"; rss_size=$2; shift 2 ;;
+	--rss-size=*) rss_size=${1#*=}; shift ;;
 	--out) (($# >= 2)) || die "--out needs a value"; out=$2; shift 2 ;;
 	--out=*) out=${1#*=}; shift ;;
 	-h | --help) usage; exit 0 ;;
@@ -76,6 +81,9 @@ cleanup() {
 }
 
 head -c "$((size * 1024 * 1024))" /dev/zero >"$work/served/blob"
+if ((rss_size > 0)); then
+	truncate -s "$((rss_size * 1024 * 1024))" "$work/served/rss-blob"
+fi
 
 # A server that prints its port, then serves; its pid goes to `servers`.
 start_server() {
@@ -190,4 +198,39 @@ printf '%-44s  %10s  %10s  %7s  %s\n' "to a local echo server (proxy: CONNECT)" 
 if [[ -n $out ]]; then
 	printf '{"bench":"proxy","metric":"connect_added_us","value":%s,"unit":"us","direct_us":%s,"proxy_us":%s,"target":"<= 1000","target_met":%s,"rounds":%d,"reps":%d}\n' \
 		"$added" "$d" "$p" "$([[ $verdict == met ]] && echo true || echo false)" "$rounds" "$reps" >>"$out"
+fi
+
+# The proxy's memory: it runs in the job's supervisor, so the supervisor's peak RSS (VmHWM, polled
+# every 20 ms) while a background job downloads --rss-size MiB through it. Target <= 16 MiB.
+if ((rss_size > 0)); then
+	json=$("$isolate" run --bg --json -q --policy "$work/policy.toml" -- \
+		curl -sS -o /dev/null "http://localhost:$http_port/rss-blob" 2>&1 </dev/null) ||
+		die "isolate run --bg failed: $json"
+	read -r rss_id sup_pid <<<"$(python3 -c '
+import json, sys
+for line in sys.stdin:
+    line = line.strip()
+    if line.startswith("{"):
+        r = json.loads(line)
+        if "supervisor_pid" in r:
+            print(r["id"], r["supervisor_pid"]); break
+' <<<"$json")"
+	[[ -n ${sup_pid:-} ]] || die "no supervisor_pid in the output of isolate run --bg --json: $json"
+	hwm=0 samples=0
+	while [[ -r /proc/$sup_pid/status ]]; do
+		v=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$sup_pid/status" 2>/dev/null || true)
+		[[ -n $v ]] || break
+		((v > hwm)) && hwm=$v
+		samples=$((samples + 1))
+		sleep 0.02
+	done
+	"$isolate" wait "$rss_id" || die "the download through the proxy (job $rss_id) failed"
+	mib=$(awk -v k="$hwm" 'BEGIN { printf "%.2f", k / 1024 }')
+	verdict=$(awk -v k="$hwm" 'BEGIN { print (k <= 16 * 1024) ? "met" : "missed" }')
+	printf '\n%-44s  %10s  %8s  %s\n' "proxy (supervisor) peak RSS" "MiB" samples "target <= 16 MiB"
+	printf '%-44s  %10s  %8d  %s\n' "relaying ${rss_size} MiB (curl from a job)" "$mib" "$samples" "$verdict"
+	if [[ -n $out ]]; then
+		printf '{"bench":"proxy","metric":"proxy_peak_rss_mib","value":%s,"unit":"MiB","samples":%d,"size_mib":%d,"target":"<= 16","target_met":%s}\n' \
+			"$mib" "$samples" "$rss_size" "$([[ $verdict == met ]] && echo true || echo false)" >>"$out"
+	fi
 fi

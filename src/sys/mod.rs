@@ -1,8 +1,10 @@
 //! The operating system's mechanics, each written once for every layer above: atomic files,
-//! close-on-exec pipes, pidfds and the bounded wait on one, a process's identity in `/proc`, lock
-//! files, and where the user's configuration and state live. Nothing here knows what a job is.
+//! forking into a cgroup, close-on-exec pipes, pidfds and the bounded wait on one, a process's
+//! identity in `/proc`, lock files, and where the user's configuration and state live. Nothing
+//! here knows what a job is.
 
 pub mod atomic;
+pub mod clone;
 pub mod dirs;
 pub mod lock;
 pub mod pidfd;

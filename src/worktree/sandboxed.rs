@@ -7,7 +7,6 @@
 
 use std::ffi::OsString;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -15,7 +14,7 @@ use crate::git;
 use crate::git::project::Project;
 use crate::sandbox::{plan, policy};
 use crate::supervise::helper;
-use crate::supervise::spawn;
+use crate::supervise::spawn::{self, Stdio};
 
 pub use crate::supervise::helper::Output;
 

@@ -5,7 +5,6 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Instant;
 
 use crate::error::{Error, Result};
@@ -19,7 +18,7 @@ use crate::supervise::interactive::{self, Interactive};
 use crate::supervise::log::{self, Log};
 use crate::supervise::proxy::Proxy;
 use crate::supervise::reaper::Signals;
-use crate::supervise::spawn;
+use crate::supervise::spawn::{self, Stdio};
 
 use super::announce::announce_start;
 use super::confine::confine;

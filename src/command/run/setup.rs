@@ -5,7 +5,6 @@
 use std::ffi::OsString;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use crate::error::{Error, Result, SetupFailure};
@@ -13,7 +12,7 @@ use crate::sandbox::plan;
 use crate::supervise::cgroup::Cgroup;
 use crate::supervise::log::Log;
 use crate::supervise::reaper::{self, Signals};
-use crate::supervise::spawn;
+use crate::supervise::spawn::{self, Stdio};
 
 /// How long the project's setup may run when the job has no `--timeout` (the job's own when it has).
 const SETUP_LIMIT: Duration = Duration::from_secs(3600);

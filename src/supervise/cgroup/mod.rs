@@ -7,6 +7,7 @@ mod probe;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use nix::unistd::Pid;
@@ -15,6 +16,16 @@ use place::own_cgroup_dir;
 
 pub use place::unified_mount;
 pub use probe::{probe, CgroupProbe};
+
+/// A cgroup a child is started in: its directory, which `clone3(CLONE_INTO_CGROUP)` forks the
+/// child into (sys::clone), and its `cgroup.procs`, open for writing, for a kernel that cannot do
+/// that (before 5.7): there the child writes "0" to it between fork and exec to move itself in
+/// before it can fork anything.
+#[derive(Debug)]
+pub struct ForChild {
+    pub dir: File,
+    pub procs: File,
+}
 
 #[derive(Debug)]
 pub struct Cgroup {
@@ -48,13 +59,18 @@ impl Cgroup {
         &self.path
     }
 
-    /// `cgroup.procs`, open for writing: the child writes "0" to it between fork and exec to move
-    /// itself in before it can fork anything.
-    pub fn procs_for_child(&self) -> Option<File> {
-        OpenOptions::new()
+    /// What a child is placed in the cgroup with (see [`ForChild`]).
+    pub fn procs_for_child(&self) -> Option<ForChild> {
+        let dir = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+            .open(&self.path)
+            .ok()?;
+        let procs = OpenOptions::new()
             .write(true)
             .open(self.path.join("cgroup.procs"))
-            .ok()
+            .ok()?;
+        Some(ForChild { dir, procs })
     }
 
     /// Every process in the cgroup.

@@ -4,13 +4,12 @@
 
 use std::io::Read;
 use std::os::fd::OwnedFd;
-use std::process::Stdio;
 use std::thread;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::supervise::helper::Helper;
-use crate::supervise::spawn::Spawn;
+use crate::supervise::spawn::{Spawn, Stdio};
 use crate::sys::pipe::pipe;
 
 /// What the command printed, and its status (128+N for signal N).

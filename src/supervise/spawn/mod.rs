@@ -1,5 +1,6 @@
 //! Starting the job: fork (from the main thread, which lives as long as the supervisor, because the
-//! parent-death signal follows the forking *thread*), a new session, the parent-death signal, then
+//! parent-death signal follows the forking *thread*; into the job's cgroup, fork.rs), a new
+//! session, the parent-death signal, then
 //! exec of the pre-exec helper (`sandbox::exec`), which restricts itself and execs CMD. The call
 //! returns only once CMD itself has been exec'd, or with the reason it could not be; with the
 //! seccomp layer, the helper's notification descriptor arrives on the same socket and the broker
@@ -7,20 +8,23 @@
 
 mod child;
 mod finish;
+mod fork;
 mod starting;
+mod stdio;
 
 use std::ffi::OsString;
 use std::os::fd::RawFd;
 use std::path::PathBuf;
-use std::process::Stdio;
 
 use nix::unistd::Pid;
 
 use crate::error::Result;
 use crate::sandbox::plan::Rules;
 use crate::supervise::broker::Broker;
+use crate::supervise::cgroup::ForChild;
 
 pub use starting::{start, Starting};
+pub use stdio::Stdio;
 
 /// What to start.
 pub struct Spawn {
@@ -33,8 +37,8 @@ pub struct Spawn {
     pub stdin: Stdio,
     pub stdout: Stdio,
     pub stderr: Stdio,
-    /// The job's cgroup's `cgroup.procs`: the child moves itself in before exec.
-    pub cgroup_procs: Option<std::fs::File>,
+    /// The job's cgroup: the child is forked into it (or moves itself in before exec).
+    pub cgroup_procs: Option<ForChild>,
     /// Interactive mode: the pty slave that becomes the job's controlling terminal and stdio.
     pub terminal: Option<RawFd>,
 }

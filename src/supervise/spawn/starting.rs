@@ -1,15 +1,15 @@
 //! The job's helper forked and held ([`Starting`]): the release pipe and the status socket made,
 //! the plan handed over in the environment, the broker's thread started before the fork, and the
-//! child's setup between fork and exec (child.rs). Nothing of CMD runs before `release`.
+//! fork and the child's setup before exec (fork.rs, child.rs). Nothing of CMD runs before `release`.
 
+use std::ffi::OsString;
 use std::os::fd::AsRawFd;
-use std::process::Command;
 
 use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
 use nix::unistd::Pid;
 
-use super::child::{self, Setup};
 use super::finish::finish_start;
+use super::fork;
 use super::{Spawn, Spawned};
 use crate::error::{Error, Result};
 use crate::sandbox::exec::{self, PLAN_VAR};
@@ -47,18 +47,10 @@ pub fn start(job: Spawn) -> Result<Starting> {
     let plan_json = serde_json::to_string(&plan).map_err(Error::PlanEncoding)?;
     let helper = std::env::current_exe()
         .map_err(|e| Error::io("cannot find the isolate executable", "/proc/self/exe", e))?;
-
-    let mut cmd = Command::new(helper);
-    cmd.arg(exec::ARG)
-        .arg("--")
-        .args(&job.argv)
-        .env_clear()
-        .envs(job.env)
-        .env(PLAN_VAR, plan_json)
-        .current_dir(&job.cwd)
-        .stdin(job.stdin)
-        .stdout(job.stdout)
-        .stderr(job.stderr);
+    let mut args: Vec<OsString> = vec![exec::ARG.into(), "--".into()];
+    args.extend(job.argv.iter().map(OsString::from));
+    let mut env = job.env;
+    env.push((PLAN_VAR.into(), plan_json.into()));
     // Before the fork: the broker's thread builds the seccomp filter while the helper starts.
     let pending = match sockets {
         Some(sockets) => {
@@ -72,21 +64,18 @@ pub fn start(job: Spawn) -> Result<Starting> {
         }
         None => None,
     };
-    child::install(
-        &mut cmd,
-        Setup {
-            terminal: job.terminal,
-            cgroup_procs: job.cgroup_procs.as_ref().map(|f| f.as_raw_fd()),
-            parent: std::process::id() as libc::pid_t,
-            keep: [status_write.as_raw_fd(), go_read.as_raw_fd()],
-        },
-    );
-    let child = cmd
-        .spawn()
-        .map_err(|e| Error::Sandbox(format!("cannot start the sandbox helper: {e}")))?;
-    let pid = Pid::from_raw(child.id() as i32);
-    // The reaper owns waitpid from here on; std's handle is never waited on.
-    drop(child);
+    let pid = fork::fork_exec(fork::Helper {
+        program: &helper,
+        args,
+        env,
+        cwd: &job.cwd,
+        stdio: [job.stdin, job.stdout, job.stderr],
+        terminal: job.terminal,
+        cgroup: job.cgroup_procs.as_ref(),
+        keep: [status_write.as_raw_fd(), go_read.as_raw_fd()],
+    })
+    .map_err(|e| Error::Sandbox(format!("cannot start the sandbox helper: {e}")))?;
+    // The reaper owns waitpid from here on.
     drop(status_write);
     drop(go_read);
     Ok(Starting {
