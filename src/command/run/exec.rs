@@ -134,9 +134,9 @@ fn run_in_job(args: ExecArgs) -> Result<i32> {
         cwd: cwd_in(&target),
         env,
         rules: Some(rules),
-        stdin: std::process::Stdio::inherit(),
-        stdout: std::process::Stdio::inherit(),
-        stderr: std::process::Stdio::inherit(),
+        stdin: spawn::Stdio::inherit(),
+        stdout: spawn::Stdio::inherit(),
+        stderr: spawn::Stdio::inherit(),
         cgroup_procs: cgroup.as_ref().and_then(Cgroup::procs_for_child),
         terminal: terminal.as_ref().map(Interactive::slave_fd),
     });
