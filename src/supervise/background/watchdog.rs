@@ -30,6 +30,10 @@ pub(super) fn watch(supervisor: Pid, job_id: &str) -> ! {
     while stop.round(&tree) > 0 {
         let _ = waitpid(Pid::from_raw(-1), None);
     }
+    // Nothing of the job is left: its cgroup (removed only when empty) goes too.
+    if let Some(cg) = &cgroup {
+        cg.remove();
+    }
     // SAFETY: ending the watchdog, which has nothing to flush.
     unsafe { libc::_exit(0) }
 }

@@ -56,6 +56,19 @@ pub fn kill_leftovers(record: &Record) {
         cgroup: cgroup.as_ref(),
     };
     Stop::new(Duration::ZERO).round(&tree);
+    // Killed: the empty cgroup goes too (it is removed only when empty).
+    if let Some(cg) = &cgroup {
+        let _ = wait_empty(cg);
+        cg.remove();
+    }
+}
+
+/// Waits a little for a killed cgroup's processes to be gone.
+fn wait_empty(cgroup: &crate::supervise::cgroup::Cgroup) -> bool {
+    crate::sys::pidfd::wait_exit(None, Duration::from_secs(2), Duration::from_millis(10), || {
+        cgroup.pids().is_empty().then_some(())
+    })
+    .is_some()
 }
 
 /// Whether the session `pid` names is still the job's. While any process of the job's session
