@@ -211,3 +211,89 @@ fn attaching_to_vim_shows_its_screen_as_it_is() {
     screen.key("Enter");
     assert!(screen.wait_for("exited"), "{}", screen.screen());
 }
+
+/// The modes of the pane (tmux's view of the terminal: the alternate screen, mouse reporting, the
+/// cursor shown, application cursor keys).
+fn modes(screen: &Screen) -> String {
+    screen
+        .tmux(&[
+            "display",
+            "-p",
+            "-t",
+            "main",
+            "alt=#{alternate_on} mouse=#{mouse_any_flag} cursor=#{cursor_flag} keys=#{keypad_cursor_flag}",
+        ])
+        .trim()
+        .to_string()
+}
+
+/// A job that switches the terminal's modes (the alternate screen, mouse reporting, a hidden
+/// cursor, application keys) and waits: however the attach to it ends (the detach key, SIGTERM or
+/// SIGHUP to `attach`), the user's terminal is given back as it was: line mode, echo, the normal
+/// screen, no mouse reporting.
+#[test]
+fn every_way_out_of_an_attach_gives_the_terminal_back() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    screen.line(&format!(
+        "{BIN} run --bg --tty -- sh -c \"printf '\\033[?1049h\\033[?1000h\\033[?1006h\\033[?25l\\033[?1hmodes-on'; sleep 600\" > {}",
+        env.path().join("id").display()
+    ));
+    assert!(wait_until(Duration::from_secs(20), || !screen
+        .file("id")
+        .trim()
+        .is_empty()));
+    let id = screen.file("id").trim().to_string();
+    let normal = modes(&screen);
+    assert_eq!(normal, "alt=0 mouse=0 cursor=1 keys=0");
+    let pid = env.path().join("attach.pid");
+    for way in ["TERM", "HUP", "detach"] {
+        clear(&screen);
+        screen.line(&format!(
+            "sh -c 'echo $$ > {}; exec {BIN} attach {id}'; echo attach-ended-$?",
+            pid.display()
+        ));
+        assert!(screen.wait_for("modes-on"), "{}", screen.screen());
+        assert!(
+            wait_until(Duration::from_secs(5), || modes(&screen)
+                .starts_with("alt=1 mouse=1")),
+            "{way}: the job's modes did not reach the terminal: {}",
+            modes(&screen)
+        );
+        match way {
+            "detach" => {
+                screen.key("C-\\");
+                screen.key("C-\\");
+            }
+            signal => {
+                let pid = fs::read_to_string(&pid).unwrap();
+                std::process::Command::new("kill")
+                    .args([&format!("-{signal}"), pid.trim()])
+                    .status()
+                    .unwrap();
+            }
+        }
+        assert!(
+            screen.wait_for("attach-ended-"),
+            "{way}: {}",
+            screen.screen()
+        );
+        assert_eq!(
+            modes(&screen),
+            normal,
+            "{way}: the terminal keeps the job's modes"
+        );
+        screen.line(&format!("stty -a > {}", env.path().join("stty").display()));
+        assert!(wait_until(Duration::from_secs(5), || screen
+            .file("stty")
+            .contains("icanon")));
+        let stty = screen.file("stty");
+        assert!(
+            !stty.contains("-icanon") && !stty.contains("-echo "),
+            "{way}: the terminal was left raw: {stty}"
+        );
+        let _ = fs::remove_file(env.path().join("stty"));
+        assert_eq!(state(&env, &id), "running", "{way}: leaving ended the job");
+    }
+    env.isolate(env.path(), ["stop", &id]);
+}
