@@ -297,3 +297,73 @@ fn every_way_out_of_an_attach_gives_the_terminal_back() {
     }
     env.isolate(env.path(), ["stop", &id]);
 }
+
+/// A client that says its window is 65535x65535 (or 0x0): the job's terminal and the supervisor's
+/// model of the screen take a bounded size, and the supervisor (under an address-space limit,
+/// where a model of 65535x65535 cells, 137 GB, would abort it) serves on.
+#[test]
+fn a_client_with_an_absurd_window_size_does_not_bring_the_supervisor_down() {
+    use std::io::{Read, Write};
+    use std::os::unix::process::CommandExt;
+    let env = TestEnv::new();
+    let mut cmd = env.isolate_cmd(
+        env.path(),
+        [
+            "run",
+            "--bg",
+            "--tty",
+            "--",
+            "sh",
+            "-c",
+            "while :; do echo size=$(stty size); sleep 0.2; done",
+        ],
+    );
+    // SAFETY: setrlimit is async-signal-safe and touches only the child's own limits.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 4 << 30,
+                rlim_max: 4 << 30,
+            };
+            match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let out = cmd.stdin(std::process::Stdio::null()).output().unwrap();
+    assert_status(&out, 0);
+    let id = stdout(&out).trim().to_string();
+    let dir = env.state.join("jobs").join(&id);
+    let log = || fs::read_to_string(dir.join("output.log")).unwrap_or_default();
+    assert!(
+        wait_until(Duration::from_secs(20), || log().contains("size=24 80")),
+        "{}",
+        log()
+    );
+    let mut client = std::os::unix::net::UnixStream::connect(dir.join("attach.sock")).unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    for (rows, cols) in [(0u16, 0u16), (65535, 65535), (65535, 1), (1, 65535)] {
+        let mut frame = vec![2, 0, 0, 0, 4];
+        frame.extend_from_slice(&rows.to_be_bytes());
+        frame.extend_from_slice(&cols.to_be_bytes());
+        client.write_all(&frame).unwrap();
+        let mut sink = [0u8; 4096];
+        let _ = client.read(&mut sink);
+    }
+    client.write_all(&[2, 0, 0, 0, 4, 0, 50, 0, 100]).unwrap();
+    assert!(
+        wait_until(Duration::from_secs(10), || log().contains("size=50 100")),
+        "the supervisor did not serve on: {}",
+        log()
+    );
+    assert!(
+        !log().contains("size=65535"),
+        "the job's terminal took the absurd size: {}",
+        log()
+    );
+    assert_eq!(state(&env, &id), "running");
+    env.isolate(env.path(), ["stop", &id]);
+}
