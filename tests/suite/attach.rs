@@ -367,3 +367,18 @@ fn a_client_with_an_absurd_window_size_does_not_bring_the_supervisor_down() {
     assert_eq!(state(&env, &id), "running");
     env.isolate(env.path(), ["stop", &id]);
 }
+
+/// What the user types into an attach is echoed into the job's output log: the job's directory
+/// (its log, its socket, its records) is the user's alone, not for other users of the machine.
+#[test]
+fn the_log_of_what_was_typed_into_a_job_is_not_for_other_users() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let out = env.isolate(env.path(), ["run", "--bg", "--tty", "--", "sleep", "30"]);
+    assert_status(&out, 0);
+    let id = stdout(&out).trim().to_string();
+    let dir = env.state.join("jobs").join(&id);
+    let mode = fs::metadata(&dir).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "jobs/{id} is open to others: {mode:o}");
+    env.isolate(env.path(), ["stop", &id]);
+}
