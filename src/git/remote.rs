@@ -164,6 +164,9 @@ fn fetch(project: &Project, source: String) -> Result<Fetched> {
             "--no-tags",
             "--no-recurse-submodules",
             "--no-write-commit-graph",
+            // No remote-tracking ref is updated on the side (the configured refspecs' map): a ref
+            // of the project's reaching the commit would vouch for it (its filters would run).
+            "--refmap=",
             "--end-of-options",
             REMOTE,
             &source,

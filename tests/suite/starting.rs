@@ -309,3 +309,61 @@ fn a_default_branch_named_like_a_refspec_moves_no_ref_of_the_project() {
         );
     }
 }
+
+/// A request's head names the user's filter driver in its `.gitattributes`; the user's git fetches
+/// requests into remote-tracking refs (`+refs/pull/*/head:refs/remotes/origin/pr/*`, a common
+/// setup). The fetch writes no ref of the project's, so the base stays one no ref vouches for and
+/// the driver does not run outside a sandbox (it would write `smudged` beside the project).
+#[test]
+fn a_fetched_request_is_vouched_for_by_no_ref_so_its_filters_never_run_unsandboxed() {
+    let env = TestEnv::new();
+    let (project, origin, _, _) = forge(&env);
+    let other = env.path().join("other");
+    env.git(
+        env.path(),
+        [
+            "clone",
+            "-q",
+            origin.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+    );
+    fs::write(other.join(".gitattributes"), "* filter=mark\n").unwrap();
+    fs::write(other.join("nine.txt"), "nine\n").unwrap();
+    env.git(&other, ["add", ".gitattributes", "nine.txt"]);
+    env.git(&other, ["commit", "-q", "-m", "nine"]);
+    env.git(&other, ["push", "-q", "origin", "HEAD:refs/pull/9/head"]);
+    env.git(&other, ["push", "-q", "origin", "HEAD:main"]);
+    let marker = env.path().join("smudged");
+    env.git(
+        &project,
+        [
+            "config",
+            "--add",
+            "remote.origin.fetch",
+            "+refs/pull/*/head:refs/remotes/origin/pr/*",
+        ],
+    );
+    env.git(
+        &project,
+        [
+            "config",
+            "filter.mark.smudge",
+            &format!("sh -c 'echo ran >> {}; cat'", marker.display()),
+        ],
+    );
+    let before = env.git(&project, ["for-each-ref", "refs/remotes"]);
+    for args in [&["--pr", "9"][..], &["--base", "fresh"][..]] {
+        let (out, _) = base_of(&env, &project, args);
+        assert_status(&out, 0);
+        assert!(
+            !marker.exists(),
+            "{args:?}: the request's filter driver ran outside the sandbox"
+        );
+        assert_eq!(
+            env.git(&project, ["for-each-ref", "refs/remotes"]),
+            before,
+            "{args:?}: the fetch moved the project's remote-tracking refs"
+        );
+    }
+}
