@@ -236,7 +236,7 @@ fn every_way_out_of_an_attach_gives_the_terminal_back() {
     let env = TestEnv::new();
     let screen = Screen::new(&env);
     screen.line(&format!(
-        "{BIN} run --bg --tty -- sh -c \"printf '\\033[?1049h\\033[?1000h\\033[?1006h\\033[?25l\\033[?1hmodes-on'; sleep 600\" > {}",
+        "{BIN} run --bg --tty -- sh -c \"printf '\\033[?1049h\\033[?1000h\\033[?1006h\\033[?25l\\033[?1hmodes-on'; sleep 60\" > {}",
         env.path().join("id").display()
     ));
     assert!(wait_until(Duration::from_secs(20), || !screen
