@@ -57,6 +57,13 @@ pub fn attach_to(job_dir: &Path, record: &Record, key: u8, named: &str) -> Resul
             );
             Ok(0)
         }
+        Left::Signalled(signal) => {
+            say!(
+                "\r\nisolate: detached from {id} (signal {signal}); it runs on (isolate attach {id})",
+                id = record.id
+            );
+            Ok(128 + signal)
+        }
         Left::Released => {
             let now = store::await_end(job_dir, Some(Duration::from_secs(10)))?;
             match now.effective_state() {

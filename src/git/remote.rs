@@ -137,7 +137,21 @@ pub fn fetch_default_branch(project: &Project) -> Result<Fetched> {
                 "--base fresh: {REMOTE} names no default branch (its HEAD is not a symbolic ref)"
             ))
         })?;
+    if !is_branch_name(&branch) {
+        return Err(Error::Usage(format!(
+            "--base fresh: {REMOTE} names its default branch {branch:?}, which is not a branch name"
+        )));
+    }
     fetch(project, branch)
+}
+
+/// Whether `name`, which the remote chose, is a branch's full name and nothing else: a name such
+/// as `+refs/heads/x:refs/heads/main` given to `git fetch` would be a refspec that moves the
+/// project's own refs (`:`, `+`, `^`, `*` and the rest are not in a valid ref name).
+fn is_branch_name(name: &str) -> bool {
+    name.starts_with("refs/heads/")
+        && name.len() > "refs/heads/".len()
+        && gix::validate::reference::name(name.as_bytes().into()).is_ok()
 }
 
 /// `git fetch REMOTE SOURCE` into FETCH_HEAD only (no ref of the project moves), and the commit.
@@ -150,6 +164,9 @@ fn fetch(project: &Project, source: String) -> Result<Fetched> {
             "--no-tags",
             "--no-recurse-submodules",
             "--no-write-commit-graph",
+            // No remote-tracking ref is updated on the side (the configured refspecs' map): a ref
+            // of the project's reaching the commit would vouch for it (its filters would run).
+            "--refmap=",
             "--end-of-options",
             REMOTE,
             &source,
@@ -209,6 +226,23 @@ mod tests {
                 forge: Some(Forge::GitLab)
             }
         );
+        for name in ["refs/heads/main", "refs/heads/feature/x+y"] {
+            assert!(is_branch_name(name), "{name}");
+        }
+        for name in [
+            "+refs/heads/x:refs/heads/main",
+            "refs/heads/x:refs/heads/main",
+            "^refs/heads/main",
+            "refs/heads/*",
+            "refs/heads/",
+            "refs/tags/v1",
+            "refs/heads/a..b",
+            "refs/heads/a b",
+            "HEAD",
+            "--upload-pack=x",
+        ] {
+            assert!(!is_branch_name(name), "{name}");
+        }
         for bad in [
             "",
             "#",

@@ -42,7 +42,9 @@ pub fn claim(state: &Path, id: &JobId) -> Result<Option<PathBuf>> {
     if forgotten_dir(state).join(id.as_str()).exists() {
         return Ok(None);
     }
-    match fs::create_dir(&dir) {
+    // The user's alone (0700): the job's output log holds what its terminal echoed of what the
+    // user typed into an attach, and nothing of a job is for other users to read.
+    match std::os::unix::fs::DirBuilderExt::mode(&mut fs::DirBuilder::new(), 0o700).create(&dir) {
         Ok(()) => Ok(Some(dir)),
         Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(None),
         Err(e) => Err(Error::io("cannot create the job directory", &dir, e)),

@@ -211,3 +211,174 @@ fn attaching_to_vim_shows_its_screen_as_it_is() {
     screen.key("Enter");
     assert!(screen.wait_for("exited"), "{}", screen.screen());
 }
+
+/// The modes of the pane (tmux's view of the terminal: the alternate screen, mouse reporting, the
+/// cursor shown, application cursor keys).
+fn modes(screen: &Screen) -> String {
+    screen
+        .tmux(&[
+            "display",
+            "-p",
+            "-t",
+            "main",
+            "alt=#{alternate_on} mouse=#{mouse_any_flag} cursor=#{cursor_flag} keys=#{keypad_cursor_flag}",
+        ])
+        .trim()
+        .to_string()
+}
+
+/// A job that switches the terminal's modes (the alternate screen, mouse reporting, a hidden
+/// cursor, application keys) and waits: however the attach to it ends (the detach key, SIGTERM or
+/// SIGHUP to `attach`), the user's terminal is given back as it was: line mode, echo, the normal
+/// screen, no mouse reporting.
+#[test]
+fn every_way_out_of_an_attach_gives_the_terminal_back() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    screen.line(&format!(
+        "{BIN} run --bg --tty -- sh -c \"printf '\\033[?1049h\\033[?1000h\\033[?1006h\\033[?25l\\033[?1hmodes-on'; sleep 60\" > {}",
+        env.path().join("id").display()
+    ));
+    assert!(wait_until(Duration::from_secs(20), || !screen
+        .file("id")
+        .trim()
+        .is_empty()));
+    let id = screen.file("id").trim().to_string();
+    let normal = modes(&screen);
+    assert_eq!(normal, "alt=0 mouse=0 cursor=1 keys=0");
+    let pid = env.path().join("attach.pid");
+    for way in ["TERM", "HUP", "detach"] {
+        clear(&screen);
+        screen.line(&format!(
+            "sh -c 'echo $$ > {}; exec {BIN} attach {id}'; echo attach-ended-$?",
+            pid.display()
+        ));
+        assert!(screen.wait_for("modes-on"), "{}", screen.screen());
+        assert!(
+            wait_until(Duration::from_secs(5), || modes(&screen)
+                .starts_with("alt=1 mouse=1")),
+            "{way}: the job's modes did not reach the terminal: {}",
+            modes(&screen)
+        );
+        match way {
+            "detach" => {
+                screen.key("C-\\");
+                screen.key("C-\\");
+            }
+            signal => {
+                let pid = fs::read_to_string(&pid).unwrap();
+                std::process::Command::new("kill")
+                    .args([&format!("-{signal}"), pid.trim()])
+                    .status()
+                    .unwrap();
+            }
+        }
+        assert!(
+            screen.wait_for("attach-ended-"),
+            "{way}: {}",
+            screen.screen()
+        );
+        assert_eq!(
+            modes(&screen),
+            normal,
+            "{way}: the terminal keeps the job's modes"
+        );
+        screen.line(&format!("stty -a > {}", env.path().join("stty").display()));
+        assert!(wait_until(Duration::from_secs(5), || screen
+            .file("stty")
+            .contains("icanon")));
+        let stty = screen.file("stty");
+        assert!(
+            !stty.contains("-icanon") && !stty.contains("-echo "),
+            "{way}: the terminal was left raw: {stty}"
+        );
+        let _ = fs::remove_file(env.path().join("stty"));
+        assert_eq!(state(&env, &id), "running", "{way}: leaving ended the job");
+    }
+    env.isolate(env.path(), ["stop", &id]);
+}
+
+/// A client that says its window is 65535x65535 (or 0x0): the job's terminal and the supervisor's
+/// model of the screen take a bounded size, and the supervisor (under an address-space limit,
+/// where a model of 65535x65535 cells, 137 GB, would abort it) serves on.
+#[test]
+fn a_client_with_an_absurd_window_size_does_not_bring_the_supervisor_down() {
+    use std::io::{Read, Write};
+    use std::os::unix::process::CommandExt;
+    let env = TestEnv::new();
+    let mut cmd = env.isolate_cmd(
+        env.path(),
+        [
+            "run",
+            "--bg",
+            "--tty",
+            "--",
+            "sh",
+            "-c",
+            "while :; do echo size=$(stty size); sleep 0.2; done",
+        ],
+    );
+    // SAFETY: setrlimit is async-signal-safe and touches only the child's own limits.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 4 << 30,
+                rlim_max: 4 << 30,
+            };
+            match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let out = cmd.stdin(std::process::Stdio::null()).output().unwrap();
+    assert_status(&out, 0);
+    let id = stdout(&out).trim().to_string();
+    let dir = env.state.join("jobs").join(&id);
+    let log = || fs::read_to_string(dir.join("output.log")).unwrap_or_default();
+    assert!(
+        wait_until(Duration::from_secs(20), || log().contains("size=24 80")),
+        "{}",
+        log()
+    );
+    let mut client = std::os::unix::net::UnixStream::connect(dir.join("attach.sock")).unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    for (rows, cols) in [(0u16, 0u16), (65535, 65535), (65535, 1), (1, 65535)] {
+        let mut frame = vec![2, 0, 0, 0, 4];
+        frame.extend_from_slice(&rows.to_be_bytes());
+        frame.extend_from_slice(&cols.to_be_bytes());
+        client.write_all(&frame).unwrap();
+        let mut sink = [0u8; 4096];
+        let _ = client.read(&mut sink);
+    }
+    client.write_all(&[2, 0, 0, 0, 4, 0, 50, 0, 100]).unwrap();
+    assert!(
+        wait_until(Duration::from_secs(10), || log().contains("size=50 100")),
+        "the supervisor did not serve on: {}",
+        log()
+    );
+    assert!(
+        !log().contains("size=65535"),
+        "the job's terminal took the absurd size: {}",
+        log()
+    );
+    assert_eq!(state(&env, &id), "running");
+    env.isolate(env.path(), ["stop", &id]);
+}
+
+/// What the user types into an attach is echoed into the job's output log: the job's directory
+/// (its log, its socket, its records) is the user's alone, not for other users of the machine.
+#[test]
+fn the_log_of_what_was_typed_into_a_job_is_not_for_other_users() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let out = env.isolate(env.path(), ["run", "--bg", "--tty", "--", "sleep", "30"]);
+    assert_status(&out, 0);
+    let id = stdout(&out).trim().to_string();
+    let dir = env.state.join("jobs").join(&id);
+    let mode = fs::metadata(&dir).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "jobs/{id} is open to others: {mode:o}");
+    env.isolate(env.path(), ["stop", &id]);
+}

@@ -231,3 +231,139 @@ fn base_fresh_fetches_the_remotes_default_branch_first() {
         stderr(&out)
     );
 }
+
+/// An upload-pack that lies as a hostile server may: the real one, with the target of every
+/// symbolic ref it advertises (HEAD's) replaced by the contents of the file `target` beside it.
+const LYING_UPLOAD_PACK: &str = r#"#!/usr/bin/env python3
+import os, sys, subprocess, threading
+here = os.path.dirname(os.path.abspath(__file__))
+target = open(os.path.join(here, "target"), "rb").read().strip()
+p = subprocess.Popen(["git", "upload-pack"] + sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def up():
+    while True:
+        b = os.read(0, 65536)
+        if not b:
+            p.stdin.close()
+            return
+        p.stdin.write(b)
+        p.stdin.flush()
+threading.Thread(target=up, daemon=True).start()
+out, w = p.stdout, sys.stdout.buffer
+while True:
+    h = out.read(4)
+    if len(h) < 4:
+        break
+    n = int(h, 16)
+    if n < 4:
+        w.write(h)
+        w.flush()
+        continue
+    body = out.read(n - 4)
+    for key in (b"symref-target:", b"symref=HEAD:"):
+        if key in body:
+            i = body.index(key) + len(key)
+            j = body.find(b" ", i)
+            j = len(body) - 1 if j < 0 else j
+            body = body[:i] + target + body[j:]
+    w.write(b"%04x" % (len(body) + 4) + body)
+    w.flush()
+p.wait()
+"#;
+
+#[test]
+fn a_default_branch_named_like_a_refspec_moves_no_ref_of_the_project() {
+    let env = TestEnv::new();
+    let (project, origin, seven, _) = forge(&env);
+    // The project has a branch the hostile remote wants to move; the remote has the commit.
+    env.git(&project, ["branch", "victim"]);
+    env.git(&origin, ["update-ref", "refs/heads/evil", &seven]);
+    let victim = env
+        .git(&project, ["rev-parse", "victim"])
+        .trim()
+        .to_string();
+    let fake = env.path().join("lying-upload-pack");
+    fs::write(&fake, LYING_UPLOAD_PACK).unwrap();
+    fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    for target in [
+        "+refs/heads/evil:refs/heads/victim",
+        "refs/heads/evil:refs/heads/victim",
+        "+refs/heads/evil:refs/tags/planted",
+    ] {
+        fs::write(env.path().join("target"), target).unwrap();
+        env.git(
+            &project,
+            ["config", "remote.origin.uploadpack", fake.to_str().unwrap()],
+        );
+        let listed = env.git(&project, ["ls-remote", "--symref", "origin", "HEAD"]);
+        assert!(listed.contains(target), "the remote does not lie: {listed}");
+        let (out, _) = base_of(&env, &project, &["--base", "fresh"]);
+        assert_status(&out, 125);
+        assert_eq!(
+            env.git(&project, ["rev-parse", "victim"]).trim(),
+            victim,
+            "{target}: the remote moved the project's branch"
+        );
+        assert!(
+            env.git(&project, ["tag", "-l"]).trim().is_empty(),
+            "{target}: the remote planted a tag"
+        );
+    }
+}
+
+/// A request's head names the user's filter driver in its `.gitattributes`; the user's git fetches
+/// requests into remote-tracking refs (`+refs/pull/*/head:refs/remotes/origin/pr/*`, a common
+/// setup). The fetch writes no ref of the project's, so the base stays one no ref vouches for and
+/// the driver does not run outside a sandbox (it would write `smudged` beside the project).
+#[test]
+fn a_fetched_request_is_vouched_for_by_no_ref_so_its_filters_never_run_unsandboxed() {
+    let env = TestEnv::new();
+    let (project, origin, _, _) = forge(&env);
+    let other = env.path().join("other");
+    env.git(
+        env.path(),
+        [
+            "clone",
+            "-q",
+            origin.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+    );
+    fs::write(other.join(".gitattributes"), "* filter=mark\n").unwrap();
+    fs::write(other.join("nine.txt"), "nine\n").unwrap();
+    env.git(&other, ["add", ".gitattributes", "nine.txt"]);
+    env.git(&other, ["commit", "-q", "-m", "nine"]);
+    env.git(&other, ["push", "-q", "origin", "HEAD:refs/pull/9/head"]);
+    env.git(&other, ["push", "-q", "origin", "HEAD:main"]);
+    let marker = env.path().join("smudged");
+    env.git(
+        &project,
+        [
+            "config",
+            "--add",
+            "remote.origin.fetch",
+            "+refs/pull/*/head:refs/remotes/origin/pr/*",
+        ],
+    );
+    env.git(
+        &project,
+        [
+            "config",
+            "filter.mark.smudge",
+            &format!("sh -c 'echo ran >> {}; cat'", marker.display()),
+        ],
+    );
+    let before = env.git(&project, ["for-each-ref", "refs/remotes"]);
+    for args in [&["--pr", "9"][..], &["--base", "fresh"][..]] {
+        let (out, _) = base_of(&env, &project, args);
+        assert_status(&out, 0);
+        assert!(
+            !marker.exists(),
+            "{args:?}: the request's filter driver ran outside the sandbox"
+        );
+        assert_eq!(
+            env.git(&project, ["for-each-ref", "refs/remotes"]),
+            before,
+            "{args:?}: the fetch moved the project's remote-tracking refs"
+        );
+    }
+}

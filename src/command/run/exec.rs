@@ -224,12 +224,14 @@ fn cwd_in(target: &Target) -> PathBuf {
 /// killed), this process stops CMD as a SIGTERM to it would (the stop sequence). The job's own end
 /// asks first (`stop_execs`); this is for a supervisor that could not.
 fn end_with(record: &Record) {
-    let Ok(pidfd) = PidFd::open(record.supervisor_pid, 0) else {
-        return;
+    // A supervisor gone already (the job ended while CMD started) is an end to follow at once.
+    let pidfd = match PidFd::open(record.supervisor_pid, 0) {
+        Ok(pidfd) if record.supervisor_alive() => pidfd,
+        _ => {
+            let _ = kill(Pid::this(), Signal::SIGTERM);
+            return;
+        }
     };
-    if !record.supervisor_alive() {
-        return;
-    }
     let _ = std::thread::Builder::new()
         .name("isolate-exec-watch".into())
         .spawn(move || {

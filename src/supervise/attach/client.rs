@@ -4,12 +4,16 @@
 //! and followed by anything else, both keys go to the job.
 
 use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, BorrowedFd};
+use std::num::NonZeroU16;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-use signal_hook::consts::SIGWINCH;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGWINCH};
+use signal_hook::SigId;
 
 use super::wire::Frame;
 use crate::supervise::pty::{read, winsize_of, RawMode};
@@ -22,7 +26,12 @@ pub enum Left {
     Detached,
     /// The supervisor let go: the job's terminal ended, or another attach took over.
     Released,
+    /// `attach` was sent this signal (SIGTERM, SIGHUP, SIGINT): the job runs on.
+    Signalled(i32),
 }
+
+/// The signals that end an attach (the terminal given back first) rather than the process as it is.
+const LEAVING: [i32; 3] = [SIGTERM, SIGHUP, SIGINT];
 
 /// Attaches the user's terminal (descriptors 0 and 1) to the job behind `socket` until the user
 /// detaches with `key` twice or the supervisor lets go.
@@ -30,22 +39,96 @@ pub fn attach(socket: &Path, key: u8) -> io::Result<Left> {
     let mut stream = UnixStream::connect(socket)?;
     let (stdin, stdout) = (user(0), user(1));
     let (winch_rx, winch_tx) = pipe()?;
-    let winch = signal_hook::low_level::pipe::register(SIGWINCH, winch_tx)?;
-    let raw = RawMode::enter(stdin)?;
-    let left = relay(&mut stream, stdin, stdout, winch_rx.as_fd(), key);
-    drop(raw);
-    signal_hook::low_level::unregister(winch);
+    let mut ids = vec![signal_hook::low_level::pipe::register(SIGWINCH, winch_tx)?];
+    let (quit_rx, quit_tx) = pipe()?;
+    let caught = Arc::new(AtomicUsize::new(0));
+    let left = match leaving(&mut ids, &quit_tx, &caught) {
+        Ok(()) => {
+            let raw = RawMode::enter(stdin)?;
+            let mut out = std::fs::File::from(stdout.try_clone_to_owned()?);
+            let mut modes = vt100::Parser::new(NonZeroU16::MIN, NonZeroU16::MIN, 0);
+            let signals = Signals {
+                winch: winch_rx.as_fd(),
+                quit: quit_rx.as_fd(),
+                caught: &caught,
+            };
+            let left = relay(&mut stream, stdin, &mut out, &signals, key, &mut modes);
+            // The modes the job switched on (the alternate screen, mouse reporting, a hidden
+            // cursor…) are switched off again before the user's shell has the terminal back.
+            let _ = out.write_all(&restore(modes.screen()));
+            let _ = out.flush();
+            drop(raw);
+            left
+        }
+        Err(e) => Err(e),
+    };
+    for id in ids {
+        signal_hook::low_level::unregister(id);
+    }
     left
+}
+
+/// SIGTERM, SIGHUP and SIGINT noted in `caught` and woken on `quit`, so that each ends the attach
+/// through the way out that gives the terminal back.
+fn leaving(ids: &mut Vec<SigId>, quit: &OwnedFd, caught: &Arc<AtomicUsize>) -> io::Result<()> {
+    for signal in LEAVING {
+        ids.push(signal_hook::flag::register_usize(
+            signal,
+            Arc::clone(caught),
+            signal as usize,
+        )?);
+        ids.push(signal_hook::low_level::pipe::register(
+            signal,
+            quit.try_clone()?,
+        )?);
+    }
+    Ok(())
+}
+
+/// What wakes the relay besides the channel and the keyboard.
+struct Signals<'a> {
+    winch: BorrowedFd<'a>,
+    quit: BorrowedFd<'a>,
+    caught: &'a AtomicUsize,
+}
+
+/// The sequences that switch off what the job's output left on in the terminal.
+fn restore(screen: &vt100::Screen) -> Vec<u8> {
+    let mut out = b"\x1b[0m".to_vec();
+    if screen.alternate_screen() {
+        out.extend_from_slice(b"\x1b[?1049l");
+    }
+    if screen.mouse_protocol_mode() != vt100::MouseProtocolMode::None {
+        out.extend_from_slice(b"\x1b[?1000l\x1b[?1002l\x1b[?1003l");
+    }
+    if screen.mouse_protocol_encoding() != vt100::MouseProtocolEncoding::Default {
+        out.extend_from_slice(b"\x1b[?1005l\x1b[?1006l");
+    }
+    if screen.bracketed_paste() {
+        out.extend_from_slice(b"\x1b[?2004l");
+    }
+    if screen.application_cursor() {
+        out.extend_from_slice(b"\x1b[?1l");
+    }
+    if screen.application_keypad() {
+        out.extend_from_slice(b"\x1b>");
+    }
+    if screen.hide_cursor() {
+        out.extend_from_slice(b"\x1b[?25h");
+    }
+    // Focus reports, which the model does not follow: off whatever they were.
+    out.extend_from_slice(b"\x1b[?1004l");
+    out
 }
 
 fn relay(
     stream: &mut UnixStream,
     stdin: BorrowedFd<'_>,
-    stdout: BorrowedFd<'_>,
-    winch: BorrowedFd<'_>,
+    out: &mut std::fs::File,
+    signals: &Signals<'_>,
     key: u8,
+    modes: &mut vt100::Parser,
 ) -> io::Result<Left> {
-    let mut out = std::fs::File::from(stdout.try_clone_to_owned()?);
     send_size(stream, stdin)?;
     let mut buf = vec![0u8; 16 << 10];
     let mut pending = false;
@@ -53,7 +136,8 @@ fn relay(
         let mut fds = [
             PollFd::new(stream.as_fd(), PollFlags::POLLIN),
             PollFd::new(stdin, PollFlags::POLLIN),
-            PollFd::new(winch, PollFlags::POLLIN),
+            PollFd::new(signals.winch, PollFlags::POLLIN),
+            PollFd::new(signals.quit, PollFlags::POLLIN),
         ];
         match poll(&mut fds, PollTimeout::NONE) {
             Ok(_) => {}
@@ -68,6 +152,7 @@ fn relay(
             match stream.read(&mut buf) {
                 Ok(0) | Err(_) => return Ok(Left::Released),
                 Ok(n) => {
+                    modes.process(&buf[..n]);
                     out.write_all(&buf[..n])?;
                     out.flush()?;
                 }
@@ -87,8 +172,12 @@ fn relay(
             }
         }
         if ready[2] {
-            let _ = read(winch, &mut buf);
+            let _ = read(signals.winch, &mut buf);
             send_size(stream, stdin)?;
+        }
+        if ready[3] {
+            let signal = signals.caught.load(Ordering::SeqCst) as i32;
+            return Ok(Left::Signalled(if signal > 0 { signal } else { SIGTERM }));
         }
     }
 }

@@ -29,6 +29,9 @@ use crate::sys::pipe::pipe;
 pub const SOCKET: &str = "attach.sock";
 /// The size of the job's terminal when the caller's is unknown.
 const DEFAULT_SIZE: (u16, u16) = (24, 80);
+/// The largest size the job's terminal takes, and its screen is modelled at (32 bytes a cell, so
+/// 32 MB a screen): a client that says 65535x65535 would have the model take 137 GB.
+const MAX_SIZE: (u16, u16) = (1000, 1000);
 /// How long a write to a client may block before that client is dropped.
 const CLIENT_WRITE: Duration = Duration::from_secs(2);
 /// How long keystrokes may wait for a job that does not read them.
@@ -53,7 +56,7 @@ impl Hub {
     /// socket in `job_dir`.
     pub fn open(job_dir: &Path, size: Option<(u16, u16)>) -> io::Result<Hub> {
         let pty = Pty::open()?;
-        let size = size.unwrap_or(DEFAULT_SIZE);
+        let size = bounded(size.unwrap_or(DEFAULT_SIZE));
         pty.set_winsize(size.0, size.1)?;
         let socket = job_dir.join(SOCKET);
         let _ = std::fs::remove_file(&socket);
@@ -268,6 +271,7 @@ impl Serve {
             match frame {
                 Frame::Input(bytes) => write_waiting(self.master.as_fd(), &bytes),
                 Frame::Resize { rows, cols } if rows > 0 && cols > 0 => {
+                    let (rows, cols) = bounded((rows, cols));
                     let _ = set_size(self.master.as_fd(), rows, cols);
                     let one = NonZeroU16::MIN;
                     self.screen.set_size(
@@ -288,6 +292,11 @@ impl Serve {
             }
         }
     }
+}
+
+/// `size` (rows, columns) within 1x1 and `MAX_SIZE`.
+fn bounded((rows, cols): (u16, u16)) -> (u16, u16) {
+    (rows.clamp(1, MAX_SIZE.0), cols.clamp(1, MAX_SIZE.1))
 }
 
 /// Writes `bytes` to the (non-blocking) master, waiting at most `INPUT_WAIT` for a job that does
