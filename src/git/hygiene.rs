@@ -36,12 +36,15 @@ pub const NO_HOOKS: [&str; 2] = ["-c", "core.hooksPath=/dev/null"];
 pub const CONFIG: [&str; 4] = [NO_HOOKS[0], NO_HOOKS[1], "-c", "core.fsmonitor=false"];
 
 /// The environment of every project-side git: no prompt, no optional lock, no askpass helper, and
-/// git's messages in English (they are matched).
-pub const ENV: [(&str, &str); 5] = [
+/// git's messages in English (they are matched). ssh asks its questions (a password, an unknown
+/// host key) on `/dev/tty` unless told to use its askpass program, which answers nothing: a fetch
+/// over ssh (`--pr`, `--base fresh`) fails at once instead of waiting for the time limit.
+pub const ENV: [(&str, &str); 6] = [
     ("GIT_TERMINAL_PROMPT", "0"),
     ("GIT_OPTIONAL_LOCKS", "0"),
     ("GIT_ASKPASS", "true"),
     ("SSH_ASKPASS", "true"),
+    ("SSH_ASKPASS_REQUIRE", "force"),
     ("LC_ALL", "C"),
 ];
 
