@@ -65,9 +65,12 @@ pub fn kill_leftovers(record: &Record) {
 
 /// Waits a little for a killed cgroup's processes to be gone.
 fn wait_empty(cgroup: &crate::supervise::cgroup::Cgroup) -> bool {
-    crate::sys::pidfd::wait_exit(None, Duration::from_secs(2), Duration::from_millis(10), || {
-        cgroup.pids().is_empty().then_some(())
-    })
+    crate::sys::pidfd::wait_exit(
+        None,
+        Duration::from_secs(2),
+        Duration::from_millis(10),
+        || cgroup.pids().is_empty().then_some(()),
+    )
     .is_some()
 }
 
