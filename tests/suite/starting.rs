@@ -56,6 +56,21 @@ fn forge(env: &TestEnv) -> (PathBuf, PathBuf, String, String) {
     (project, origin, heads.remove(0), heads.remove(0))
 }
 
+/// Another clone of `origin`, to push to it as someone else would.
+fn clone_of(env: &TestEnv, origin: &Path) -> PathBuf {
+    let other = env.path().join("other");
+    env.git(
+        env.path(),
+        [
+            "clone",
+            "-q",
+            origin.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+    );
+    other
+}
+
 fn base_of(
     env: &TestEnv,
     project: &Path,
@@ -165,16 +180,7 @@ fn base_fresh_fetches_the_remotes_default_branch_first() {
     let env = TestEnv::new();
     let (project, origin, _, _) = forge(&env);
     // The origin moves on after the clone; the project's main does not.
-    let other = env.path().join("other");
-    env.git(
-        env.path(),
-        [
-            "clone",
-            "-q",
-            origin.to_str().unwrap(),
-            other.to_str().unwrap(),
-        ],
-    );
+    let other = clone_of(&env, &origin);
     fs::write(other.join("new.txt"), "new\n").unwrap();
     env.git(&other, ["add", "new.txt"]);
     env.git(&other, ["commit", "-q", "-m", "upstream moved"]);
@@ -318,16 +324,7 @@ fn a_default_branch_named_like_a_refspec_moves_no_ref_of_the_project() {
 fn a_fetched_request_is_vouched_for_by_no_ref_so_its_filters_never_run_unsandboxed() {
     let env = TestEnv::new();
     let (project, origin, _, _) = forge(&env);
-    let other = env.path().join("other");
-    env.git(
-        env.path(),
-        [
-            "clone",
-            "-q",
-            origin.to_str().unwrap(),
-            other.to_str().unwrap(),
-        ],
-    );
+    let other = clone_of(&env, &origin);
     fs::write(other.join(".gitattributes"), "* filter=mark\n").unwrap();
     fs::write(other.join("nine.txt"), "nine\n").unwrap();
     env.git(&other, ["add", ".gitattributes", "nine.txt"]);

@@ -4,7 +4,7 @@
 //! only regular files, never through a link, at most a bound of them and of each.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use gix::bstr::ByteSlice;
 
@@ -144,4 +144,13 @@ pub(super) fn read_small(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, Ins
         .read_to_end(&mut content)
         .map_err(io)?;
     Ok(Some(content))
+}
+
+/// `path` with every link resolved.
+pub(super) fn canonical(path: &Path) -> Result<PathBuf, InspectError> {
+    std::fs::canonicalize(path).map_err(|source| InspectError::Io {
+        path: path.to_owned(),
+        what: "cannot resolve",
+        source,
+    })
 }

@@ -14,7 +14,7 @@ use gix::bstr::ByteSlice;
 use super::bounds::check_head;
 use super::error::InspectError;
 use super::inspection::Inspection;
-use super::linked::{is_dir, list, read_small};
+use super::linked::{canonical, is_dir, list, read_small};
 use super::open::open_untrusted;
 use super::state::in_progress;
 use super::status::count_status;
@@ -110,14 +110,6 @@ fn check_files(linked: &Path) -> Result<(), InspectError> {
         }
     }
     Ok(())
-}
-
-fn canonical(path: &Path) -> Result<PathBuf, InspectError> {
-    std::fs::canonicalize(path).map_err(|source| InspectError::Io {
-        path: path.to_owned(),
-        what: "cannot resolve",
-        source,
-    })
 }
 
 fn not_repo(linked: &Path, reason: &str) -> InspectError {

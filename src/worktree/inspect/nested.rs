@@ -18,7 +18,7 @@ use super::bounds::check_head;
 use super::error::InspectError;
 use super::inspection::Inspection;
 use super::layout::check_layout;
-use super::linked::read_small;
+use super::linked::{canonical, read_small};
 use super::open::open_untrusted;
 use super::status::count_status;
 
@@ -172,14 +172,6 @@ fn reachable(repo: &gix::Repository, tips: &[ObjectId]) -> HashSet<ObjectId> {
         }
     }
     seen
-}
-
-fn canonical(path: &Path) -> Result<PathBuf, InspectError> {
-    std::fs::canonicalize(path).map_err(|source| InspectError::Io {
-        path: path.to_owned(),
-        what: "cannot resolve",
-        source,
-    })
 }
 
 fn not_repo(path: &Path, reason: &str) -> InspectError {
