@@ -64,9 +64,3 @@ pub fn report_error(err: &Error) {
         say!("{hint}");
     }
 }
-
-/// Whether isolate's stderr is a terminal: progress lines go there only then.
-pub fn stderr_is_terminal() -> bool {
-    // SAFETY: isatty only queries the descriptor.
-    unsafe { libc::isatty(2) == 1 }
-}

@@ -19,4 +19,4 @@ pub use run::{
     try_run_with_input, Output,
 };
 pub use version::{require, version};
-pub use wait::{collect, wait, TIMEOUT};
+pub use wait::{collect, wait, MAX_OUTPUT, TIMEOUT};

@@ -10,3 +10,4 @@ pub mod lock;
 pub mod pidfd;
 pub mod pipe;
 pub mod process;
+pub mod progress;

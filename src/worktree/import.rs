@@ -25,6 +25,7 @@ use crate::supervise::spawn;
 mod bounds;
 mod check;
 mod leftovers;
+mod progress;
 mod reader;
 
 use bounds::{bounds, exceeded, memory_config, Bounds};
@@ -158,7 +159,15 @@ fn copy_objects(project: &Project, job_objects: &Path, tip: &str, old: &str) -> 
     // The pack's read end is index-pack's alone now: when it stops reading (over the size bound),
     // the packer's writes fail instead of waiting for a reader that is gone.
     index.stdin(Stdio::null());
-    let indexed = child.map(|mut child| git::collect(&mut child, &index, git::TIMEOUT));
+    let indexed = child.map(|mut child| {
+        // Its messages are read for the bounds; on a terminal, its progress of a large import shows.
+        let shown = child.stderr.take().map(progress::tee);
+        let mut out = git::collect(&mut child, &index, git::TIMEOUT);
+        if let (Ok(out), Some(shown)) = (out.as_mut(), shown) {
+            out.stderr = shown.join().unwrap_or_default();
+        }
+        out
+    });
     // index-pack first: it is this process's child too, and what is left of this process's children
     // once it has been waited for is the packer's tree, which `finish` stops whole.
     let packed = packer.finish(git::TIMEOUT);
@@ -217,6 +226,9 @@ fn indexer(project: &Project, bounds: Bounds) -> std::process::Command {
         "--strict",
         &format!("--max-input-size={}", bounds.size),
     ]);
+    if crate::sys::progress::wanted() {
+        index.arg("-v");
+    }
     let memory = bounds.memory;
     // SAFETY: between fork and exec only setrlimit runs, which is async-signal-safe and touches
     // nothing of the parent's.

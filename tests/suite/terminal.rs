@@ -300,8 +300,8 @@ fn tmux_runs_inside_a_job_with_a_server_of_its_own() {
 
 /// Long work shows progress on a terminal, and only there: creating a worktree shows git's
 /// progress line on stderr when it is a terminal (git's delay set to none, so a small repository
-/// shows it), nothing when stderr is a pipe or with `-q`; `merge` of several jobs says which one
-/// of how many it is at.
+/// shows it), the import of a thousand objects or more index-pack's count; nothing when stderr is
+/// a pipe; `merge` of several jobs says which one of how many it is at.
 #[test]
 fn long_work_shows_progress_on_a_terminal_and_nowhere_else() {
     let env = TestEnv::new();

@@ -115,7 +115,8 @@ fn merge_all(args: &MergeArgs) -> Result<Vec<Job>> {
     let mut stopped = false;
     let total = chosen.len();
     // A line per job on a terminal when there are several: which one of how many is being merged.
-    let progress = total > 1 && !args.json && crate::command::output::stderr_is_terminal();
+    crate::sys::progress::want(!args.json);
+    let progress = total > 1 && crate::sys::progress::wanted();
     for (n, (dir, record)) in chosen.into_iter().enumerate() {
         let mut job = Job {
             id: record.id.clone(),

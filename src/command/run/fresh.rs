@@ -174,8 +174,7 @@ fn claim(
         let fill = create::Fill {
             include,
             confined: options.sandboxed.then_some(&decided.policy),
-            progress: options.speech == Speech::Human
-                && crate::command::output::stderr_is_terminal(),
+            progress: crate::sys::progress::wanted(),
         };
         if let Some(mut created) = create::create(&t.project, &prepared.id, &path, &t.base, fill)? {
             created.project_branch = t.project_branch.clone();

@@ -35,6 +35,7 @@ use prepared::Prepared;
 
 pub fn run(args: RunArgs) -> i32 {
     let options = RunOptions::from(args);
+    crate::sys::progress::want(options.speech == options::Speech::Human);
     let mut signals = match Signals::install() {
         Ok(s) => s,
         Err(e) => return fail(&e),
