@@ -9,10 +9,19 @@ use std::time::Duration;
 use crate::support::screen::Screen;
 use crate::support::*;
 
-/// Starts `bash -i` (prompt `inner$ `) with `run ARGS`, its id written to a file.
+/// Starts `bash -i` (prompt `inner$ `) with `run ARGS`; its id.
 fn start_shell(env: &TestEnv, screen: &Screen, args: &str) -> String {
+    start(
+        env,
+        screen,
+        &format!("{args} -- env PS1='in''ner$ ' bash --norc --noprofile -i"),
+    )
+}
+
+/// `isolate run RUN` typed into the screen's shell, its id written to a file; the id, once there.
+fn start(env: &TestEnv, screen: &Screen, run: &str) -> String {
     screen.line(&format!(
-        "{BIN} run {args} -- env PS1='in''ner$ ' bash --norc --noprofile -i > {}",
+        "{BIN} run {run} > {}",
         env.path().join("id").display()
     ));
     assert!(wait_until(Duration::from_secs(20), || !screen
@@ -189,16 +198,11 @@ fn attaching_to_vim_shows_its_screen_as_it_is() {
     let env = TestEnv::new();
     let file = env.file("notes.txt", "first line of the notes\n");
     let screen = Screen::new(&env);
-    screen.line(&format!(
-        "{BIN} run --bg --tty -- vim -u NONE -N -n {} > {}",
-        file.display(),
-        env.path().join("id").display()
-    ));
-    assert!(wait_until(Duration::from_secs(20), || !screen
-        .file("id")
-        .trim()
-        .is_empty()));
-    let id = screen.file("id").trim().to_string();
+    let id = start(
+        &env,
+        &screen,
+        &format!("--bg --tty -- vim -u NONE -N -n {}", file.display()),
+    );
     std::thread::sleep(Duration::from_millis(500));
     clear(&screen);
     screen.line(&format!("{BIN} attach {id}"));
@@ -235,15 +239,11 @@ fn modes(screen: &Screen) -> String {
 fn every_way_out_of_an_attach_gives_the_terminal_back() {
     let env = TestEnv::new();
     let screen = Screen::new(&env);
-    screen.line(&format!(
-        "{BIN} run --bg --tty -- sh -c \"printf '\\033[?1049h\\033[?1000h\\033[?1006h\\033[?25l\\033[?1hmodes-on'; sleep 60\" > {}",
-        env.path().join("id").display()
-    ));
-    assert!(wait_until(Duration::from_secs(20), || !screen
-        .file("id")
-        .trim()
-        .is_empty()));
-    let id = screen.file("id").trim().to_string();
+    let id = start(
+        &env,
+        &screen,
+        "--bg --tty -- sh -c \"printf '\\033[?1049h\\033[?1000h\\033[?1006h\\033[?25l\\033[?1hmodes-on'; sleep 60\"",
+    );
     let normal = modes(&screen);
     assert_eq!(normal, "alt=0 mouse=0 cursor=1 keys=0");
     let pid = env.path().join("attach.pid");

@@ -697,8 +697,7 @@ fn work_held_only_by_a_linked_worktree_of_the_job_keeps_the_worktree() {
 
 /// Uncommitted changes in a linked worktree the job added where the main worktree's status does
 /// not see it (inside `.git`, or in an ignored directory) keep the worktree: removing it would
-/// remove them. Committed-but-clean linked worktrees inside, and a dirty one outside (its files
-/// stay where they are), do not block by their status.
+/// remove them. A clean linked worktree inside does not block by its status.
 #[test]
 fn uncommitted_work_in_a_hidden_linked_worktree_keeps_the_worktree() {
     let env = TestEnv::new();

@@ -28,7 +28,7 @@ use crate::sys::pidfd::PidFd;
 
 use super::environment::{environment, Made};
 use super::network::proxy_for;
-use super::prepared::RESUME_LOCK;
+use super::resume_lock::ResumeLock;
 
 /// The grace between SIGTERM and SIGKILL when CMD is stopped.
 const GRACE: Duration = Duration::from_secs(10);
@@ -58,7 +58,7 @@ fn run_in_job(args: ExecArgs) -> Result<i32> {
     let target = target(&args.job)?;
     let _lock = match target.running {
         true => None,
-        false => Some(ResumeLock::take(&target)?),
+        false => Some(ResumeLock::take(&target.job_dir, &target.record.id)?),
     };
     let _registration = execs::register(&target.job_dir)?;
     let record = &target.record;
@@ -238,28 +238,4 @@ fn end_with(record: &Record) {
             while !pidfd.exited_within(Duration::from_secs(3600)) {}
             let _ = kill(Pid::this(), Signal::SIGTERM);
         });
-}
-
-/// The resume lock of an ended job, held while CMD runs in its kept worktree.
-struct ResumeLock(PathBuf);
-
-impl ResumeLock {
-    fn take(target: &Target) -> Result<ResumeLock> {
-        let path = target.job_dir.join(RESUME_LOCK);
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|_| Error::Job {
-                job: target.record.id.clone(),
-                why: format!("is being resumed already ({})", path.display()),
-            })?;
-        Ok(ResumeLock(path))
-    }
-}
-
-impl Drop for ResumeLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
 }

@@ -26,6 +26,7 @@ mod network;
 mod options;
 mod prepared;
 mod resume;
+mod resume_lock;
 mod setup;
 mod target;
 

@@ -15,8 +15,7 @@ use crate::sandbox::made::Made;
 use crate::sandbox::{agent, policy};
 use crate::worktree::create::{self, Created};
 
-/// Taken exclusively by the supervisor of a resumed job, so two resumes never share a worktree.
-pub(super) const RESUME_LOCK: &str = "resume.lock";
+use super::resume_lock::RESUME_LOCK;
 
 /// A job's worktree as `run` holds it.
 pub(super) struct JobWorktree {

@@ -18,7 +18,8 @@ use crate::worktree::create::Created;
 use super::allow_write::check_allow_write;
 use super::detect::{detect, executable};
 use super::options::RunOptions;
-use super::prepared::{Chosen, JobWorktree, Prepared, RESUME_LOCK};
+use super::prepared::{Chosen, JobWorktree, Prepared};
+use super::resume_lock::ResumeLock;
 
 /// The ended job, and what it runs under now.
 struct Resumed {
@@ -71,15 +72,7 @@ pub(super) fn prepare_resume(query: &str, options: &RunOptions) -> Result<Prepar
             plan::check_kernel(extra)?;
         }
     }
-    let lock = job_dir.join(RESUME_LOCK);
-    fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&lock)
-        .map_err(|_| Error::Job {
-            job: id.to_string(),
-            why: format!("is being resumed already ({})", lock.display()),
-        })?;
+    let lock = ResumeLock::take(&job_dir, id.as_str())?;
     let resumed = Resumed {
         id,
         job_dir,
@@ -88,9 +81,10 @@ pub(super) fn prepare_resume(query: &str, options: &RunOptions) -> Result<Prepar
         policy,
         narrowing,
     };
-    take(options, &state, resumed).inspect_err(|_| {
-        let _ = fs::remove_file(&lock);
-    })
+    let prepared = take(options, &state, resumed)?;
+    // `Prepared` releases it when the job ends, or when it is dropped before.
+    lock.hand_over();
+    Ok(prepared)
 }
 
 /// The kept worktree taken up again: a fresh TMPDIR, and what CMD is (never an installation from
