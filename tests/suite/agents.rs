@@ -320,7 +320,31 @@ fn aider_comes_up_runs_commands_in_a_pty_and_reaches_its_network_error() {
     }) {
         screen.line("n");
     }
-    screen.line("/run echo pty-$((6*7))");
+    // Typed before aider has drawn its prompt, the line is taken while prompt_toolkit redraws, and
+    // the command's output can be drawn over (seen under load): wait for the empty prompt first.
+    wait_until(Duration::from_secs(30), || {
+        screen.screen().lines().any(|l| l.trim_end() == ">")
+    });
+    // aider's `/run` reads the command's pty with pexpect, which now and then loses the output of a
+    // command that exits at once (the question then counts no output): asked again, up to 3 times.
+    for _ in 0..3 {
+        let asked = screen
+            .screen()
+            .matches("command output to the chat")
+            .count();
+        screen.line("/run echo pty-$((6*7))");
+        wait_until(Duration::from_secs(30), || {
+            let now = screen.screen();
+            now.contains("pty-42") || now.matches("command output to the chat").count() > asked
+        });
+        if screen.screen().contains("pty-42") {
+            break;
+        }
+        screen.line("n");
+        wait_until(Duration::from_secs(10), || {
+            screen.screen().lines().any(|l| l.trim_end() == ">")
+        });
+    }
     assert!(
         wait_until(Duration::from_secs(30), || screen
             .screen()
