@@ -5,6 +5,7 @@
 //! The hygiene is hygiene.rs, the runs run.rs, the bounded wait wait.rs, git's version version.rs;
 //! the project itself (the user's repository, found from the cwd) is project.rs.
 
+mod borrowed;
 mod hygiene;
 pub mod mark;
 pub mod project;
@@ -13,6 +14,7 @@ mod run;
 mod version;
 mod wait;
 
+pub use borrowed::borrowed;
 pub use hygiene::{command, redirects, CONFIG, ENV, LOCATION_VARS, NO_HOOKS, REDIRECTING_VARS};
 pub use run::{
     checked, describe, run, run_command, run_on_terminal, run_with_input, try_run,

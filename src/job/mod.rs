@@ -2,5 +2,6 @@
 
 pub mod execs;
 pub mod id;
+pub mod nest;
 pub mod record;
 pub mod store;

@@ -12,10 +12,13 @@ use crate::job::id::JobId;
 use crate::job::record::{Record, State};
 use crate::sys::dirs;
 
-/// `$ISOLATE_HOME`, else `$XDG_STATE_HOME/isolate`, else `~/.local/state/isolate`.
+/// `$ISOLATE_HOME`, else, inside a job, the outer job's (job/nest.rs), else
+/// `$XDG_STATE_HOME/isolate`, else `~/.local/state/isolate`.
 pub fn state_dir() -> Result<PathBuf> {
     let dir = if let Some(home) = dirs::from_env("ISOLATE_HOME") {
         home
+    } else if let Some(nested) = crate::job::nest::outer().and_then(|o| o.state_dir()) {
+        nested
     } else if let Some(state) = dirs::state_home() {
         state.join("isolate")
     } else {

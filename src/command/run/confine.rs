@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::supervise::spawn::NESTED_ROUTE;
 use crate::job::record::SandboxReport;
 use crate::sandbox::{agent, plan, seed};
 
@@ -25,13 +26,17 @@ pub(super) fn confine(options: &RunOptions, prepared: &mut Prepared) -> Result<C
     let writable = [prepared.tmpdir.clone()];
     // Readable whatever the policy says (strict): the project the worktree borrows from.
     let readable: Vec<PathBuf> = match &prepared.worktree {
-        Some(wt) => vec![
+        Some(wt) => [
             wt.project.top.clone(),
             wt.project.caller_top.clone(),
             wt.project.git_dir.clone(),
             wt.project.objects.clone(),
             wt.project.hooks.clone(),
-        ],
+        ]
+        .into_iter()
+        // A project that is itself a job's worktree borrows the real project's objects.
+        .chain(crate::git::borrowed(&wt.project.objects))
+        .collect(),
         None => vec![prepared.cwd.clone()],
     };
     let installation = prepared
@@ -77,6 +82,12 @@ pub(super) fn confine(options: &RunOptions, prepared: &mut Prepared) -> Result<C
             built.report.policy
         ));
         confinement.notes.extend(built.notes);
+    }
+    // Inside a job, before anything of the job's is made: no supervisor of this job's own judges
+    // its connects (job/nest.rs).
+    let routed = |r: &plan::Rules| r.sockets.as_ref().is_some_and(|s| s.route.is_some());
+    if crate::job::nest::outer().is_some() && confinement.rules.as_ref().is_some_and(routed) {
+        return Err(Error::Usage(NESTED_ROUTE.into()));
     }
     Ok(confinement)
 }

@@ -124,5 +124,6 @@ pub(super) fn pending_worktree(
         project_branch: None,
         pull_request: None,
         started_from: None,
+        nested_jobs: Vec::new(),
     }
 }

@@ -39,15 +39,18 @@ pub(super) enum Fetch {
 
 /// For `--worktree`: the project, the base commit and the directory its worktrees go in.
 pub(super) fn worktree_target(cwd: &Path, state: &Path, base: &BaseChoice) -> Result<Target> {
-    // Refused before git runs here: a job's worktree is the job's to write, config included.
+    // Refused before git runs here: a job's worktree is the job's to write, config included. Inside
+    // a job, its own worktree is the project of the jobs it starts: this isolate runs in its
+    // sandbox, with nothing of the user's that the job does not have.
     if let Some(top) = job_worktree(cwd, state) {
-        return Err(Error::Usage(format!(
-            "{} is the worktree of an isolate job; a job cannot start another job's worktree inside it: \
-             nested jobs are not supported (the kernel allows one seccomp listener in a filter chain, \
-             so an inner job could have no supervisor of its own judging its connects); run the \
-             jobs side by side from the project, or `isolate run --resume JOB` there",
-            top.display()
-        )));
+        if !is_outer_worktree(&top) {
+            return Err(Error::Usage(format!(
+                "{} is the worktree of an isolate job; a job cannot start another job's worktree \
+                 inside it: run the jobs side by side from the project, or `isolate run --resume \
+                 JOB` there (inside a job, jobs start from that job's own worktree)",
+                top.display()
+            )));
+        }
     }
     let project = Project::discover(cwd)?;
     let config = config::load(Some(&project))?;
@@ -104,6 +107,14 @@ fn base_commit(
             Err(e) => Err(e),
         },
     }
+}
+
+/// `top` is the worktree of the job this isolate runs inside (job/nest.rs).
+fn is_outer_worktree(top: &Path) -> bool {
+    crate::job::nest::outer()
+        .and_then(|outer| outer.worktree.as_deref())
+        .and_then(|worktree| fs::canonicalize(worktree).ok())
+        .is_some_and(|worktree| fs::canonicalize(top).is_ok_and(|top| top == worktree))
 }
 
 /// The top of the job worktree `dir` is in, if it is one: a repository whose config carries

@@ -66,4 +66,8 @@ pub struct WorktreeReport {
     /// refs/heads/main` for `--base fresh`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_from: Option<String>,
+    /// The jobs started inside this one (`isolate run --worktree` in its worktree), by id, as its
+    /// repository held them when it was last looked at.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nested_jobs: Vec<String>,
 }

@@ -64,10 +64,13 @@ pub fn main(args: &[String]) -> ! {
         );
     }
     // Last before exec: from here on every connect waits for the supervisor's answer.
-    if plan.rules.as_ref().is_some_and(|r| r.sockets.is_some()) {
+    if let Some(sockets) = plan.rules.as_ref().and_then(|r| r.sockets.as_ref()) {
         let sent = handover::receive_filter(plan.status_fd)
-            .and_then(|bpf| seccomp::install(&bpf))
-            .and_then(|listener| handover::send_listener(plan.status_fd, listener));
+            .and_then(|bpf| seccomp::install(&bpf, sockets.judge))
+            .and_then(|listener| match listener {
+                Some(listener) => handover::send_listener(plan.status_fd, listener),
+                None => Ok(()),
+            });
         if let Err(e) = sent {
             fail(SETUP_FAILED, e.to_string());
         }

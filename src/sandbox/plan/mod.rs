@@ -42,7 +42,7 @@ pub use limits::{Limit, Resource};
 pub use preview::{preview, Preview};
 pub use resolved::{Access, Outcome, Resolved};
 pub use rules::Rules;
-pub use sockets::{Route, Sockets};
+pub use sockets::{Judge, Route, Sockets};
 
 use create::create;
 use gaps::gaps;

@@ -10,7 +10,7 @@ use super::carve::carve;
 use super::devices::present;
 use super::limits::limits;
 use super::Limit;
-use super::{Access, Feature, FeatureState, Outcome, Resolved, Route, Sockets, DEVICES};
+use super::{Access, Feature, FeatureState, Judge, Outcome, Resolved, Route, Sockets, DEVICES};
 use crate::sandbox::policy::Policy;
 
 /// The Landlock rules and resource limits for one job, in the form the helper needs after exec.
@@ -156,6 +156,7 @@ pub(super) fn rules(
             proxy: None,
             own: Vec::new(),
         }),
+        judge: Judge::Supervisor,
     });
     Rules {
         abi,

@@ -27,6 +27,25 @@ pub struct Sockets {
     /// With a domain allowlist: the only TCP destinations (`tcp_connect` then lists their ports).
     #[serde(default)]
     pub route: Option<Route>,
+    /// Who judges the calls the filter cannot decide alone.
+    #[serde(default)]
+    pub judge: Judge,
+}
+
+/// Who judges the calls a seccomp filter cannot decide by their arguments (connect, listen, a
+/// pty's other end).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Judge {
+    /// The job's own supervisor, through the filter's listener.
+    #[default]
+    Supervisor,
+    /// The supervisor of the job this one runs inside (job/nest.rs): the kernel allows one
+    /// listener in a filter chain, and the outer job's filter, which still runs, hands those calls
+    /// to it. This filter then hands nothing over, and refuses what the outer judge would let
+    /// through that this job may not have: unix sockets other than pairs (a socket served by
+    /// another process of the outer job counts as the outer job's own there).
+    OuterJob,
 }
 
 /// Where a job with a domain allowlist may connect over TCP: isolate's proxy, and its own servers.
@@ -51,6 +70,7 @@ impl Sockets {
             tcp_connect: Some(Vec::new()),
             tcp_bind: Some(Vec::new()),
             route: None,
+            judge: Judge::Supervisor,
         }
     }
 
@@ -86,6 +106,10 @@ impl Sockets {
             tcp_bind: ports(&self.tcp_bind, &other.tcp_bind),
             // One proxy per job: a route narrows to itself (its ports are in `tcp_connect` too).
             route: self.route.clone().or_else(|| other.route.clone()),
+            judge: match (self.judge, other.judge) {
+                (Judge::Supervisor, Judge::Supervisor) => Judge::Supervisor,
+                _ => Judge::OuterJob,
+            },
         }
     }
 

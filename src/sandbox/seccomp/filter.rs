@@ -6,7 +6,7 @@
 use libseccomp::error::SeccompError;
 use libseccomp::{ScmpAction, ScmpArgCompare, ScmpCompareOp, ScmpFilterContext, ScmpSyscall};
 
-use crate::sandbox::plan::Sockets;
+use crate::sandbox::plan::{Judge, Sockets};
 
 /// A socket type is the low four bits of `socket(2)`'s type argument; the rest are flags.
 const SOCK_TYPE_MASK: u64 = 0xf;
@@ -57,7 +57,7 @@ pub(super) fn context(sockets: &Sockets) -> Result<ScmpFilterContext, SeccompErr
     unix(&mut ctx, sockets)?;
     handed_over(&mut ctx, sockets)?;
     tcp_bypasses(&mut ctx, sockets)?;
-    pty_peer(&mut ctx)?;
+    pty_peer(&mut ctx, sockets)?;
     kernel_surface(&mut ctx)?;
     Ok(ctx)
 }
@@ -176,6 +176,20 @@ fn unix(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), SeccompErr
 
 /// The calls the supervisor judges and makes.
 fn handed_over(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), SeccompError> {
+    if sockets.judge == Judge::OuterJob {
+        // The outer job's filter hands them to its supervisor, under the outer policy; a unix
+        // socket served by another process of the outer job counts as the job's own there, so
+        // this job makes no unix sockets but pairs (a pair reaches nothing it did not make).
+        let unix = eq(0, libc::AF_UNIX as u64);
+        for kind in [libc::SOCK_STREAM, libc::SOCK_SEQPACKET] {
+            ctx.add_rule_conditional(
+                refuse(libc::EACCES),
+                sys(libc::SYS_socket)?,
+                &[unix, sock_type(kind)],
+            )?;
+        }
+        return Ok(());
+    }
     // Every connect is the supervisor's to judge and to make: a filter sees a pointer, never the
     // address, nor which kind of socket the descriptor is.
     ctx.add_rule(ScmpAction::Notify, sys(libc::SYS_connect)?)?;
@@ -217,8 +231,11 @@ fn tcp_bypasses(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), Se
     Ok(())
 }
 
-/// A pty's other end, opened by the supervisor.
-fn pty_peer(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
+/// A pty's other end, opened by the supervisor (the outer job's, which its filter asks).
+fn pty_peer(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), SeccompError> {
+    if sockets.judge == Judge::OuterJob {
+        return Ok(());
+    }
     // The other end of a pty the job made: Landlock refuses the job the devpts directory (where the
     // user's own terminals are), so the supervisor opens the job's pty's other end for it.
     // (libc's ioctl numbers are u64 here and i32 elsewhere.)

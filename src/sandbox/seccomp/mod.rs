@@ -24,7 +24,7 @@ use std::io::Read;
 use std::os::fd::{FromRawFd, OwnedFd};
 
 use crate::error::Result;
-use crate::sandbox::plan::Sockets;
+use crate::sandbox::plan::{Judge, Sockets};
 use crate::sandbox::step_failed;
 use crate::sys::pipe::pipe;
 
@@ -46,12 +46,30 @@ pub fn program(sockets: &Sockets) -> Result<Vec<u8>> {
 }
 
 /// Installs `bpf` on the calling thread (the helper, single-threaded, `no_new_privs` already set)
-/// and returns the notification descriptor the supervisor answers on.
-pub fn install(bpf: &[u8]) -> Result<OwnedFd> {
+/// and returns the notification descriptor the supervisor answers on; `None` for a filter the
+/// outer job's supervisor judges for ([`Judge::OuterJob`]), which hands nothing over.
+pub fn install(bpf: &[u8], judge: Judge) -> Result<Option<OwnedFd>> {
     let filter = libc::sock_fprog {
         len: (bpf.len() / std::mem::size_of::<libc::sock_filter>()) as u16,
         filter: bpf.as_ptr() as *mut libc::sock_filter,
     };
+    if judge == Judge::OuterJob {
+        // SAFETY: as below; no flags, so the call returns 0 or -1, never a descriptor.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                0,
+                &filter as *const libc::sock_fprog,
+            )
+        };
+        return match rc {
+            0 => Ok(None),
+            _ => Err(step_failed("cannot install the seccomp filter")(
+                std::io::Error::last_os_error(),
+            )),
+        };
+    }
     // Once the supervisor has taken a call, only a fatal signal interrupts the wait for its answer
     // (Linux 5.19): a signal must not restart a connect the supervisor is already making.
     let flags = [
@@ -71,7 +89,7 @@ pub fn install(bpf: &[u8]) -> Result<OwnedFd> {
         };
         if fd >= 0 {
             // SAFETY: a new descriptor (close-on-exec) that nothing else owns.
-            return Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+            return Ok(Some(unsafe { OwnedFd::from_raw_fd(fd as i32) }));
         }
         last = std::io::Error::last_os_error();
         if last.raw_os_error() != Some(libc::EINVAL) {

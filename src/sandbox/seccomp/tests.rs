@@ -9,6 +9,7 @@ fn sockets() -> Sockets {
         tcp_connect: None,
         tcp_bind: None,
         route: None,
+        judge: Judge::Supervisor,
     }
 }
 
@@ -17,16 +18,19 @@ fn every_variant_of_the_policy_builds_a_filter() {
     for udp in [true, false] {
         for unix_datagram in [true, false] {
             for restricted in [None, Some(vec![443])] {
-                let sockets = Sockets {
-                    udp,
-                    unix_datagram,
-                    tcp_connect: restricted.clone(),
-                    tcp_bind: restricted.clone(),
-                    ..sockets()
-                };
-                let bpf = program(&sockets).unwrap();
-                assert_eq!(bpf.len() % std::mem::size_of::<libc::sock_filter>(), 0);
-                assert!(!bpf.is_empty());
+                for judge in [Judge::Supervisor, Judge::OuterJob] {
+                    let sockets = Sockets {
+                        udp,
+                        unix_datagram,
+                        tcp_connect: restricted.clone(),
+                        tcp_bind: restricted.clone(),
+                        judge,
+                        ..sockets()
+                    };
+                    let bpf = program(&sockets).unwrap();
+                    assert_eq!(bpf.len() % std::mem::size_of::<libc::sock_filter>(), 0);
+                    assert!(!bpf.is_empty());
+                }
             }
         }
     }

@@ -13,7 +13,8 @@ use super::fork;
 use super::{Spawn, Spawned};
 use crate::error::{Error, Result};
 use crate::sandbox::exec::{self, PLAN_VAR};
-use crate::sandbox::plan::Plan;
+use crate::sandbox::plan::{Judge, Plan};
+use crate::sandbox::{handover, seccomp};
 use crate::supervise::broker::Pending;
 use crate::sys::pipe;
 
@@ -27,6 +28,11 @@ pub struct Starting {
     shown: String,
 }
 
+/// Why a job inside a job cannot have a domain allowlist.
+pub const NESTED_ROUTE: &str = "a job inside another job cannot have a domain allowlist: its \
+     proxy's address would be checked by no supervisor of its own (the outer job's judges its \
+     connects); give it a policy whose network is open, a list of ports or none";
+
 /// Forks the job's helper, which restricts itself and then waits to be released.
 pub fn start(job: Spawn) -> Result<Starting> {
     let (go_read, go_write) = pipe::pipe().map_err(|e| Error::System("cannot create a pipe", e))?;
@@ -37,9 +43,16 @@ pub fn start(job: Spawn) -> Result<Starting> {
         SockFlag::SOCK_CLOEXEC,
     )
     .map_err(|e| Error::System("cannot create a socket pair", e.into()))?;
-    let sockets = job.rules.as_ref().and_then(|r| r.sockets.clone());
+    let mut rules = job.rules;
+    if let Some(sockets) = rules.as_mut().and_then(|r| r.sockets.as_mut()) {
+        if crate::job::nest::outer().is_some() {
+            // The outer job's supervisor holds the one listener its filter chain may have.
+            sockets.judge = Judge::OuterJob;
+        }
+    }
+    let sockets = rules.as_ref().and_then(|r| r.sockets.clone());
     let plan = Plan {
-        rules: job.rules,
+        rules,
         status_fd: status_write.as_raw_fd(),
         go_fd: go_read.as_raw_fd(),
         job_control: job.terminal.is_some(),
@@ -53,6 +66,17 @@ pub fn start(job: Spawn) -> Result<Starting> {
     env.push((PLAN_VAR.into(), plan_json.into()));
     // Before the fork: the broker's thread builds the seccomp filter while the helper starts.
     let pending = match sockets {
+        Some(sockets) if sockets.judge == Judge::OuterJob => {
+            if sockets.route.is_some() {
+                return Err(Error::Sandbox(NESTED_ROUTE.into()));
+            }
+            // Nothing to serve: the filter is sent at once, and read by the helper when it
+            // gets there.
+            let bpf = seccomp::program(&sockets)?;
+            handover::send_filter(&status_read, &bpf)
+                .map_err(|e| Error::System("cannot send the seccomp filter", e))?;
+            None
+        }
         Some(sockets) => {
             let status = status_read
                 .try_clone()

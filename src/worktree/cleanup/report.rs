@@ -67,6 +67,7 @@ pub(super) fn report(job: &Job, facts: &Facts, ending: &Ending, contained: bool)
         project_branch: job.project_branch.map(str::to_string),
         pull_request: job.pull_request,
         started_from: job.started_from.map(str::to_string),
+        nested_jobs: insp.map_or_else(Vec::new, |i| i.nested_jobs.clone()),
     }
 }
 

@@ -35,6 +35,8 @@ pub(super) fn reader_rules(
         project.objects.clone(),
         job_objects.to_path_buf(),
     ]);
+    // A project that is itself a job's worktree borrows the real project's objects.
+    read.extend(git::borrowed(&project.objects));
     read.retain(|p| p.exists());
     let read = read
         .iter()

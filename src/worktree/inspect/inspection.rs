@@ -12,6 +12,7 @@ use super::layout::check_layout;
 use super::linked::linked_refs;
 use super::linked_status::add_linked_status;
 use super::nested::nested_work;
+use super::nested_jobs::nested_jobs;
 use super::open::open_untrusted;
 use super::state::{count_lines, in_progress};
 use super::status::count_status;
@@ -49,6 +50,9 @@ pub struct Inspection {
     /// Repositories inside the worktree that the index names as gitlinks and that hold work (their
     /// status, or commits no remote of theirs has), each a line saying what.
     pub nested: Vec<String>,
+    /// The jobs started inside this job (job/nest.rs), by id; a worktree of theirs still there is
+    /// a line of `nested`.
+    pub nested_jobs: Vec<String>,
 }
 
 /// Inspect the repository whose work tree is `worktree` (git dir `worktree/.git`). `branch` is the short branch name isolate created ("isolate/<id>").
@@ -129,6 +133,10 @@ pub fn inspect(worktree: &Path, branch: &str) -> Result<Inspection, InspectError
     add_linked_status(worktree, &git_dir, &mut out)?;
     // So do the repositories it holds as gitlinks.
     out.nested = nested_work(worktree, &repo)?;
+    // And the worktrees of the jobs started inside it, which borrow its objects.
+    let (ids, kept) = nested_jobs(&git_dir)?;
+    out.nested_jobs = ids;
+    out.nested.extend(kept);
     Ok(out)
 }
 
