@@ -42,7 +42,9 @@ impl Outer {
 }
 
 /// The outer job, when this process runs inside one: the variables isolate gives every job, and
-/// a seccomp filter over this process (a job's processes cannot leave theirs).
+/// a seccomp filter over this process whose listener some supervisor holds (a job's processes
+/// cannot leave theirs). Both, so that a stray `ISOLATE_JOB` elsewhere (a container's filter has
+/// no listener) never makes isolate leave its connects to a judge that is not there.
 pub fn outer() -> Option<&'static Outer> {
     static OUTER: OnceLock<Option<Outer>> = OnceLock::new();
     OUTER.get_or_init(detect).as_ref()
@@ -50,7 +52,7 @@ pub fn outer() -> Option<&'static Outer> {
 
 fn detect() -> Option<Outer> {
     let id = JobId::parse(&std::env::var("ISOLATE_JOB").ok()?)?;
-    if !filtered() {
+    if !filtered() || !crate::sys::listener::held() {
         return None;
     }
     let absolute = |var: &str| {

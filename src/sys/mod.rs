@@ -6,6 +6,7 @@
 pub mod atomic;
 pub mod clone;
 pub mod dirs;
+pub mod listener;
 pub mod lock;
 pub mod pidfd;
 pub mod pipe;

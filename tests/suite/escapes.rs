@@ -2905,3 +2905,73 @@ fn lfs_commit(env: &TestEnv, repo: &Path) -> String {
     assert_status(&out, 0);
     report["worktree"]["branch"].as_str().unwrap().to_string()
 }
+
+// ---- A job inside a job: the inner one is held to the outer's sandbox narrowed further ----
+
+#[test]
+fn a_nested_job_cannot_write_the_outer_worktree_reach_its_sockets_or_signal_its_processes() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let server = env.file(
+        "outer-server.py",
+        "import os, socket, sys\n\
+         s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen()\n\
+         c, _ = s.accept()\n\
+         open(sys.argv[2], 'w').write('reached')\n",
+    );
+    let server = server.display();
+    let attack = probe(
+        &env,
+        "inner-attack.py",
+        "outer, project, sock, victim, jobs = sys.argv[1:6]\n\
+         def write(path, mode='w'):\n\
+         \x20   with open(path, mode) as f: f.write('planted\\n')\n\
+         attempt('outer new file', lambda: write(os.path.join(outer, 'planted')))\n\
+         attempt('outer tracked file', lambda: write(os.path.join(outer, 'README'), 'a'))\n\
+         attempt('outer git config', lambda: write(os.path.join(outer, '.git/config'), 'a'))\n\
+         attempt('outer ref', lambda: write(os.path.join(outer, '.git/refs/heads/planted')))\n\
+         attempt('outer via proc root', lambda: write('/proc/self/root' + outer + '/planted'))\n\
+         attempt('project file', lambda: write(os.path.join(project, 'README'), 'a'))\n\
+         attempt('sibling records', lambda: write(os.path.join(jobs, 'planted')))\n\
+         attempt('outer socket', lambda: unix(sock))\n\
+         attempt('outer socket via proc root', lambda: unix('/proc/self/root' + sock))\n\
+         attempt('signal outer', lambda: os.kill(int(victim), 15))\n\
+         attempt('own tmpdir', lambda: write(os.path.join(os.environ['TMPDIR'], 'mine')))\n",
+    );
+    let out = attempt_in(
+        &env,
+        &repo,
+        &format!(
+            "python3 {server} \"$TMPDIR/outer.sock\" \"$TMPDIR/reached\" & server=$!\n\
+             sleep 60 & victim=$!\n\
+             for i in $(seq 100); do [ -S \"$TMPDIR/outer.sock\" ] && break; sleep 0.05; done\n\
+             {BIN} run --worktree --name sub -- python3 {attack} \"$ISOLATE_WORKTREE\" \
+               \"$ISOLATE_REPO\" \"$TMPDIR/outer.sock\" $victim \"$ISOLATE_WORKTREE/.git/isolate/jobs\"\n\
+             echo \"inner status $?\"\n\
+             kill -0 $victim && echo 'victim alive'\n\
+             [ -e \"$TMPDIR/reached\" ] && echo 'outer socket REACHED'\n\
+             kill $server $victim\n\
+             echo \"outer status: $(git status --porcelain | wc -l)\""
+        ),
+    );
+    let said = stdout(&out);
+    assert!(said.contains("own tmpdir: ok"), "the attack did not run: {said}");
+    for denied in [
+        "outer new file: EACCES",
+        "outer tracked file: EACCES",
+        "outer git config: EACCES",
+        "outer ref: EACCES",
+        "outer via proc root: EACCES",
+        "project file: EACCES",
+        "sibling records: EACCES",
+        "outer socket: EACCES",
+        "outer socket via proc root: EACCES",
+        "signal outer: EPERM",
+    ] {
+        assert!(said.contains(denied), "expected {denied:?}: {said}");
+    }
+    assert!(said.contains("inner status 0"), "{said}");
+    assert!(said.contains("victim alive"), "{said}");
+    assert!(!said.contains("REACHED"), "{said}");
+    assert!(said.contains("outer status: 0"), "{said}");
+}

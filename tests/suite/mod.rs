@@ -10,6 +10,7 @@ mod fanout;
 mod faults;
 mod import;
 mod lifecycle;
+mod nested;
 mod planted;
 mod policy;
 mod proxy;

@@ -1,0 +1,179 @@
+//! Jobs started inside a job (docs/cli.md, "Nested jobs"): an orchestrator running under isolate
+//! fans out jobs of its own, whose worktrees are cut from its worktree, whose commits import into
+//! its repository and reach the project with its own. The attacks from an inner job on the outer
+//! one are in escapes.rs.
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::*;
+
+/// `isolate run --worktree --report FILE -- bash -c SCRIPT` in `repo`, `$ISOLATE` being isolate's
+/// binary inside: its output and report.
+fn outer_job(env: &TestEnv, repo: &Path, script: &str) -> (std::process::Output, Value) {
+    let script = format!("ISOLATE={BIN}\nset -u\n{script}");
+    let report = env.path().join("outer.json");
+    let out = env.isolate(
+        repo,
+        [
+            "run",
+            "--worktree",
+            "--name",
+            "outer",
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            "bash",
+            "-c",
+            &script,
+        ],
+    );
+    let value = fs::read_to_string(&report)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    (out, value)
+}
+
+#[test]
+fn an_orchestrator_in_a_job_runs_three_jobs_and_their_merged_work_reaches_the_project() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (out, report) = outer_job(
+        &env,
+        &repo,
+        r#"for i in 1 2 3; do
+             "$ISOLATE" run --worktree --name sub$i -- \
+               sh -c "echo work $i > f$i && git add f$i && git commit -qm 'sub $i'" || exit 10
+           done
+           echo "--- ps"; "$ISOLATE" ps --all
+           echo "--- branches"; git branch --format='%(refname:short)'
+           "$ISOLATE" merge --all --yes || exit 11
+           echo "--- merged"; git log --format=%s
+        "#,
+    );
+    assert_status(&out, 0);
+    let said = stdout(&out);
+    let listed = |section: &str| {
+        said.split("--- ")
+            .find(|s| s.starts_with(section))
+            .unwrap_or_default()
+            .to_string()
+    };
+    for i in 1..=3 {
+        // Inside the outer job, its jobs are the ones `ps` shows, and their branches its own.
+        assert!(listed("ps").contains(&format!("sub{i}-")), "{said}");
+        assert!(listed("branches").contains(&format!("isolate/sub{i}-")), "{said}");
+        assert!(listed("merged").contains(&format!("sub {i}")), "{said}");
+    }
+    let outer = report["id"].as_str().unwrap();
+    let branch = format!("isolate/{outer}");
+    // The outer job's branch holds the three jobs' work in the project, merged.
+    for i in 1..=3 {
+        let file = env.git(&repo, ["show", &format!("{branch}:f{i}")]);
+        assert_eq!(file.trim(), format!("work {i}"));
+    }
+    env.assert_fsck(&repo);
+    // Only the outer job's branch reached the project: the inner ones are the outer job's.
+    assert_eq!(env.isolate_branches(&repo), vec![branch]);
+    // Its worktree held nothing the project lacks once merged, so it went, inner state with it.
+    assert_eq!(report["worktree"]["removed"], true, "{report}");
+    assert!(env.worktree_dirs().is_empty());
+    let nested: Vec<&str> = report["worktree"]["nested_jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(nested.len(), 3, "{report}");
+    assert!(nested.iter().all(|id| id.starts_with("sub")), "{report}");
+}
+
+#[test]
+fn unmerged_inner_work_and_an_inner_worktree_left_keep_the_outer_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (out, report) = outer_job(
+        &env,
+        &repo,
+        r#""$ISOLATE" run --worktree --name done -- sh -c 'echo a > a && git add a && git commit -qm a'
+           "$ISOLATE" run --worktree --name wip -- sh -c 'echo half > half'
+           exit 0
+        "#,
+    );
+    assert_status(&out, 0);
+    assert_eq!(report["worktree"]["removed"], false, "{report}");
+    let reason = report["worktree"]["reason"].as_str().unwrap();
+    // The imported branch nobody merged, and the worktree left with uncommitted work.
+    assert!(reason.contains("isolate/done-"), "{reason}");
+    assert!(reason.contains("the worktree of nested job wip-"), "{reason}");
+    let path = Path::new(report["worktree"]["path"].as_str().unwrap());
+    let kept: Vec<_> = fs::read_dir(path.join(".git/isolate/worktrees"))
+        .unwrap()
+        .flatten()
+        .flat_map(|key| fs::read_dir(key.path()).unwrap().flatten())
+        .map(|wt| wt.path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(fs::read_to_string(kept[0].join("half")).unwrap(), "half\n");
+}
+
+#[test]
+fn a_job_in_a_job_without_worktrees_keeps_its_state_in_the_outer_tmpdir() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--",
+            "bash",
+            "-c",
+            &format!(
+                "{BIN} run -- sh -c 'echo inner ran' || exit 10\n\
+                 ls \"$TMPDIR/isolate-state/jobs\""
+            ),
+        ],
+    );
+    assert_status(&out, 0);
+    assert!(stdout(&out).contains("inner ran"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("sh-"), "{}", stdout(&out));
+    // Nothing of the inner job in the user's state: one record, the outer job's.
+    assert_eq!(env.records().len(), 1);
+}
+
+#[test]
+fn a_job_in_a_job_with_a_domain_allowlist_is_refused_before_anything_is_made() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let policy = env.file(
+        "allowlist.toml",
+        "extends = \"default\"\n[network]\nallow = [\"example.com\"]\n",
+    );
+    let (out, report) = outer_job(
+        &env,
+        &repo,
+        &format!(
+            r#""$ISOLATE" run --worktree --policy {} -- true
+           echo "inner status $?"
+           ls -A .git/isolate/jobs .git/isolate/worktrees/* 2>/dev/null | grep -c -- '-[0-9a-f]\{{4\}}$' || true
+           git branch --format='%(refname:short)'
+        "#,
+            policy.display()
+        ),
+    );
+    assert_status(&out, 0);
+    let said = stdout(&out);
+    assert!(said.contains("inner status 125"), "{said}");
+    assert!(
+        stderr(&out).contains("cannot have a domain allowlist"),
+        "{}",
+        stderr(&out)
+    );
+    // No inner record, worktree or branch was left.
+    assert!(said.lines().any(|l| l == "0"), "{said}");
+    assert!(!said.contains("isolate/true-"), "{said}");
+    assert_eq!(report["worktree"]["removed"], true, "{report}");
+}
