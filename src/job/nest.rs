@@ -55,9 +55,8 @@ fn detect() -> Option<Outer> {
     if !filtered() || !crate::sys::listener::held() {
         return None;
     }
-    let absolute = |var: &str| {
-        crate::sys::dirs::from_env(var).filter(|p| p.is_absolute() && p.is_dir())
-    };
+    let absolute =
+        |var: &str| crate::sys::dirs::from_env(var).filter(|p| p.is_absolute() && p.is_dir());
     Some(Outer {
         id,
         worktree: absolute("ISOLATE_WORKTREE"),

@@ -1149,15 +1149,11 @@ fn a_symlink_or_an_address_swapped_during_the_connect_never_reaches_outside() {
     outside.assert_untouched();
 }
 
-#[test]
-fn network_bypasses_under_offline_deliver_nothing() {
-    let env = TestEnv::new();
-    let repo = env.repo("app");
-    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    tcp.set_nonblocking(true).unwrap();
-    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    let prog = probe(
-        &env,
+/// Every way past an offline policy's network that the filter and Landlock must close, as a
+/// probe taking the TCP and UDP ports of listeners outside.
+fn bypass_probe(env: &TestEnv) -> String {
+    probe(
+        env,
         "bypass.py",
         "port, uport = int(sys.argv[1]), int(sys.argv[2])\n\
          addr = ('127.0.0.1', port)\n\
@@ -1195,7 +1191,31 @@ fn network_bypasses_under_offline_deliver_nothing() {
          def ping():\n\
          \x20   socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP).sendto(b'x', ('127.0.0.1', 0))\n\
          attempt('ping', ping)\n",
-    );
+    )
+}
+
+/// The names `bypass_probe` prints, each of which must be refused.
+const BYPASSES: [&str; 10] = [
+    "tcp",
+    "mptcp",
+    "mptcp6",
+    "sctp",
+    "fastopen",
+    "fastopen sendmsg",
+    "fastopen connect",
+    "listen",
+    "udp",
+    "ping",
+];
+
+#[test]
+fn network_bypasses_under_offline_deliver_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let prog = bypass_probe(&env);
     let (out, report) = attempt_with(
         &env,
         &repo,
@@ -1207,18 +1227,7 @@ fn network_bypasses_under_offline_deliver_nothing() {
         ),
         || {},
     );
-    for name in [
-        "tcp",
-        "mptcp",
-        "mptcp6",
-        "sctp",
-        "fastopen",
-        "fastopen sendmsg",
-        "fastopen connect",
-        "listen",
-        "udp",
-        "ping",
-    ] {
+    for name in BYPASSES {
         assert_said(&out, &format!("{name}: EACCES"));
     }
     assert_said(&out, "dns: failed");
@@ -2955,7 +2964,10 @@ fn a_nested_job_cannot_write_the_outer_worktree_reach_its_sockets_or_signal_its_
         ),
     );
     let said = stdout(&out);
-    assert!(said.contains("own tmpdir: ok"), "the attack did not run: {said}");
+    assert!(
+        said.contains("own tmpdir: ok"),
+        "the attack did not run: {said}"
+    );
     for denied in [
         "outer new file: EACCES",
         "outer tracked file: EACCES",
@@ -2974,4 +2986,39 @@ fn a_nested_job_cannot_write_the_outer_worktree_reach_its_sockets_or_signal_its_
     assert!(said.contains("victim alive"), "{said}");
     assert!(!said.contains("REACHED"), "{said}");
     assert!(said.contains("outer status: 0"), "{said}");
+}
+
+#[test]
+fn a_nested_offline_job_under_an_open_outer_job_reaches_no_network() {
+    // The outer job's network is open (default): the inner job's own Landlock domain and filter
+    // are all that hold it to `offline`.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let prog = bypass_probe(&env);
+    let out = attempt_in(
+        &env,
+        &repo,
+        &format!(
+            "{BIN} run --worktree --policy offline -- python3 {prog} {} {}; echo \"inner status $?\"",
+            tcp.local_addr().unwrap().port(),
+            udp.local_addr().unwrap().port()
+        ),
+    );
+    assert_said(&out, "inner status 0");
+    for name in BYPASSES {
+        assert_said(&out, &format!("{name}: EACCES"));
+    }
+    assert_said(&out, "dns: failed");
+    assert!(!stdout(&out).contains("listening on"), "{}", stdout(&out));
+    assert!(
+        matches!(tcp.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "a TCP connection reached the listener"
+    );
+    udp.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut buf = [0u8; 16];
+    assert!(udp.recv(&mut buf).is_err(), "a datagram left the job");
 }

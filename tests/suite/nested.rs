@@ -65,7 +65,10 @@ fn an_orchestrator_in_a_job_runs_three_jobs_and_their_merged_work_reaches_the_pr
     for i in 1..=3 {
         // Inside the outer job, its jobs are the ones `ps` shows, and their branches its own.
         assert!(listed("ps").contains(&format!("sub{i}-")), "{said}");
-        assert!(listed("branches").contains(&format!("isolate/sub{i}-")), "{said}");
+        assert!(
+            listed("branches").contains(&format!("isolate/sub{i}-")),
+            "{said}"
+        );
         assert!(listed("merged").contains(&format!("sub {i}")), "{said}");
     }
     let outer = report["id"].as_str().unwrap();
@@ -108,7 +111,10 @@ fn unmerged_inner_work_and_an_inner_worktree_left_keep_the_outer_worktree() {
     let reason = report["worktree"]["reason"].as_str().unwrap();
     // The imported branch nobody merged, and the worktree left with uncommitted work.
     assert!(reason.contains("isolate/done-"), "{reason}");
-    assert!(reason.contains("the worktree of nested job wip-"), "{reason}");
+    assert!(
+        reason.contains("the worktree of nested job wip-"),
+        "{reason}"
+    );
     let path = Path::new(report["worktree"]["path"].as_str().unwrap());
     let kept: Vec<_> = fs::read_dir(path.join(".git/isolate/worktrees"))
         .unwrap()
@@ -144,14 +150,12 @@ fn a_job_in_a_job_without_worktrees_keeps_its_state_in_the_outer_tmpdir() {
     assert_eq!(env.records().len(), 1);
 }
 
-#[test]
-fn a_job_in_a_job_with_a_domain_allowlist_is_refused_before_anything_is_made() {
+/// Inside a job, an inner job started under `policy` (a file) is refused, saying `why`, and
+/// nothing of it is left.
+fn assert_refused_inside(policy_text: &str, why: &str) {
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let policy = env.file(
-        "allowlist.toml",
-        "extends = \"default\"\n[network]\nallow = [\"example.com\"]\n",
-    );
+    let policy = env.file("inner.toml", policy_text);
     let (out, report) = outer_job(
         &env,
         &repo,
@@ -167,13 +171,23 @@ fn a_job_in_a_job_with_a_domain_allowlist_is_refused_before_anything_is_made() {
     assert_status(&out, 0);
     let said = stdout(&out);
     assert!(said.contains("inner status 125"), "{said}");
-    assert!(
-        stderr(&out).contains("cannot have a domain allowlist"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(stderr(&out).contains(why), "{}", stderr(&out));
     // No inner record, worktree or branch was left.
     assert!(said.lines().any(|l| l == "0"), "{said}");
     assert!(!said.contains("isolate/true-"), "{said}");
     assert_eq!(report["worktree"]["removed"], true, "{report}");
+}
+
+#[test]
+fn a_job_in_a_job_with_a_domain_allowlist_or_port_lists_is_refused_before_anything_is_made() {
+    // Its connects are the outer job's broker's to make, outside its Landlock domain: a proxy
+    // address or a port list of its own would hold nothing.
+    assert_refused_inside(
+        "extends = \"default\"\n[network]\nallow = [\"example.com\"]\n",
+        "cannot have a domain allowlist",
+    );
+    assert_refused_inside(
+        "extends = \"default\"\n[network]\nconnect = [443]\n",
+        "cannot have TCP port lists",
+    );
 }

@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::supervise::spawn::NESTED_ROUTE;
 use crate::job::record::SandboxReport;
 use crate::sandbox::{agent, plan, seed};
 
@@ -85,9 +84,13 @@ pub(super) fn confine(options: &RunOptions, prepared: &mut Prepared) -> Result<C
     }
     // Inside a job, before anything of the job's is made: no supervisor of this job's own judges
     // its connects (job/nest.rs).
-    let routed = |r: &plan::Rules| r.sockets.as_ref().is_some_and(|s| s.route.is_some());
-    if crate::job::nest::outer().is_some() && confinement.rules.as_ref().is_some_and(routed) {
-        return Err(Error::Usage(NESTED_ROUTE.into()));
+    let unnestable = confinement
+        .rules
+        .as_ref()
+        .and_then(|r| r.sockets.as_ref())
+        .and_then(|s| s.unnestable());
+    if let (Some(why), Some(_)) = (unnestable, crate::job::nest::outer()) {
+        return Err(Error::Usage(why.into()));
     }
     Ok(confinement)
 }

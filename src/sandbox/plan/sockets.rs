@@ -42,9 +42,11 @@ pub enum Judge {
     Supervisor,
     /// The supervisor of the job this one runs inside (job/nest.rs): the kernel allows one
     /// listener in a filter chain, and the outer job's filter, which still runs, hands those calls
-    /// to it. This filter then hands nothing over, and refuses what the outer judge would let
-    /// through that this job may not have: unix sockets other than pairs (a socket served by
-    /// another process of the outer job counts as the outer job's own there).
+    /// to it, which judges them under the outer policy and makes them itself (outside this job's
+    /// Landlock domain). This filter then hands nothing over, and refuses what the outer judge
+    /// would let through that this job may not have: unix sockets other than pairs (a socket
+    /// served by another process of the outer job counts as the outer job's own there), and TCP
+    /// sockets when its TCP is none (`unnestable` refuses anything between open and none).
     OuterJob,
 }
 
@@ -116,5 +118,35 @@ impl Sockets {
     /// TCP is fully open: the protocols that bypass Landlock's TCP hooks need no refusal.
     pub fn tcp_open(&self) -> bool {
         self.tcp_connect.is_none() && self.tcp_bind.is_none()
+    }
+
+    /// TCP is wholly refused: no port to connect to, none to bind.
+    pub fn tcp_closed(&self) -> bool {
+        let none = |ports: &Option<Vec<u16>>| ports.as_ref().is_some_and(Vec::is_empty);
+        none(&self.tcp_connect) && none(&self.tcp_bind)
+    }
+
+    /// Why a job inside another job cannot be held to these sockets, if it cannot. Its connects
+    /// are the outer job's broker's to judge, under the outer policy, and the broker makes them
+    /// itself, outside this job's Landlock domain: what this job's own filter cannot refuse by a
+    /// call's arguments alone it cannot be held to. So its TCP is open or none, never a list of
+    /// ports or a domain allowlist.
+    pub fn unnestable(&self) -> Option<&'static str> {
+        if self.route.is_some() {
+            Some(
+                "a job inside another job cannot have a domain allowlist: the outer job's \
+                 supervisor judges its connects, under the outer policy, and no proxy of its own \
+                 would be the only way out; give it a policy whose network is open or none \
+                 (`--policy offline`)",
+            )
+        } else if !self.tcp_open() && !self.tcp_closed() {
+            Some(
+                "a job inside another job cannot have TCP port lists: the outer job's supervisor \
+                 makes its connects, outside its own Landlock domain, under the outer policy; give \
+                 it a policy whose TCP is open or none (`--policy offline`)",
+            )
+        } else {
+            None
+        }
     }
 }

@@ -188,6 +188,16 @@ fn handed_over(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), Sec
                 &[unix, sock_type(kind)],
             )?;
         }
+        if sockets.tcp_closed() {
+            // The outer judge would connect them, past this job's Landlock TCP rules.
+            for family in [libc::AF_INET, libc::AF_INET6] {
+                ctx.add_rule_conditional(
+                    refuse(libc::EACCES),
+                    sys(libc::SYS_socket)?,
+                    &[eq(0, family as u64), sock_type(libc::SOCK_STREAM)],
+                )?;
+            }
+        }
         return Ok(());
     }
     // Every connect is the supervisor's to judge and to make: a filter sees a pointer, never the

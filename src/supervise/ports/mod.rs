@@ -85,6 +85,9 @@ fn reserve_in(state: &Path, id: &str, (low, high): (u16, u16)) -> Result<PortBlo
         let Ok(first) = u16::try_from(first) else {
             continue;
         };
+        if Some(first) == outer_block() {
+            continue;
+        }
         let lock = dir.join(first.to_string());
         if !take(&dir, &lock, id, state)? {
             continue;
@@ -151,5 +154,19 @@ fn owner_running(state: &Path, id: &str) -> bool {
 }
 
 fn port_free(port: u16) -> bool {
-    TcpListener::bind((Ipv4Addr::UNSPECIFIED, port)).is_ok()
+    match TcpListener::bind((Ipv4Addr::UNSPECIFIED, port)) {
+        Ok(_) => true,
+        // Inside a job whose policy refuses binding (job/nest.rs): nothing tells whether a port
+        // is in use, and the blocks of the user's state are not in sight, so a block is drawn by
+        // its lock alone (never the outer job's own).
+        Err(e) => {
+            e.kind() == std::io::ErrorKind::PermissionDenied && crate::job::nest::outer().is_some()
+        }
+    }
+}
+
+/// The block of the job this one runs inside, which is that job's.
+fn outer_block() -> Option<u16> {
+    crate::job::nest::outer()?;
+    std::env::var("ISOLATE_PORT").ok()?.parse().ok()
 }

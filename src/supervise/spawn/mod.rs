@@ -23,7 +23,7 @@ use crate::sandbox::plan::Rules;
 use crate::supervise::broker::Broker;
 use crate::supervise::cgroup::ForChild;
 
-pub use starting::{start, Starting, NESTED_ROUTE};
+pub use starting::{start, Starting};
 pub use stdio::Stdio;
 
 /// What to start.

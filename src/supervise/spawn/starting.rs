@@ -28,11 +28,6 @@ pub struct Starting {
     shown: String,
 }
 
-/// Why a job inside a job cannot have a domain allowlist.
-pub const NESTED_ROUTE: &str = "a job inside another job cannot have a domain allowlist: its \
-     proxy's address would be checked by no supervisor of its own (the outer job's judges its \
-     connects); give it a policy whose network is open, a list of ports or none";
-
 /// Forks the job's helper, which restricts itself and then waits to be released.
 pub fn start(job: Spawn) -> Result<Starting> {
     let (go_read, go_write) = pipe::pipe().map_err(|e| Error::System("cannot create a pipe", e))?;
@@ -67,8 +62,8 @@ pub fn start(job: Spawn) -> Result<Starting> {
     // Before the fork: the broker's thread builds the seccomp filter while the helper starts.
     let pending = match sockets {
         Some(sockets) if sockets.judge == Judge::OuterJob => {
-            if sockets.route.is_some() {
-                return Err(Error::Sandbox(NESTED_ROUTE.into()));
+            if let Some(why) = sockets.unnestable() {
+                return Err(Error::Sandbox(why.into()));
             }
             // Nothing to serve: the filter is sent at once, and read by the helper when it
             // gets there.
