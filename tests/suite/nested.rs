@@ -103,10 +103,14 @@ fn unmerged_inner_work_and_an_inner_worktree_left_keep_the_outer_worktree() {
         &repo,
         r#""$ISOLATE" run --worktree --name done -- sh -c 'echo a > a && git add a && git commit -qm a'
            "$ISOLATE" run --worktree --name wip -- sh -c 'echo half > half'
-           exit 0
+           echo "--- worktrees"; "$ISOLATE" worktrees
         "#,
     );
     assert_status(&out, 0);
+    // Inside the outer job, `worktrees` shows the inner job's kept one.
+    let said = stdout(&out);
+    let listing = said.split("--- worktrees").nth(1).unwrap_or_default();
+    assert!(listing.contains("wip-"), "{said}");
     assert_eq!(report["worktree"]["removed"], false, "{report}");
     let reason = report["worktree"]["reason"].as_str().unwrap();
     // The imported branch nobody merged, and the worktree left with uncommitted work.

@@ -19,7 +19,7 @@ pub enum Life {
 #[derive(Debug)]
 pub enum Tree {
     /// There: the read of its repository, or why it could not be read.
-    Present(Result<Inspection>),
+    Present(Result<Box<Inspection>>),
     /// Gone, though isolate did not remove it.
     Missing,
     /// isolate removed it when the job ended: only the branch is left to settle.

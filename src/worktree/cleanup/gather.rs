@@ -17,7 +17,7 @@ use crate::worktree::import;
 /// (unless only surveying), and checks its other refs and its standing against the project.
 pub(super) fn gather(job: &Job, look: Look) -> Facts {
     let tree = if fs::symlink_metadata(job.path).is_ok() {
-        Tree::Present(inspect_bounded(job.path, &job.id.branch()))
+        Tree::Present(inspect_bounded(job.path, &job.id.branch()).map(Box::new))
     } else if job.removed {
         Tree::Removed
     } else {
