@@ -72,6 +72,14 @@ pub fn run(args: JobArgs) -> Result<i32> {
             wt.commits
         )?;
         out!("outcome:  {}", crate::controls::name(&wt.reason))?;
+        if !wt.nested_jobs.is_empty() {
+            let ids: Vec<String> = wt
+                .nested_jobs
+                .iter()
+                .map(|id| crate::controls::name(id))
+                .collect();
+            out!("nested:   {}", ids.join(", "))?;
+        }
         if let Some(next) = &wt.handoff {
             out!("next:     {next}")?;
         }

@@ -92,6 +92,12 @@ fn an_orchestrator_in_a_job_runs_three_jobs_and_their_merged_work_reaches_the_pr
         .collect();
     assert_eq!(nested.len(), 3, "{report}");
     assert!(nested.iter().all(|id| id.starts_with("sub")), "{report}");
+    // From outside, `status` of the outer job names them.
+    let status = env.isolate(&repo, ["status", outer]);
+    assert_status(&status, 0);
+    for id in nested {
+        assert!(stdout(&status).contains(id), "{}", stdout(&status));
+    }
 }
 
 #[test]
