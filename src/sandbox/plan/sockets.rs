@@ -137,7 +137,8 @@ impl Sockets {
                 "a job inside another job cannot have a domain allowlist: the outer job's \
                  supervisor judges its connects, under the outer policy, and no proxy of its own \
                  would be the only way out; give it a policy whose network is open or none \
-                 (`--policy offline`)",
+                 (`--policy default`: it then reaches what the outer job's policy lets it reach, \
+                 or `--policy offline`)",
             )
         } else if !self.tcp_open() && !self.tcp_closed() {
             Some(
