@@ -201,3 +201,28 @@ fn a_job_in_a_job_with_a_domain_allowlist_or_port_lists_is_refused_before_anythi
         "cannot have TCP port lists",
     );
 }
+
+#[test]
+fn an_outer_jobs_state_linked_elsewhere_names_no_nested_jobs_and_keeps_nothing() {
+    // The outer job's `.git/isolate` is the outer job's to write: made a link to a directory of the
+    // user's (their own state directory, say), its end must not list what lies there as nested
+    // jobs, nor keep the outer worktree for it.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let elsewhere = env.path().join("elsewhere");
+    fs::create_dir_all(elsewhere.join("jobs/outside-ab12")).unwrap();
+    fs::create_dir_all(elsewhere.join("worktrees/key/outside-cd34")).unwrap();
+    let (out, report) = outer_job(
+        &env,
+        &repo,
+        &format!(
+            "ln -s '{}' .git/isolate && ls .git/isolate/",
+            elsewhere.display()
+        ),
+    );
+    assert_status(&out, 0);
+    assert!(stdout(&out).contains("jobs"), "{}", stdout(&out));
+    assert!(report["worktree"].get("nested_jobs").is_none(), "{report}");
+    assert_eq!(report["worktree"]["removed"], true, "{report}");
+    assert!(elsewhere.join("worktrees/key/outside-cd34").is_dir());
+}

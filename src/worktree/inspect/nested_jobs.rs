@@ -17,6 +17,11 @@ const MAX: usize = 1000;
 /// and a repository borrowing the job's objects, would go with it).
 pub(super) fn nested_jobs(git_dir: &Path) -> Result<(Vec<String>, Vec<String>), InspectError> {
     let state = git_dir.join(STATE_IN_GIT_DIR);
+    // The state directory itself is not followed either: a link there (to the user's own state
+    // directory, say) would name its jobs as this job's, and keep its worktree for them.
+    if !fs::symlink_metadata(&state).is_ok_and(|meta| meta.is_dir()) {
+        return Ok((Vec::new(), Vec::new()));
+    }
     let mut ids: Vec<String> = directories(&state.join("jobs"))?
         .0
         .into_iter()
