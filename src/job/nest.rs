@@ -8,16 +8,44 @@
 //! chain (`EBUSY`), and the outer job's supervisor holds it: an inner job's filter hands nothing
 //! over, and the outer job's broker keeps judging every connect under the outer policy
 //! (sandbox/seccomp/). And the user's state directory is out of the outer job's reach: the inner
-//! job's state lives in the outer job's writable area, inside its repository's git directory
-//! (`.git/isolate`), where the outer job's end finds it.
+//! jobs' state is a directory isolate makes in the outer job's record directory and lets the outer
+//! job write (`<state>/jobs/<outer id>/nested`, `ISOLATE_NESTED_STATE`), where the outer job's end
+//! finds it, and where no inner job reads another's (it is in none of their projects).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::job::id::JobId;
 
-/// The directory of a job's git directory where the jobs started inside it keep their state.
-pub const STATE_IN_GIT_DIR: &str = "isolate";
+/// The variable naming, inside a job, the state directory of the jobs started in it.
+pub const STATE_VAR: &str = "ISOLATE_NESTED_STATE";
+
+/// Where the jobs started inside the job of `job_dir` keep their state.
+pub fn state_of(job_dir: &Path) -> PathBuf {
+    job_dir.join("nested")
+}
+
+/// Makes the nested state directory of the job of `job_dir` (the user's alone, 0700), or finds it
+/// made (`--resume`: it holds the state of the jobs started in the job's earlier runs). Anything
+/// but a directory there is refused: the job could never have made it (it cannot write its record
+/// directory), so someone else did.
+pub fn make_state(job_dir: &Path) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = state_of(job_dir);
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => Ok(dir),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            match std::fs::symlink_metadata(&dir) {
+                Ok(meta) if meta.is_dir() => Ok(dir),
+                _ => Err(std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    "exists and is not a directory",
+                )),
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
 
 /// The outer job this process runs in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,20 +53,8 @@ pub struct Outer {
     pub id: JobId,
     /// The outer job's worktree, for a `--worktree` job.
     pub worktree: Option<PathBuf>,
-    /// The outer job's TMPDIR.
-    pub tmpdir: Option<PathBuf>,
-}
-
-impl Outer {
-    /// Where jobs started inside the outer job keep their state: its repository's git directory
-    /// (`.git/isolate`), else its TMPDIR (which ends with it).
-    pub fn state_dir(&self) -> Option<PathBuf> {
-        match (&self.worktree, &self.tmpdir) {
-            (Some(worktree), _) => Some(worktree.join(".git").join(STATE_IN_GIT_DIR)),
-            (None, Some(tmpdir)) => Some(tmpdir.join("isolate-state")),
-            (None, None) => None,
-        }
-    }
+    /// Where the jobs started inside the outer job keep their state.
+    pub state: Option<PathBuf>,
 }
 
 /// The outer job, when this process runs inside one: the variables isolate gives every job, and
@@ -60,7 +76,7 @@ fn detect() -> Option<Outer> {
     Some(Outer {
         id,
         worktree: absolute("ISOLATE_WORKTREE"),
-        tmpdir: absolute("TMPDIR"),
+        state: absolute(STATE_VAR),
     })
 }
 

@@ -17,7 +17,7 @@ use crate::sys::dirs;
 pub fn state_dir() -> Result<PathBuf> {
     let dir = if let Some(home) = dirs::from_env("ISOLATE_HOME") {
         home
-    } else if let Some(nested) = crate::job::nest::outer().and_then(|o| o.state_dir()) {
+    } else if let Some(nested) = crate::job::nest::outer().and_then(|o| o.state.clone()) {
         nested
     } else if let Some(state) = dirs::state_home() {
         state.join("isolate")

@@ -2955,7 +2955,7 @@ fn a_nested_job_cannot_write_the_outer_worktree_reach_its_sockets_or_signal_its_
              sleep 60 & victim=$!\n\
              for i in $(seq 100); do [ -S \"$TMPDIR/outer.sock\" ] && break; sleep 0.05; done\n\
              {BIN} run --worktree --name sub -- python3 {attack} \"$ISOLATE_WORKTREE\" \
-               \"$ISOLATE_REPO\" \"$TMPDIR/outer.sock\" $victim \"$ISOLATE_WORKTREE/.git/isolate/jobs\"\n\
+               \"$ISOLATE_REPO\" \"$TMPDIR/outer.sock\" $victim \"$ISOLATE_NESTED_STATE/jobs\"\n\
              echo \"inner status $?\"\n\
              kill -0 $victim && echo 'victim alive'\n\
              [ -e \"$TMPDIR/reached\" ] && echo 'outer socket REACHED'\n\
@@ -3024,12 +3024,10 @@ fn a_nested_offline_job_under_an_open_outer_job_reaches_no_network() {
 }
 
 #[test]
-#[ignore = "known gap (SECURITY.md, \"A job inside a job\"): the inner state lives in the outer \
-            worktree's .git, which every inner job reads as its project"]
 fn a_strict_nested_job_cannot_read_its_siblings_tmpdir_record_or_worktree() {
     // Under `strict` a job reads the system, the project and itself: never another job's private
-    // TMPDIR, record or worktree. One level down the siblings' state is in `.git/isolate` of the
-    // outer worktree, the inner jobs' project.
+    // TMPDIR, record or worktree. One level down too: the siblings' state is in the outer job's
+    // record directory, in none of the inner jobs' projects.
     let env = TestEnv::new();
     let repo = env.repo("app");
     let out = attempt_in(
@@ -3039,10 +3037,10 @@ fn a_strict_nested_job_cannot_read_its_siblings_tmpdir_record_or_worktree() {
             "{BIN} run --worktree --name sib -- sh -c 'echo s3cret > \"$TMPDIR/secret\"; \
                while [ ! -e \"$ISOLATE_REPO/.git/done\" ]; do sleep 0.05; done' \
                > \"$TMPDIR/sib.out\" 2>&1 &\n\
-             for i in $(seq 200); do ls .git/isolate/jobs/sib-*/tmp/secret >/dev/null 2>&1 && break; \
+             for i in $(seq 200); do ls \"$ISOLATE_NESTED_STATE\"/jobs/sib-*/tmp/secret >/dev/null 2>&1 && break; \
                sleep 0.05; done\n\
-             job=$(ls -d \"$PWD\"/.git/isolate/jobs/sib-*)\n\
-             wt=$(ls -d \"$PWD\"/.git/isolate/worktrees/*/sib-*)\n\
+             job=$(ls -d \"$ISOLATE_NESTED_STATE\"/jobs/sib-*)\n\
+             wt=$(ls -d \"$ISOLATE_NESTED_STATE\"/worktrees/*/sib-*)\n\
              {BIN} run --worktree --policy strict -- sh -c '\
                cat \"$1/tmp/secret\" 2>/dev/null && echo \"sibling TMPDIR READ\"; \
                cat \"$1/job.json\" >/dev/null 2>&1 && echo \"sibling record READ\"; \

@@ -125,8 +125,9 @@ fn unmerged_inner_work_and_an_inner_worktree_left_keep_the_outer_worktree() {
         reason.contains("the worktree of nested job wip-"),
         "{reason}"
     );
-    let path = Path::new(report["worktree"]["path"].as_str().unwrap());
-    let kept: Vec<_> = fs::read_dir(path.join(".git/isolate/worktrees"))
+    let outer = report["id"].as_str().unwrap();
+    let nested = env.state.join("jobs").join(outer).join("nested");
+    let kept: Vec<_> = fs::read_dir(nested.join("worktrees"))
         .unwrap()
         .flatten()
         .flat_map(|key| fs::read_dir(key.path()).unwrap().flatten())
@@ -137,7 +138,7 @@ fn unmerged_inner_work_and_an_inner_worktree_left_keep_the_outer_worktree() {
 }
 
 #[test]
-fn a_job_in_a_job_without_worktrees_keeps_its_state_in_the_outer_tmpdir() {
+fn a_job_in_a_job_without_worktrees_keeps_its_state_in_the_outer_jobs_record_directory() {
     let env = TestEnv::new();
     let repo = env.repo("app");
     let out = env.isolate(
@@ -149,15 +150,22 @@ fn a_job_in_a_job_without_worktrees_keeps_its_state_in_the_outer_tmpdir() {
             "-c",
             &format!(
                 "{BIN} run -- sh -c 'echo inner ran' || exit 10\n\
-                 ls \"$TMPDIR/isolate-state/jobs\""
+                 ls \"$ISOLATE_NESTED_STATE/jobs\""
             ),
         ],
     );
     assert_status(&out, 0);
     assert!(stdout(&out).contains("inner ran"), "{}", stdout(&out));
     assert!(stdout(&out).contains("sh-"), "{}", stdout(&out));
-    // Nothing of the inner job in the user's state: one record, the outer job's.
-    assert_eq!(env.records().len(), 1);
+    // Nothing of the inner job among the user's jobs: one record, the outer job's, whose
+    // directory holds the inner one's.
+    let records = env.records();
+    assert_eq!(records.len(), 1);
+    let outer = records[0]["id"].as_str().unwrap();
+    let inner = fs::read_dir(env.state.join("jobs").join(outer).join("nested/jobs"))
+        .unwrap()
+        .count();
+    assert_eq!(inner, 1);
 }
 
 /// Inside a job, an inner job started under `policy` (a file) is refused, saying `why`, and
@@ -172,7 +180,7 @@ fn assert_refused_inside(policy_text: &str, why: &str) {
         &format!(
             r#""$ISOLATE" run --worktree --policy {} -- true
            echo "inner status $?"
-           ls -A .git/isolate/jobs .git/isolate/worktrees/* 2>/dev/null | grep -c -- '-[0-9a-f]\{{4\}}$' || true
+           ls -A "$ISOLATE_NESTED_STATE/jobs" "$ISOLATE_NESTED_STATE"/worktrees/* 2>/dev/null | grep -c -- '-[0-9a-f]\{{4\}}$' || true
            git branch --format='%(refname:short)'
         "#,
             policy.display()
@@ -204,9 +212,9 @@ fn a_job_in_a_job_with_a_domain_allowlist_or_port_lists_is_refused_before_anythi
 
 #[test]
 fn an_outer_jobs_state_linked_elsewhere_names_no_nested_jobs_and_keeps_nothing() {
-    // The outer job's `.git/isolate` is the outer job's to write: made a link to a directory of the
-    // user's (their own state directory, say), its end must not list what lies there as nested
-    // jobs, nor keep the outer worktree for it.
+    // The nested state is the outer job's to write: links in it to a directory of the user's
+    // (their own state directory, say) must not make its end list what lies there as nested jobs,
+    // nor keep the outer worktree for it; and the directory itself, isolate's, it cannot replace.
     let env = TestEnv::new();
     let repo = env.repo("app");
     let elsewhere = env.path().join("elsewhere");
@@ -216,12 +224,18 @@ fn an_outer_jobs_state_linked_elsewhere_names_no_nested_jobs_and_keeps_nothing()
         &env,
         &repo,
         &format!(
-            "ln -s '{}' .git/isolate && ls .git/isolate/",
+            "mv \"$ISOLATE_NESTED_STATE\" \"$ISOLATE_NESTED_STATE.moved\" 2>/dev/null && echo MOVED\n\
+             rmdir \"$ISOLATE_NESTED_STATE\" 2>/dev/null && echo REMOVED\n\
+             ln -s '{0}/jobs' \"$ISOLATE_NESTED_STATE/jobs\"\n\
+             ln -s '{0}/worktrees' \"$ISOLATE_NESTED_STATE/worktrees\"\n\
+             ls \"$ISOLATE_NESTED_STATE/jobs/\"",
             elsewhere.display()
         ),
     );
     assert_status(&out, 0);
-    assert!(stdout(&out).contains("jobs"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("outside-ab12"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("MOVED"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("REMOVED"), "{}", stdout(&out));
     assert!(report["worktree"].get("nested_jobs").is_none(), "{report}");
     assert_eq!(report["worktree"]["removed"], true, "{report}");
     assert!(elsewhere.join("worktrees/key/outside-cd34").is_dir());

@@ -22,7 +22,15 @@ pub(super) struct Confinement {
 }
 
 pub(super) fn confine(options: &RunOptions, prepared: &mut Prepared) -> Result<Confinement> {
-    let writable = [prepared.tmpdir.clone()];
+    // And the state of the jobs it starts itself (job/nest.rs).
+    let nested = crate::job::nest::make_state(&prepared.job_dir).map_err(|e| {
+        Error::io(
+            "cannot create",
+            crate::job::nest::state_of(&prepared.job_dir),
+            e,
+        )
+    })?;
+    let writable = [prepared.tmpdir.clone(), nested];
     // Readable whatever the policy says (strict): the project the worktree borrows from.
     let readable: Vec<PathBuf> = match &prepared.worktree {
         Some(wt) => [

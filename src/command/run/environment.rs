@@ -1,7 +1,7 @@
 //! CMD's environment (docs/cli.md, "What CMD gets").
 
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::git;
 use crate::sandbox::policy::Loaded;
@@ -15,6 +15,8 @@ pub(super) struct Made<'a> {
     pub(super) policies: Vec<&'a Loaded>,
     pub(super) id: &'a str,
     pub(super) tmpdir: &'a Path,
+    /// The state directory of the jobs CMD starts (job/nest.rs), when it has one.
+    pub(super) nested: Option<PathBuf>,
     /// Worktree, branch, base, project top.
     pub(super) worktree: Option<(&'a Path, &'a str, &'a str, &'a Path)>,
     /// The first of the job's ports.
@@ -39,6 +41,7 @@ impl<'a> Made<'a> {
                 .collect(),
             id: prepared.id.as_str(),
             tmpdir: &prepared.tmpdir,
+            nested: Some(crate::job::nest::state_of(&prepared.job_dir)),
             worktree: prepared.worktree.as_ref().map(|wt| {
                 let c = &wt.created;
                 (
@@ -72,6 +75,9 @@ pub(super) fn environment(made: &Made<'_>) -> Vec<(OsString, OsString)> {
     set("ISOLATE_JOB", made.id.into());
     set("ISOLATE_PORT", made.port.to_string().into());
     set("TMPDIR", made.tmpdir.into());
+    if let Some(nested) = &made.nested {
+        set(crate::job::nest::STATE_VAR, nested.into());
+    }
     if let Some((path, branch, base, repo)) = made.worktree {
         set("ISOLATE_WORKTREE", path.into());
         set("ISOLATE_BRANCH", branch.into());

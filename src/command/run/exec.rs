@@ -72,6 +72,12 @@ fn run_in_job(args: ExecArgs) -> Result<i32> {
         true => target.job_dir.join("tmp"),
         false => tmp.path().to_path_buf(),
     };
+    // In a running job, the state of the jobs it starts is the job's (job/nest.rs).
+    let nested = crate::job::nest::state_of(&target.job_dir);
+    let nested = (target.running && nested.is_dir()).then_some(nested);
+    let writable: Vec<PathBuf> = std::iter::once(tmpdir.clone())
+        .chain(nested.clone())
+        .collect();
     let project = &target.project;
     let readable = [
         project.top.clone(),
@@ -88,7 +94,7 @@ fn run_in_job(args: ExecArgs) -> Result<i32> {
         .collect();
     let job = plan::Job {
         worktree: Some(&target.worktree),
-        writable: std::slice::from_ref(&tmpdir),
+        writable: &writable,
         readable: &readable,
         allow_write: &allow_write,
         installation: &[],
@@ -114,6 +120,7 @@ fn run_in_job(args: ExecArgs) -> Result<i32> {
         policies: vec![&policy],
         id: &record.id,
         tmpdir: &tmpdir,
+        nested,
         worktree: wt.map(|wt| {
             (
                 target.worktree.as_path(),

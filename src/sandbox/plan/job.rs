@@ -105,7 +105,7 @@ pub(super) fn refuse_opening_home(resolved: &mut [Resolved], job: &Job) {
                 let p = fs::canonicalize(p).unwrap_or_else(|_| p.clone());
                 p.starts_with(&path) || (p.ends_with(".git") && path.starts_with(&p))
             });
-        if r.written.starts_with('<') || !(opens_home || opens_project) || nested_own(&path, job) {
+        if r.written.starts_with('<') || !(opens_home || opens_project) {
             continue;
         }
         r.outcome = Outcome::Failed;
@@ -119,20 +119,6 @@ pub(super) fn refuse_opening_home(resolved: &mut [Resolved], job: &Job) {
             }
         ));
     }
-}
-
-/// `path` is the TMPDIR of a job inside another job, which lives in the state the jobs inside it
-/// keep in its git directory (job/nest.rs): a directory of isolate's there, which git never reads.
-fn nested_own(path: &Path, job: &Job) -> bool {
-    let Some(state) = crate::job::nest::outer().and_then(|o| o.state_dir()) else {
-        return false;
-    };
-    let state = fs::canonicalize(&state).unwrap_or(state);
-    path.starts_with(&state)
-        && job
-            .writable
-            .iter()
-            .any(|w| fs::canonicalize(w).is_ok_and(|w| w == path))
 }
 
 fn job_path(written: &str, access: Access) -> Resolved {

@@ -9,6 +9,7 @@ use super::branch_tip::{last_import, note_import};
 use super::counted::counted;
 use super::facts::{Branch, Facts, Tree};
 use super::job::{Job, Look};
+use super::nested_jobs::add_nested_jobs;
 use super::refs::{project_refs, unimported_refs};
 use crate::worktree::checkouts;
 use crate::worktree::import;
@@ -17,7 +18,11 @@ use crate::worktree::import;
 /// (unless only surveying), and checks its other refs and its standing against the project.
 pub(super) fn gather(job: &Job, look: Look) -> Facts {
     let tree = if fs::symlink_metadata(job.path).is_ok() {
-        Tree::Present(inspect_bounded(job.path, &job.id.branch()).map(Box::new))
+        Tree::Present(inspect_bounded(job.path, &job.id.branch()).map(|mut insp| {
+            // And the jobs started inside it, whose state is in its record directory.
+            add_nested_jobs(&mut insp, job.job_dir);
+            Box::new(insp)
+        }))
     } else if job.removed {
         Tree::Removed
     } else {

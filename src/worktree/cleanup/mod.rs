@@ -23,6 +23,7 @@ mod gather;
 mod import_lock;
 mod job;
 mod keep;
+mod nested_jobs;
 mod outcome;
 mod recorded;
 mod refs;

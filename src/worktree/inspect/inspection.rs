@@ -12,7 +12,6 @@ use super::layout::check_layout;
 use super::linked::linked_refs;
 use super::linked_status::add_linked_status;
 use super::nested::nested_work;
-use super::nested_jobs::nested_jobs;
 use super::open::open_untrusted;
 use super::state::{count_lines, in_progress};
 use super::status::count_status;
@@ -51,7 +50,8 @@ pub struct Inspection {
     /// status, or commits no remote of theirs has), each a line saying what.
     pub nested: Vec<String>,
     /// The jobs started inside this job (job/nest.rs), by id; a worktree of theirs still there is
-    /// a line of `nested`.
+    /// a line of `nested`. Not read here: the job's record directory holds them (the cleanup
+    /// adds them).
     pub nested_jobs: Vec<String>,
 }
 
@@ -133,10 +133,6 @@ pub fn inspect(worktree: &Path, branch: &str) -> Result<Inspection, InspectError
     add_linked_status(worktree, &git_dir, &mut out)?;
     // So do the repositories it holds as gitlinks.
     out.nested = nested_work(worktree, &repo)?;
-    // And the worktrees of the jobs started inside it, which borrow its objects.
-    let (ids, kept) = nested_jobs(&git_dir)?;
-    out.nested_jobs = ids;
-    out.nested.extend(kept);
     Ok(out)
 }
 

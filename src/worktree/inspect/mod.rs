@@ -60,7 +60,6 @@ mod linked;
 mod linked_status;
 mod missing;
 mod nested;
-mod nested_jobs;
 mod open;
 mod reflog;
 mod state;

@@ -1,24 +1,38 @@
-//! The jobs started inside a job (job/nest.rs), as its repository holds them: their state in
-//! `.git/isolate` (`jobs/<id>`, `worktrees/<project key>/<id>`). Read from the outside, so only
-//! directory names are read, never followed through a link, and only ids isolate makes are named.
+//! The jobs started inside a job (job/nest.rs), as the state directory isolate made for them in
+//! the job's record directory holds them (`nested/jobs/<id>`, `nested/worktrees/<key>/<id>`). The
+//! job wrote everything in it: only directory names are read, never through a link, and only ids
+//! isolate makes are named.
 
 use std::fs;
 use std::path::Path;
 
-use super::error::InspectError;
 use crate::job::id::JobId;
-use crate::job::nest::STATE_IN_GIT_DIR;
+use crate::job::nest;
+use crate::worktree::inspect::Inspection;
 
 /// At most this many entries are read of each directory; more is not a listing isolate made.
 const MAX: usize = 1000;
 
-/// The nested jobs of the repository whose git directory is `git_dir`: their ids, sorted, and a
-/// line for each worktree of theirs that is still there (it keeps the job's worktree: its work,
-/// and a repository borrowing the job's objects, would go with it).
-pub(super) fn nested_jobs(git_dir: &Path) -> Result<(Vec<String>, Vec<String>), InspectError> {
-    let state = git_dir.join(STATE_IN_GIT_DIR);
-    // The state directory itself is not followed either: a link there (to the user's own state
-    // directory, say) would name its jobs as this job's, and keep its worktree for them.
+/// Adds to `insp` the nested jobs of the job of `job_dir`: their ids, and a line of work for each
+/// worktree of theirs still there (it keeps the job's worktree: its work, and a repository
+/// borrowing the job's objects, would go with it). One that cannot be read keeps it too.
+pub(super) fn add_nested_jobs(insp: &mut Inspection, job_dir: &Path) {
+    match nested_jobs(job_dir) {
+        Ok((ids, kept)) => {
+            insp.nested_jobs = ids;
+            insp.nested.extend(kept);
+        }
+        Err(e) => insp
+            .nested
+            .push(format!("the nested jobs' state, unreadable: {e}")),
+    }
+}
+
+fn nested_jobs(job_dir: &Path) -> std::io::Result<(Vec<String>, Vec<String>)> {
+    let state = nest::state_of(job_dir);
+    // Not followed either: a link there (to the user's own state directory, say) would name its
+    // jobs as this job's, and keep its worktree for them. (isolate makes it; the job cannot
+    // replace it, its record directory being out of its reach.)
     if !fs::symlink_metadata(&state).is_ok_and(|meta| meta.is_dir()) {
         return Ok((Vec::new(), Vec::new()));
     }
@@ -47,16 +61,12 @@ pub(super) fn nested_jobs(git_dir: &Path) -> Result<(Vec<String>, Vec<String>), 
 
 /// The names of the directories in `dir` (not links), none when it is not a directory; and
 /// whether it holds more entries than were read.
-fn directories(dir: &Path) -> Result<(Vec<String>, bool), InspectError> {
+fn directories(dir: &Path) -> std::io::Result<(Vec<String>, bool)> {
     match fs::symlink_metadata(dir) {
         Ok(meta) if meta.is_dir() => {}
         _ => return Ok((Vec::new(), false)),
     }
-    let entries = fs::read_dir(dir).map_err(|e| InspectError::Io {
-        path: dir.to_owned(),
-        what: "cannot read the nested jobs' state",
-        source: e,
-    })?;
+    let entries = fs::read_dir(dir)?;
     let mut names = Vec::new();
     let mut entries = entries.peekable();
     for entry in entries.by_ref().take(MAX) {
