@@ -16,6 +16,9 @@ mod features;
 mod gaps;
 mod job;
 mod limits;
+mod lookup;
+#[cfg(test)]
+mod lookup_tests;
 mod preview;
 mod resolve;
 mod resolved;
