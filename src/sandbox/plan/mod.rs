@@ -8,6 +8,8 @@
 //! stages of the resolution are in the files beside it.
 
 mod carve;
+#[cfg(test)]
+mod carve_tests;
 mod check;
 mod create;
 mod devices;
