@@ -1,8 +1,10 @@
 //! Carving: a read rule over a denied path (a credential store) or `/dev` becomes rules around it.
 //! It never grants more than the rule it carves: only entries beside the way down to what is denied.
 
+use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use super::devices::present;
 use super::DEVICE_READS;
@@ -48,14 +50,18 @@ pub(super) fn carve(read: Vec<PathBuf>, denied: &[PathBuf]) -> (Vec<PathBuf>, Ve
 }
 
 /// `dir` listed, its entries read but those denied and those on the way to one (carved in turn).
+/// `under` are all beneath `dir`; each is filed once under the entry of `dir` it lies in.
 fn carve_dir(dir: &Path, under: &[&Path], out: &mut Vec<PathBuf>, list: &mut Vec<PathBuf>) {
     list.push(dir.to_path_buf());
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
+    let by_entry = by_entry(dir, under);
     for entry in entries.flatten() {
         let path = entry.path();
-        if under.contains(&path.as_path()) {
+        let name = entry.file_name();
+        let beneath = by_entry.get(name.as_os_str());
+        if beneath.is_some_and(|b| b.denied) {
             continue;
         }
         let Ok(kind) = entry.file_type() else {
@@ -64,15 +70,38 @@ fn carve_dir(dir: &Path, under: &[&Path], out: &mut Vec<PathBuf>, list: &mut Vec
         if kind.is_symlink() {
             continue;
         }
-        let deeper: Vec<&Path> = under
-            .iter()
-            .copied()
-            .filter(|d| d.starts_with(&path))
-            .collect();
-        if deeper.is_empty() {
-            out.push(path);
-        } else if kind.is_dir() {
-            carve_dir(&path, &deeper, out, list);
+        match beneath {
+            None => out.push(path),
+            Some(b) if kind.is_dir() => carve_dir(&path, &b.deeper, out, list),
+            Some(_) => {}
         }
     }
+}
+
+/// What of `under` lies in one entry of a directory.
+#[derive(Default)]
+struct Beneath<'a> {
+    /// The entry itself is denied.
+    denied: bool,
+    /// Every one of `under` in the entry or the entry itself (`Path::starts_with` the entry).
+    deeper: Vec<&'a Path>,
+}
+
+/// `under` (each beneath `dir`) by the entry of `dir` each lies in: the first component of what is
+/// left of it below `dir`.
+fn by_entry<'a>(dir: &Path, under: &[&'a Path]) -> HashMap<&'a OsStr, Beneath<'a>> {
+    let mut by_entry: HashMap<&OsStr, Beneath> = HashMap::new();
+    for &d in under {
+        let Ok(rest) = d.strip_prefix(dir) else {
+            continue;
+        };
+        let mut parts = rest.components();
+        let Some(Component::Normal(name)) = parts.next() else {
+            continue;
+        };
+        let beneath = by_entry.entry(name).or_default();
+        beneath.denied |= parts.next().is_none();
+        beneath.deeper.push(d);
+    }
+    by_entry
 }

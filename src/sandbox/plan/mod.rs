@@ -8,6 +8,8 @@
 //! stages of the resolution are in the files beside it.
 
 mod carve;
+#[cfg(test)]
+mod carve_tests;
 mod check;
 mod create;
 mod devices;
@@ -16,6 +18,9 @@ mod features;
 mod gaps;
 mod job;
 mod limits;
+mod lookup;
+#[cfg(test)]
+mod lookup_tests;
 mod preview;
 mod resolve;
 mod resolved;

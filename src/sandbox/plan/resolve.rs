@@ -1,11 +1,12 @@
 //! Resolution of a policy's path rules: expanded, absolute, canonical, checked against their access,
 //! and what a missing one does. Creates nothing (create.rs makes a `missing = "create"` path), and
-//! never follows another user's symbolic link into a rule.
+//! never follows another user's symbolic link into a rule. Every lookup goes through one `Lookup`
+//! per policy, which makes each only once.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::create::creatable;
+use super::lookup::Lookup;
 use super::{expand, Access, Outcome, Resolved};
 use crate::sandbox::policy::{Missing, PathRule, Policy};
 
@@ -20,14 +21,15 @@ pub(super) fn resolve_policy_paths(policy: &Policy) -> Vec<Resolved> {
         (&policy.network.unix_sockets, Access::Connect),
         (&fs.deny_read, Access::Deny),
     ];
+    let mut lookup = Lookup::new();
     lists
         .into_iter()
         .flat_map(|(rules, access)| rules.iter().map(move |rule| (rule, access)))
-        .map(|(rule, access)| resolve_rule(rule, access))
+        .map(|(rule, access)| resolve_rule(rule, access, &mut lookup))
         .collect()
 }
 
-fn resolve_rule(rule: &PathRule, access: Access) -> Resolved {
+pub(super) fn resolve_rule(rule: &PathRule, access: Access, lookup: &mut Lookup) -> Resolved {
     let mut out = Resolved {
         written: rule.path.clone(),
         access,
@@ -44,7 +46,7 @@ fn resolve_rule(rule: &PathRule, access: Access) -> Resolved {
         out.detail = Some(format!("{expanded} is not an absolute path"));
         return out;
     }
-    if let Some((link, owner)) = foreign_link(Path::new(&expanded)) {
+    if let Some((link, owner)) = lookup.foreign_link(Path::new(&expanded)) {
         out.detail = Some(format!(
             "{} is a symbolic link of another user (uid {owner}); isolate follows no other user's \
              link into a rule (one planted in /tmp would aim the rule anywhere)",
@@ -52,15 +54,15 @@ fn resolve_rule(rule: &PathRule, access: Access) -> Resolved {
         ));
         return out;
     }
-    match fs::canonicalize(&expanded) {
-        Ok(path) => granted(out, path),
+    match lookup.canonicalize(Path::new(&expanded)) {
+        Ok(path) => granted_with(out, path, lookup),
         // A store that is not there yet is denied all the same where its directory is: a job that
         // logs in (`docker login`, `gh auth login`) makes it, and must not read it back.
         Err(e) if out.access == Access::Deny && e.kind() == std::io::ErrorKind::NotFound => {
             let path = Path::new(&expanded);
-            let parent = path.parent().and_then(|p| fs::canonicalize(p).ok());
+            let parent = path.parent().and_then(|p| lookup.canonicalize(p).ok());
             match (parent, path.file_name()) {
-                (Some(parent), Some(name)) if parent.is_dir() => {
+                (Some(parent), Some(name)) if lookup.is_dir(&parent) => {
                     out.detail = Some("not there yet: unreadable should it appear".into());
                     out.outcome = Outcome::Granted;
                     out.path = Some(parent.join(name));
@@ -84,28 +86,14 @@ fn resolve_rule(rule: &PathRule, access: Access) -> Resolved {
     }
 }
 
-/// The first symbolic link on the way to `path` owned by neither this user nor root, with its
-/// owner: in a directory others may write (`/tmp`), another user's link would aim the rule at
-/// whatever they chose (the kernel's `fs.protected_symlinks` is not always on).
-fn foreign_link(path: &Path) -> Option<(PathBuf, u32)> {
-    use std::os::unix::fs::MetadataExt;
-    let me = nix::unistd::getuid().as_raw();
-    let mut walked = PathBuf::new();
-    for part in path.components() {
-        walked.push(part);
-        let Ok(meta) = fs::symlink_metadata(&walked) else {
-            return None;
-        };
-        if meta.file_type().is_symlink() && meta.uid() != me && meta.uid() != 0 {
-            return Some((walked, meta.uid()));
-        }
-    }
-    None
+/// A path that exists: a rule, after checking that its kind fits its access.
+pub(super) fn granted(out: Resolved, path: PathBuf) -> Resolved {
+    granted_with(out, path, &mut Lookup::new())
 }
 
-/// A path that exists: a rule, after checking that its kind fits its access.
-pub(super) fn granted(mut out: Resolved, path: PathBuf) -> Resolved {
-    let is_dir = path.is_dir();
+/// `granted`, asking `lookup`.
+fn granted_with(mut out: Resolved, path: PathBuf, lookup: &mut Lookup) -> Resolved {
+    let is_dir = lookup.is_dir(&path);
     match out.access {
         Access::WriteFile if is_dir => {
             out.outcome = Outcome::Failed;
@@ -117,7 +105,7 @@ pub(super) fn granted(mut out: Resolved, path: PathBuf) -> Resolved {
         }
         // Landlock grants a single file only the rights that make sense for a file.
         Access::Write if !is_dir => out.access = Access::WriteFile,
-        Access::Connect if !is_dir && !is_socket(&path) => {
+        Access::Connect if !is_dir && !lookup.is_socket(&path) => {
             out.outcome = Outcome::Failed;
             out.detail = Some(format!(
                 "{} is neither a unix socket nor a directory",
@@ -134,7 +122,7 @@ pub(super) fn granted(mut out: Resolved, path: PathBuf) -> Resolved {
     out
 }
 
-fn missing(
+pub(super) fn missing(
     mut out: Resolved,
     missing: Missing,
     why: String,
@@ -166,9 +154,4 @@ fn missing(
         },
     }
     out
-}
-
-fn is_socket(path: &Path) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    fs::metadata(path).is_ok_and(|m| m.file_type().is_socket())
 }

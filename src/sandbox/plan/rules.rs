@@ -2,7 +2,8 @@
 //! needs after exec, made from the resolved paths and what the kernel can enforce of the rest of
 //! the policy. Nothing here touches the filesystem but `carve`'s listing of carved directories.
 
-use std::path::PathBuf;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -113,24 +114,27 @@ pub(super) fn rules(
     let mut worktree = Vec::new();
     let mut unix_allowed = Vec::new();
     let mut denied = Vec::new();
+    // Each path once per list, in the order first met (a set beside the lists: a policy denies
+    // ~150 paths, and comparing each with all before it was most of this function).
+    let mut seen: HashSet<(u8, &Path)> = HashSet::new();
     for r in resolved {
         let Some(path) = &r.path else { continue };
         if !matches!(r.outcome, Outcome::Granted | Outcome::Created) {
             continue;
         }
-        let list = match r.access {
-            Access::Read => &mut read,
+        let (n, list) = match r.access {
+            Access::Read => (0, &mut read),
             // Only what a read rule over /dev becomes, never written in a policy.
             Access::List => continue,
-            Access::Write => &mut write,
-            Access::Worktree => &mut worktree,
-            Access::WriteFile => &mut write_files,
-            Access::Connect => &mut unix_allowed,
+            Access::Write => (1, &mut write),
+            Access::Worktree => (2, &mut worktree),
+            Access::WriteFile => (3, &mut write_files),
+            Access::Connect => (4, &mut unix_allowed),
             // Policies name no devices: isolate's own list, and the job's terminal.
             Access::Device => continue,
-            Access::Deny => &mut denied,
+            Access::Deny => (5, &mut denied),
         };
-        if !list.contains(path) {
+        if seen.insert((n, path.as_path())) {
             list.push(path.clone());
         }
     }

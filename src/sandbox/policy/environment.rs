@@ -28,25 +28,38 @@ pub struct Environment {
 }
 
 /// Whether `name` matches `pattern`, where `*` stands for any run of characters (none included),
-/// in any case (`github_token` is a `*_TOKEN`).
+/// in any case (`github_token` is a `*_TOKEN`). Compares bytes, ASCII letters in either case: each
+/// run's variables are matched against every pattern, so nothing here allocates.
 pub fn matches(pattern: &str, name: &str) -> bool {
-    let (pattern, name) = (pattern.to_ascii_uppercase(), name.to_ascii_uppercase());
-    let mut parts = pattern.split('*');
+    let mut parts = pattern.as_bytes().split(|&b| b == b'*');
     let first = parts.next().unwrap_or_default();
-    let Some(mut rest) = name.strip_prefix(first) else {
+    let Some(mut rest) = strip_prefix(name.as_bytes(), first) else {
         return false;
     };
-    let parts: Vec<&str> = parts.collect();
-    let Some((last, middle)) = parts.split_last() else {
+    // Every part between two stars at its first place left, then the last at the very end.
+    let Some(mut part) = parts.next() else {
         return rest.is_empty();
     };
-    for part in middle {
-        match rest.find(part) {
+    for next in parts {
+        match find(rest, part) {
             Some(at) => rest = &rest[at + part.len()..],
             None => return false,
         }
+        part = next;
     }
-    rest.len() >= last.len() && rest.ends_with(last)
+    rest.len() >= part.len() && rest[rest.len() - part.len()..].eq_ignore_ascii_case(part)
+}
+
+fn strip_prefix<'a>(name: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
+    let head = name.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &name[prefix.len()..])
+}
+
+/// Where `part` first occurs in `name`, in any case.
+fn find(name: &[u8], part: &[u8]) -> Option<usize> {
+    (0..=name.len().checked_sub(part.len())?)
+        .find(|&at| name[at..at + part.len()].eq_ignore_ascii_case(part))
 }
 
 impl Environment {

@@ -34,6 +34,58 @@ fn patterns_match_names_as_globs() {
     }
 }
 
+/// The matching before it stopped allocating: both strings upper-cased, then `str` searches.
+fn reference(pattern: &str, name: &str) -> bool {
+    let (pattern, name) = (pattern.to_ascii_uppercase(), name.to_ascii_uppercase());
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = name.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// Every string of up to `len` of `alphabet`.
+fn strings(alphabet: &[&str], len: usize) -> Vec<String> {
+    let mut all = vec![String::new()];
+    let mut last = all.clone();
+    for _ in 0..len {
+        last = last
+            .iter()
+            .flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}")))
+            .collect();
+        all.extend(last.iter().cloned());
+    }
+    all
+}
+
+#[test]
+fn patterns_match_as_they_did_for_every_short_pattern_and_name() {
+    // Stars next to each other and at either end, parts that overlap, cases mixed, a letter
+    // beyond ASCII.
+    let patterns = strings(&["a", "A", "*", "_", "é"], 4);
+    let names = strings(&["a", "A", "b", "_", "é"], 5);
+    let mut hits = 0;
+    for pattern in &patterns {
+        for name in &names {
+            let want = reference(pattern, name);
+            assert_eq!(matches(pattern, name), want, "{pattern:?} {name:?}");
+            hits += usize::from(want);
+        }
+    }
+    assert!(hits > 10_000, "{hits}");
+}
+
 #[test]
 fn kept_variables_survive_patterns_and_lists_add_along_extends() {
     let base = parse("[environment]\nremove_matching = [\"*_API_KEY\"]\n").unwrap();

@@ -3,6 +3,7 @@
 
 use std::fs;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 /// This process's cgroup v2 directory (`0::` of `/proc/self/cgroup` under the unified mount).
 pub(super) fn own_cgroup() -> Option<PathBuf> {
@@ -28,8 +29,15 @@ pub(super) fn own_cgroup_dir() -> Option<PathBuf> {
     writable.then_some(dir)
 }
 
-/// The mount point of the cgroup v2 (unified) hierarchy, from `/proc/self/mountinfo`.
+/// The mount point of the cgroup v2 (unified) hierarchy, from `/proc/self/mountinfo`, read once
+/// per process (a run asks three times, and the kernel writes every mount out each time; isolate
+/// never changes its mount namespace).
 pub fn unified_mount() -> Option<PathBuf> {
+    static MOUNT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    MOUNT.get_or_init(read_unified_mount).clone()
+}
+
+fn read_unified_mount() -> Option<PathBuf> {
     let info = fs::read_to_string("/proc/self/mountinfo").ok()?;
     info.lines().find_map(|line| {
         let (left, right) = line.split_once(" - ")?;

@@ -5,9 +5,10 @@
 //!
 //! Taking a block (creating its lock, or taking over a stale one) happens only while holding the
 //! `flock` of `ports/.take`, and the lock's content is written atomically: two jobs never hold one
-//! block, and no lock is ever left empty. A lock that is not a regular file (a directory, a FIFO,
-//! a link) is a block not taken, never read. Ports are computed in wide arithmetic: a range that
-//! ends at 65535 checks its last port too.
+//! block, and no lock is ever left empty. Not durably (no fsync): a crash of the machine ends the
+//! lock's owner too, and a lock it left empty or old names no job that runs. A lock that is not a
+//! regular file (a directory, a FIFO, a link) is a block not taken, never read. Ports are computed
+//! in wide arithmetic: a range that ends at 65535 checks its last port too.
 
 use std::fs;
 use std::net::{Ipv4Addr, TcpListener};
@@ -122,7 +123,7 @@ fn take(dir: &Path, lock: &Path, id: &str, state: &Path) -> Result<bool> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(Error::io("cannot read", lock, e)),
     }
-    crate::sys::atomic::write(lock, id.as_bytes())?;
+    crate::sys::atomic::replace(lock, id.as_bytes())?;
     Ok(true)
 }
 

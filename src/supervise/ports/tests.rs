@@ -71,3 +71,18 @@ fn a_lock_that_is_not_a_regular_file_is_skipped() {
     }
     assert!(ports.join("40100").is_dir());
 }
+
+/// What a crash can leave of a lock written without fsync (`atomic::replace`): an empty file.
+/// Its block is free, so the lock needs no fsync (a lock naming a job that ended is the racing
+/// test's).
+#[test]
+fn a_lock_a_crash_left_empty_is_taken() {
+    let state = tempfile::tempdir().unwrap();
+    let ports = state.path().join("ports");
+    fs::create_dir_all(&ports).unwrap();
+    fs::write(ports.join("40200"), "").unwrap();
+    let got = reserve_in(state.path(), "c-0001", (40200, 40209)).unwrap();
+    assert_eq!(got.first, 40200);
+    assert_eq!(fs::read_to_string(ports.join("40200")).unwrap(), "c-0001");
+    got.release();
+}
