@@ -1208,6 +1208,24 @@ const BYPASSES: [&str; 10] = [
     "ping",
 ];
 
+/// Every bypass of `bypass_probe` was refused, and nothing reached the listeners outside.
+#[track_caller]
+fn assert_no_bypass(out: &Output, tcp: &std::net::TcpListener, udp: &std::net::UdpSocket) {
+    for name in BYPASSES {
+        assert_said(out, &format!("{name}: EACCES"));
+    }
+    assert_said(out, "dns: failed");
+    assert!(!stdout(out).contains("listening on"), "{}", stdout(out));
+    assert!(
+        matches!(tcp.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "a TCP connection reached the listener"
+    );
+    udp.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut buf = [0u8; 16];
+    assert!(udp.recv(&mut buf).is_err(), "a datagram left the job");
+}
+
 #[test]
 fn network_bypasses_under_offline_deliver_nothing() {
     let env = TestEnv::new();
@@ -1227,19 +1245,7 @@ fn network_bypasses_under_offline_deliver_nothing() {
         ),
         || {},
     );
-    for name in BYPASSES {
-        assert_said(&out, &format!("{name}: EACCES"));
-    }
-    assert_said(&out, "dns: failed");
-    assert!(!stdout(&out).contains("listening on"), "{}", stdout(&out));
-    assert!(
-        matches!(tcp.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
-        "a TCP connection reached the listener"
-    );
-    udp.set_read_timeout(Some(Duration::from_millis(300)))
-        .unwrap();
-    let mut buf = [0u8; 16];
-    assert!(udp.recv(&mut buf).is_err(), "a datagram left the job");
+    assert_no_bypass(&out, &tcp, &udp);
     let refused = &report["sandbox"]["refused"];
     assert!(refused["tcp_connect"].as_u64().unwrap() >= 1, "{report}");
     assert!(refused["listen"].as_u64().unwrap() >= 1, "{report}");
@@ -3008,19 +3014,7 @@ fn a_nested_offline_job_under_an_open_outer_job_reaches_no_network() {
         ),
     );
     assert_said(&out, "inner status 0");
-    for name in BYPASSES {
-        assert_said(&out, &format!("{name}: EACCES"));
-    }
-    assert_said(&out, "dns: failed");
-    assert!(!stdout(&out).contains("listening on"), "{}", stdout(&out));
-    assert!(
-        matches!(tcp.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
-        "a TCP connection reached the listener"
-    );
-    udp.set_read_timeout(Some(Duration::from_millis(300)))
-        .unwrap();
-    let mut buf = [0u8; 16];
-    assert!(udp.recv(&mut buf).is_err(), "a datagram left the job");
+    assert_no_bypass(&out, &tcp, &udp);
 }
 
 #[test]
