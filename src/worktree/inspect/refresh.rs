@@ -99,6 +99,11 @@ fn unchanged(
     {
         return false;
     }
+    // Racily clean as the index recorded it: racy too if it still matches, changed if not. Either
+    // way the status must look at it: no stat taken here.
+    if racy(&entry.stat) {
+        return false;
+    }
     let (dir, name) = match path.rfind_byte(b'/') {
         Some(slash) => (&path[..slash], &path[slash + 1..]),
         None => (&path[..0], path),
