@@ -164,6 +164,21 @@ mod tests {
             head_ref(&top, &common),
             Some(("refs/heads/main".into(), commit.clone()))
         );
+        // A linked worktree answers for its own HEAD.
+        let linked = top.parent().unwrap().join("linked");
+        git(
+            &top,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "side",
+                linked.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(head_branch(&linked, &common), Some(Some("side".into())));
+        assert_eq!(head_branch(&top, &common), Some(Some("main".into())));
         git(&top, &["checkout", "-q", "--detach"]);
         assert_eq!(head_branch(&top, &common), Some(None));
         assert_eq!(head_ref(&top, &common), None);
