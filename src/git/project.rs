@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::refs;
 use crate::error::{Error, GitProblem, Result};
 use crate::git;
 
@@ -37,20 +38,14 @@ impl Project {
                 real
             )));
         }
-        let out = git::try_run(
-            cwd,
-            [
-                "rev-parse",
-                "--path-format=absolute",
-                "--is-bare-repository",
-                "--git-common-dir",
-                "--show-toplevel",
-                "--git-path",
-                "objects",
-                "--show-object-format",
-                "--show-prefix",
-            ],
-        )?;
+        // The hooks' place is asked beside the rest: two git processes at once, not one after the
+        // other (its answer is used only if this is a repository).
+        let (out, hooks) = std::thread::scope(|scope| {
+            let hooks = scope.spawn(|| hooks_path(cwd));
+            let out = rev_parse(cwd);
+            (out, hooks.join())
+        });
+        let out = out?;
         if !out.status.success() {
             let stderr = String::from_utf8_lossy(&out.stderr);
             if stderr.contains("not a git repository") {
@@ -72,7 +67,9 @@ impl Project {
             )));
         }
         let git_dir = PathBuf::from(common);
-        let hooks = hooks_path(cwd)?.unwrap_or_else(|| git_dir.join("hooks"));
+        let hooks = hooks
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?
+            .unwrap_or_else(|| git_dir.join("hooks"));
         let top_of_main = if git_dir.file_name().is_some_and(|n| n == ".git") {
             git_dir.parent().map(Path::to_path_buf)
         } else {
@@ -89,8 +86,13 @@ impl Project {
         })
     }
 
-    /// The full commit id `rev` names in the project.
+    /// The full commit id `rev` names in the project (HEAD read in-process when it can be).
     pub fn resolve_commit(&self, rev: &str) -> Result<Option<String>> {
+        if rev == "HEAD" {
+            if let Some(commit) = refs::head_commit(&self.top, &self.git_dir) {
+                return Ok(Some(commit));
+            }
+        }
         let spec = format!("{rev}^{{commit}}");
         let out = git::try_run(
             &self.top,
@@ -105,8 +107,11 @@ impl Project {
         Ok(out.status.success().then(|| out.text()))
     }
 
-    /// The values of full ref names, in one read (`None`: no such ref).
+    /// The values of full ref names, in one read (`None`: no such ref); in-process when it can be.
     pub fn refs<const N: usize>(&self, names: [&str; N]) -> Result<[Option<String>; N]> {
+        if let Some(values) = refs::values(&self.top, &self.git_dir, names) {
+            return Ok(values);
+        }
         let mut args = vec!["for-each-ref", "--format=%(refname) %(objectname)", "--"];
         args.extend(names);
         let text = git::run(&self.top, &args)?.text();
@@ -117,8 +122,12 @@ impl Project {
         }))
     }
 
-    /// The branch the caller's checkout is on (`main`), `None` when HEAD is detached.
+    /// The branch the caller's checkout is on (`main`), `None` when HEAD is detached; in-process
+    /// when it can be.
     pub fn current_branch(&self) -> Result<Option<String>> {
+        if let Some(branch) = refs::head_branch(&self.caller_top, &self.git_dir) {
+            return Ok(branch);
+        }
         let out = git::try_run(
             &self.caller_top,
             ["symbolic-ref", "--quiet", "--short", "HEAD"],
@@ -128,6 +137,12 @@ impl Project {
             .success()
             .then(|| out.text())
             .filter(|b| !b.is_empty()))
+    }
+
+    /// The branch the main checkout's HEAD is on (full name) and the id it points at, read
+    /// in-process; `None` when detached, unborn, or not readable so.
+    pub fn head_ref(&self) -> Option<(String, String)> {
+        refs::head_ref(&self.top, &self.git_dir)
     }
 
     /// `<basename>-<8 hex of the digest of the project's real path>`: the directory of its worktrees.
@@ -145,6 +160,25 @@ impl Project {
             .unwrap_or_else(|| "root".into());
         format!("{base}-{}", &digest[..8])
     }
+}
+
+/// What the project is, in one `rev-parse`: bare or not, the common git dir, the top level, the
+/// object store, the object format, the caller's prefix (a line each).
+fn rev_parse(cwd: &Path) -> Result<git::Output> {
+    git::try_run(
+        cwd,
+        [
+            "rev-parse",
+            "--path-format=absolute",
+            "--is-bare-repository",
+            "--git-common-dir",
+            "--show-toplevel",
+            "--git-path",
+            "objects",
+            "--show-object-format",
+            "--show-prefix",
+        ],
+    )
 }
 
 /// The user's `core.hooksPath`, if any. isolate's own git calls override it with `/dev/null` on the

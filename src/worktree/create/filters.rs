@@ -43,8 +43,16 @@ pub enum Filtered {
 const LIST: &str = ".git/isolate-withheld";
 
 /// Whether a project ref other than a job's (its branch, its base pin) reaches `base`. HEAD does
-/// not count: a project checked out on a job's branch does not vouch for it.
+/// not count: a project checked out on a job's branch does not vouch for it. The branch the project
+/// is on answers in-process when it is at base; else `rev-list` walks from base.
 pub(super) fn vouched(project: &Project, base: &str) -> Result<bool> {
+    // The branch the project is on, at base: a ref of the project's own reaches it.
+    if let Some((branch, tip)) = project.head_ref() {
+        let jobs = branch.starts_with("refs/heads/isolate/") || branch.starts_with("refs/isolate/");
+        if tip == base && branch.starts_with("refs/") && !jobs {
+            return Ok(true);
+        }
+    }
     let out = git::run(
         &project.git_dir,
         [

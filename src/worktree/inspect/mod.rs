@@ -49,7 +49,7 @@
 //!
 //! The parts: the error (error.rs), the inspection and its read of refs (inspection.rs), the
 //! layout checked before anything is opened (layout.rs), the one safe way to open (open.rs), the
-//! status (status.rs, counted by tally.rs), the state files read directly (state.rs), and the
+//! status (status.rs, after the in-memory stat refresh of refresh.rs, counted by tally.rs), the state files read directly (state.rs), and the
 //! project's objects asked about (missing.rs).
 
 mod bounds;
@@ -62,6 +62,7 @@ mod missing;
 mod nested;
 mod open;
 mod reflog;
+mod refresh;
 mod state;
 mod status;
 mod tally;

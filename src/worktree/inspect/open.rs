@@ -8,12 +8,20 @@ use super::error::InspectError;
 /// The open options for any repository inspected here: only the repository's own config file,
 /// no environment, no includes, and every repository-local section untrusted for the keys gix
 /// guards with the section filter. Replace refs are switched off by an API override, which the
-/// filter lets through as it is not repository-local.
+/// filter lets through as it is not repository-local. Two more overrides make the status judge as
+/// git does on Linux: stat times to the nanosecond (git's `USE_NSEC`; gix's default is whole
+/// seconds, so a fresh checkout's files, written in the index's second, would all be hashed), and
+/// the index's trailing checksum not verified on reading (git verifies it only in `fsck`; the
+/// entries are still parsed with their bounds).
 pub(super) fn open_options() -> gix::open::Options {
     gix::open::Options::isolated()
         .open_path_as_is(true)
         .filter_config_section(not_repository_local)
-        .config_overrides(["core.useReplaceRefs=false"])
+        .config_overrides([
+            "core.useReplaceRefs=false",
+            "gitoxide.core.useNsec=true",
+            "index.skipHash=true",
+        ])
 }
 
 fn not_repository_local(meta: &gix::config::file::Metadata) -> bool {

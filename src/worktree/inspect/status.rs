@@ -6,74 +6,97 @@ use std::collections::HashSet;
 use gix::bstr::BString;
 
 use super::inspection::Inspection;
-use super::tally::{NoSubmodules, Tally};
+use super::refresh::{refreshed, Judge};
+use super::tally::{NoSubmodules, Tally, Walked};
 
 /// Compute the status of `repo` into the counters of `out`, writing nothing back.
 ///
-/// This is gix's `status()` taken apart, for control: HEAD^{tree} against the index on one
-/// thread, the index against the work tree (a parallel stat check, hashing only files whose stat
-/// data changed, plus the directory walk) on this one. Unlike `status()`, it never reads
-/// `.gitmodules` (a malformed one would fail the whole status) and has nowhere to write the
-/// refreshed stat data to.
+/// This is gix's `status()` taken apart, for control and speed, all three at once: HEAD^{tree}
+/// against the index on this thread (whose object cache the bounds check filled); the index against
+/// the work tree on another, after the in-memory refresh (refresh.rs) marked the entries whose stat
+/// data shows them unchanged, so that only the others are looked at (and hashed only if their stat
+/// data changed or they are racily clean); the directory walk for untracked and ignored files on a
+/// third. Unlike `status()`, it never reads `.gitmodules` (a malformed one would fail the whole
+/// status) and has nowhere to write the refreshed stat data to.
 pub(super) fn count_status(repo: &gix::Repository, out: &mut Inspection) -> Result<(), gix::Error> {
     use gix::dir::walk::EmissionMode;
 
     let index = repo.index_or_empty()?;
     let index: &gix::index::State = &index;
     let head_tree = repo.head_tree_id_or_empty()?.detach();
+    let walk = repo
+        .dirwalk_options()?
+        .emit_untracked(EmissionMode::Matching)
+        .emit_ignored(Some(EmissionMode::CollapseDirectory))
+        .emit_empty_directories(false)
+        .recurse_repositories(false);
     let options = gix::status::index_worktree::Options {
         sorting: None,
-        dirwalk_options: Some(
-            repo.dirwalk_options()?
-                .emit_untracked(EmissionMode::Matching)
-                .emit_ignored(Some(EmissionMode::CollapseDirectory))
-                .emit_empty_directories(false)
-                .recurse_repositories(false),
-        ),
+        dirwalk_options: None,
         rewrites: None,
         thread_limit: None,
     };
+    let judge = Judge {
+        stat: repo.stat_options()?,
+        fs: repo.filesystem_options()?,
+    };
+    let interrupt = std::sync::atomic::AtomicBool::new(false);
 
-    let tree_repo = repo.clone();
-    let (staged, tally) = std::thread::scope(|scope| {
-        let staged = scope.spawn(move || {
-            let mut staged = HashSet::<BString>::new();
-            tree_repo
-                .tree_index_status(
-                    &head_tree,
-                    index,
-                    None,
-                    gix::status::tree_index::TrackRenames::Disabled,
-                    |change, _, _| {
-                        staged.insert(change.location().to_owned());
-                        Ok(std::ops::ControlFlow::Continue(()))
-                    },
-                )
-                .map(|_| staged)
+    let (walk_repo, worktree_repo) = (repo.clone(), repo.clone());
+    let interrupt = &interrupt;
+    let (staged, tally, walked) = std::thread::scope(|scope| {
+        let walked = scope.spawn(move || {
+            let mut walked = Walked::default();
+            walk_repo
+                .dirwalk(index, Vec::<BString>::new(), interrupt, walk, &mut walked)
+                .map(|_| walked)
         });
-        let mut tally = Tally::default();
-        let worktree = repo.index_worktree_status(
-            index,
-            Vec::<BString>::new(),
-            &mut tally,
-            gix::status::plumbing::index_as_worktree::traits::FastEq,
-            NoSubmodules,
-            &mut gix::progress::Discard,
-            &std::sync::atomic::AtomicBool::new(false),
-            options,
-        );
-        let staged = staged
+        let tally = scope.spawn(move || {
+            let refreshed = worktree_repo
+                .workdir()
+                .and_then(|root| refreshed(root, index, judge));
+            let mut tally = Tally::default();
+            worktree_repo
+                .index_worktree_status(
+                    refreshed.as_ref().unwrap_or(index),
+                    Vec::<BString>::new(),
+                    &mut tally,
+                    gix::status::plumbing::index_as_worktree::traits::FastEq,
+                    NoSubmodules,
+                    &mut gix::progress::Discard,
+                    interrupt,
+                    options,
+                )
+                .map(|_| tally)
+        });
+        let mut staged = HashSet::<BString>::new();
+        let staged = repo
+            .tree_index_status(
+                &head_tree,
+                index,
+                None,
+                gix::status::tree_index::TrackRenames::Disabled,
+                |change, _, _| {
+                    staged.insert(change.location().to_owned());
+                    Ok(std::ops::ControlFlow::Continue(()))
+                },
+            )
+            .map(|_| staged);
+        let tally = tally
             .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (staged, worktree.map(|_| tally))
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let walked = walked
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (staged, tally, walked)
     });
-    let (staged, tally) = (staged?, tally?);
+    let (staged, tally, walked) = (staged?, tally?, walked?);
 
     let mut modified = tally.modified;
     modified.extend(staged);
     out.conflicted = tally.conflicted.len();
     out.modified = modified.difference(&tally.conflicted).count();
-    out.untracked = tally.untracked;
-    out.ignored = tally.ignored;
+    out.untracked = walked.untracked;
+    out.ignored = walked.ignored;
     Ok(())
 }

@@ -53,6 +53,32 @@ impl<'index> gix::status::plumbing::index_as_worktree_with_renames::VisitEntry<'
     }
 }
 
+/// What the directory walk found, counted as `Tally` counts it: what the status would have shown
+/// of it (never an entry of a kind git cannot track).
+#[derive(Default)]
+pub(super) struct Walked {
+    pub(super) untracked: usize,
+    pub(super) ignored: usize,
+}
+
+impl gix::dir::walk::Delegate for Walked {
+    fn emit(
+        &mut self,
+        entry: gix::dir::EntryRef<'_>,
+        _collapsed_directory_status: Option<gix::dir::entry::Status>,
+    ) -> gix::dir::walk::Action {
+        use gix::dir::entry::{Kind, Status};
+        if entry.disk_kind != Some(Kind::Untrackable) {
+            match entry.status {
+                Status::Untracked => self.untracked += 1,
+                Status::Ignored(_) => self.ignored += 1,
+                Status::Tracked | Status::Pruned => {}
+            }
+        }
+        std::ops::ControlFlow::Continue(())
+    }
+}
+
 /// Submodules are never looked into: opening one would read its configuration, which is as
 /// untrusted as the job's. A changed submodule commit still shows as a staged gitlink.
 #[derive(Clone)]

@@ -7,6 +7,7 @@ pub(super) use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod counts;
+mod refresh;
 mod safety;
 
 const BRANCH: &str = "isolate/x-1234";
