@@ -1208,6 +1208,14 @@ const BYPASSES: [&str; 10] = [
     "ping",
 ];
 
+/// A TCP and a UDP listener on loopback outside the job, for `bypass_probe`.
+fn outside_listeners() -> (std::net::TcpListener, std::net::UdpSocket) {
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    (tcp, udp)
+}
+
 /// Every bypass of `bypass_probe` was refused, and nothing reached the listeners outside.
 #[track_caller]
 fn assert_no_bypass(out: &Output, tcp: &std::net::TcpListener, udp: &std::net::UdpSocket) {
@@ -1230,9 +1238,7 @@ fn assert_no_bypass(out: &Output, tcp: &std::net::TcpListener, udp: &std::net::U
 fn network_bypasses_under_offline_deliver_nothing() {
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    tcp.set_nonblocking(true).unwrap();
-    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let (tcp, udp) = outside_listeners();
     let prog = bypass_probe(&env);
     let (out, report) = attempt_with(
         &env,
@@ -3000,9 +3006,7 @@ fn a_nested_offline_job_under_an_open_outer_job_reaches_no_network() {
     // are all that hold it to `offline`.
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    tcp.set_nonblocking(true).unwrap();
-    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let (tcp, udp) = outside_listeners();
     let prog = bypass_probe(&env);
     let out = attempt_in(
         &env,
