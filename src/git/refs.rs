@@ -39,9 +39,14 @@ pub(super) fn head_branch(top: &Path, common_dir: &Path) -> Option<Option<String
         gix::head::Kind::Unborn(name) => name.as_bstr().to_owned(),
     };
     let short = name.strip_prefix(b"refs/heads/")?.to_str().ok()?;
-    // git tries `<short>` (a root ref: upper case and `_` only), `refs/<short>` and
-    // `refs/tags/<short>` before `refs/heads/<short>`; any of them there, and git says more.
+    // git tries `<short>` (a root ref: upper case and `_` only; else any name read as a file of
+    // the git directory, `$GIT_DIR/main` as well), `refs/<short>` and `refs/tags/<short>` before
+    // `refs/heads/<short>`; any of them there, and git says more.
     if short.is_empty() || short.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
+        return None;
+    }
+    let beside = |dir: &Path| dir.join(short).symlink_metadata().is_ok();
+    if beside(common_dir) || beside(repo.git_dir()) || beside(repo.common_dir()) {
         return None;
     }
     for shadow in [format!("refs/{short}"), format!("refs/tags/{short}")] {
@@ -186,6 +191,25 @@ mod tests {
         git(&top, &["checkout", "-q", "--orphan", "fresh"]);
         assert_eq!(head_commit(&top, &common), None, "unborn: git says so");
         assert_eq!(head_branch(&top, &common), Some(Some("fresh".into())));
+    }
+
+    #[test]
+    fn a_branch_whose_name_a_file_of_the_git_dir_also_has_is_git_s_to_shorten() {
+        // git's first rule for `<short>` reads `$GIT_DIR/<short>` whatever its case: a file
+        // there, and `symbolic-ref --short` says `heads/<short>`.
+        let (_tmp, top) = repo();
+        let common = top.join(".git");
+        let commit = git(&top, &["rev-parse", "HEAD"]);
+        for branch in ["main", "a-b", "x/y"] {
+            git(&top, &["checkout", "-q", "-B", branch]);
+            let file = common.join(branch);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, format!("{commit}\n")).unwrap();
+            let told = git(&top, &["symbolic-ref", "--short", "HEAD"]);
+            assert_eq!(told, format!("heads/{branch}"));
+            assert_eq!(head_branch(&top, &common), None, "{branch}");
+            std::fs::remove_file(&file).unwrap();
+        }
     }
 
     #[test]
