@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::git::project::Project;
 use crate::job::record::SandboxReport;
 use crate::sandbox::{agent, plan, seed};
 
@@ -21,6 +22,22 @@ pub(super) struct Confinement {
     pub(super) notes: Vec<String>,
 }
 
+/// What a job in a worktree of `project` reads whatever its policy says: the project its worktree
+/// borrows from (top, caller's checkout, git directory, objects, hooks), and the object stores the
+/// project itself borrows (a project that is a job's worktree borrows the real project's).
+pub(super) fn project_readable(project: &Project) -> Vec<PathBuf> {
+    [
+        project.top.clone(),
+        project.caller_top.clone(),
+        project.git_dir.clone(),
+        project.objects.clone(),
+        project.hooks.clone(),
+    ]
+    .into_iter()
+    .chain(crate::git::borrowed(&project.objects))
+    .collect()
+}
+
 pub(super) fn confine(options: &RunOptions, prepared: &mut Prepared) -> Result<Confinement> {
     // And the state of the jobs it starts itself (job/nest.rs).
     let nested = crate::job::nest::make_state(&prepared.job_dir).map_err(|e| {
@@ -33,17 +50,7 @@ pub(super) fn confine(options: &RunOptions, prepared: &mut Prepared) -> Result<C
     let writable = [prepared.tmpdir.clone(), nested];
     // Readable whatever the policy says (strict): the project the worktree borrows from.
     let readable: Vec<PathBuf> = match &prepared.worktree {
-        Some(wt) => [
-            wt.project.top.clone(),
-            wt.project.caller_top.clone(),
-            wt.project.git_dir.clone(),
-            wt.project.objects.clone(),
-            wt.project.hooks.clone(),
-        ]
-        .into_iter()
-        // A project that is itself a job's worktree borrows the real project's objects.
-        .chain(crate::git::borrowed(&wt.project.objects))
-        .collect(),
+        Some(wt) => project_readable(&wt.project),
         None => vec![prepared.cwd.clone()],
     };
     let installation = prepared

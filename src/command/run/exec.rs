@@ -26,6 +26,7 @@ use crate::supervise::reaper::{self, Signals};
 use crate::supervise::spawn;
 use crate::sys::pidfd::PidFd;
 
+use super::confine::project_readable;
 use super::environment::{environment, Made};
 use super::network::proxy_for;
 use super::resume_lock::ResumeLock;
@@ -79,13 +80,7 @@ fn run_in_job(args: ExecArgs) -> Result<i32> {
         .chain(nested.clone())
         .collect();
     let project = &target.project;
-    let readable = [
-        project.top.clone(),
-        project.caller_top.clone(),
-        project.git_dir.clone(),
-        project.objects.clone(),
-        project.hooks.clone(),
-    ];
+    let readable = project_readable(project);
     let allow_write: Vec<PathBuf> = record
         .sandbox
         .allow_write
