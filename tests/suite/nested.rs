@@ -240,3 +240,104 @@ fn an_outer_jobs_state_linked_elsewhere_names_no_nested_jobs_and_keeps_nothing()
     assert_eq!(report["worktree"]["removed"], true, "{report}");
     assert!(elsewhere.join("worktrees/key/outside-cd34").is_dir());
 }
+
+#[test]
+fn inside_an_offline_job_a_job_starts_with_a_port_block_of_its_own() {
+    // The outer policy refuses every bind, so no port can be checked free: the inner block is drawn
+    // by its lock alone, and is never the outer job's.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--policy",
+            "offline",
+            "--",
+            "sh",
+            "-c",
+            &format!(
+                "echo \"outer port $ISOLATE_PORT\"\n\
+                 {BIN} run --worktree -- sh -c 'echo \"inner port $ISOLATE_PORT\"'"
+            ),
+        ],
+    );
+    assert_status(&out, 0);
+    let said = stdout(&out);
+    let port = |who: &str| -> u16 {
+        said.lines()
+            .find_map(|l| l.strip_prefix(&format!("{who} port ")))
+            .and_then(|p| p.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {who} port: {said}\n{}", stderr(&out)))
+    };
+    assert_ne!(port("outer"), port("inner"), "{said}");
+}
+
+#[test]
+fn a_strict_job_inside_a_job_reads_the_real_projects_objects_commits_and_opens_a_pty() {
+    // Its worktree borrows the outer job's objects, which borrow the project's: `strict` reads
+    // neither by itself, so isolate grants the whole chain. A pty's other end is opened by the
+    // outer job's supervisor (the inner filter hands nothing over).
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (out, report) = outer_job(
+        &env,
+        &repo,
+        r#""$ISOLATE" run --worktree --policy strict --name deep -- sh -c '
+             git log --format=%s | tr "\n" " "; echo
+             cat src/lib.txt
+             echo deep > deep && git add deep && git commit -qm deep && echo committed
+             python3 -c "import os; m, s = os.openpty(); os.write(s, b\"pty ok\\n\"); print(os.read(m, 16).decode().strip())"
+           ' || exit 10
+           "$ISOLATE" merge --all --yes >/dev/null || exit 11
+        "#,
+    );
+    assert_status(&out, 0);
+    let said = stdout(&out);
+    assert!(said.contains("second first"), "{said}");
+    assert!(said.contains("library"), "{said}");
+    assert!(said.contains("committed"), "{said}");
+    assert!(said.contains("pty ok"), "{said}");
+    let branch = format!("isolate/{}", report["id"].as_str().unwrap());
+    assert_eq!(
+        env.git(&repo, ["show", &format!("{branch}:deep")]).trim(),
+        "deep"
+    );
+    env.assert_fsck(&repo);
+}
+
+#[test]
+fn a_command_isolate_exec_runs_in_a_job_starts_jobs_of_that_job() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let out = env.isolate(
+        &repo,
+        ["run", "--worktree", "--bg", "--", "sh", "-c", "sleep 30"],
+    );
+    assert_status(&out, 0);
+    let id = stdout(&out).trim().to_string();
+    let out = env.isolate(
+        env.path(),
+        [
+            "exec",
+            &id,
+            "--",
+            "sh",
+            "-c",
+            &format!("{BIN} run --worktree --name sub -- sh -c 'echo x > x && git add x && git commit -qm x'"),
+        ],
+    );
+    assert_status(&out, 0);
+    // The inner job's state is the outer job's, its branch in the outer job's repository.
+    let jobs = env.state.join("jobs").join(&id).join("nested/jobs");
+    let inner: Vec<String> = fs::read_dir(&jobs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(inner.len(), 1, "{inner:?}");
+    assert!(inner[0].starts_with("sub-"), "{inner:?}");
+    let out = env.isolate(env.path(), ["stop", &id]);
+    assert_status(&out, 0);
+}
