@@ -97,10 +97,17 @@ statfs_type() {
 }
 
 # copy_isolate: copy the binary under test to $work/bin, so that a rebuild during the run does
-# not change it; src_isolate is the original path, isolate the copy.
+# not change it; src_isolate is the original path, isolate the copy. The pre-exec helper built
+# beside it (isolate-sandbox-exec) comes too, as `cargo install` puts it; without it isolate
+# runs itself as the helper.
 copy_isolate() {
 	mkdir -p "$work/bin"
 	cp "$isolate" "$work/bin/isolate" || die "cannot copy $isolate"
+	local helper
+	helper="$(dirname "$isolate")/isolate-sandbox-exec"
+	if [[ -x $helper ]]; then
+		cp "$helper" "$work/bin/isolate-sandbox-exec" || die "cannot copy $helper"
+	fi
 	# shellcheck disable=SC2034 # src_isolate is read by the scripts that source this file
 	src_isolate=$isolate
 	isolate="$work/bin/isolate"

@@ -8,6 +8,7 @@ mod escapes;
 mod exec;
 mod fanout;
 mod faults;
+mod helper;
 mod import;
 mod lifecycle;
 mod nested;

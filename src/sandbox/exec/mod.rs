@@ -12,7 +12,9 @@ mod unexecutable;
 
 use std::io::Write;
 use std::os::fd::FromRawFd;
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::Command;
 
 use crate::error::Result;
@@ -26,6 +28,11 @@ use unexecutable::unexecutable;
 pub const ARG: &str = "__sandbox-exec";
 /// The variable carrying the plan as JSON; removed before exec.
 pub const PLAN_VAR: &str = "ISOLATE_SANDBOX_PLAN";
+
+/// This build's identity (build.rs): a plan from another build is refused.
+pub const BUILD: &str = env!("ISOLATE_BUILD");
+/// The helper on its own, installed beside isolate (src/bin/isolate-sandbox-exec.rs).
+pub const PROGRAM: &str = "isolate-sandbox-exec";
 
 /// Status codes the helper reports before it exits with the same number.
 pub const SETUP_FAILED: u8 = 125;
@@ -41,6 +48,15 @@ pub fn main(args: &[String]) -> ! {
         eprintln!("isolate: {ARG} is internal to isolate and takes its plan from isolate run");
         std::process::exit(SETUP_FAILED.into());
     };
+    if plan.build != BUILD {
+        // Said before the status descriptor is trusted: it is the other build's idea of one.
+        eprintln!(
+            "isolate: {} is not from the same build as the isolate that started it \
+             (reinstall isolate: cargo install puts both in place)",
+            std::env::current_exe().unwrap_or_default().display()
+        );
+        std::process::exit(SETUP_FAILED.into());
+    }
     // SAFETY: the supervisor passed us this descriptor, open and owned by nobody else here.
     let mut status = unsafe { std::fs::File::from_raw_fd(plan.status_fd) };
     let mut fail = |code: u8, message: String| -> ! {
@@ -93,6 +109,28 @@ pub fn main(args: &[String]) -> ! {
     match err.kind() {
         std::io::ErrorKind::NotFound => fail(NOT_FOUND, err.to_string()),
         _ => fail(NOT_EXECUTABLE, unexecutable(&cmd[0], &err)),
+    }
+}
+
+/// The program to start as the helper: `isolate-sandbox-exec` beside isolate's own executable,
+/// where it is a plain file of the same owner that nobody else may write (as `cargo install`
+/// leaves it), since it starts in a fraction of isolate's time; else isolate itself. Both take
+/// the same arguments.
+pub fn program() -> std::io::Result<PathBuf> {
+    let isolate = std::env::current_exe()?;
+    let beside = isolate.with_file_name(PROGRAM);
+    let ours = |own: &std::fs::Metadata, other: &std::fs::Metadata| {
+        other.file_type().is_file()
+            && other.uid() == own.uid()
+            && other.mode() & 0o022 == 0
+            && other.mode() & 0o100 != 0
+    };
+    match (
+        std::fs::metadata(&isolate),
+        std::fs::symlink_metadata(&beside),
+    ) {
+        (Ok(own), Ok(other)) if ours(&own, &other) => Ok(beside),
+        _ => Ok(isolate),
     }
 }
 

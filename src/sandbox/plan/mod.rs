@@ -59,6 +59,9 @@ use rules::rules;
 /// What the pre-exec helper does before it execs CMD.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Plan {
+    /// The build that made the plan (`exec::BUILD`): the helper applies only its own build's.
+    #[serde(default)]
+    pub build: String,
     /// `None` with `--no-sandbox`.
     pub rules: Option<Rules>,
     /// Descriptor on which the helper reports why CMD could not be executed.

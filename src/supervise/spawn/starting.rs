@@ -47,13 +47,14 @@ pub fn start(job: Spawn) -> Result<Starting> {
     }
     let sockets = rules.as_ref().and_then(|r| r.sockets.clone());
     let plan = Plan {
+        build: exec::BUILD.into(),
         rules,
         status_fd: status_write.as_raw_fd(),
         go_fd: go_read.as_raw_fd(),
         job_control: job.terminal.is_some(),
     };
     let plan_json = serde_json::to_string(&plan).map_err(Error::PlanEncoding)?;
-    let helper = std::env::current_exe()
+    let helper = exec::program()
         .map_err(|e| Error::io("cannot find the isolate executable", "/proc/self/exe", e))?;
     let mut args: Vec<OsString> = vec![exec::ARG.into(), "--".into()];
     args.extend(job.argv.iter().map(OsString::from));

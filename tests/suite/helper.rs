@@ -1,0 +1,164 @@
+//! The pre-exec helper: `isolate-sandbox-exec` beside isolate when it is there as `cargo install`
+//! leaves it (a plain file of isolate's owner that nobody else may write), else isolate itself.
+//! Whichever starts the job, the job is confined; a file beside isolate that fails the rule is
+//! never run; a helper never applies a plan of another build.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::support::*;
+
+const HELPER: &str = "isolate-sandbox-exec";
+
+/// `isolate` linked (or copied) into a directory of its own, with nothing beside it.
+fn isolate_alone(env: &TestEnv, name: &str) -> PathBuf {
+    let dir = env.path().join(name);
+    fs::create_dir_all(&dir).unwrap();
+    let bin = dir.join("isolate");
+    if fs::hard_link(BIN, &bin).is_err() {
+        fs::copy(BIN, &bin).unwrap();
+    }
+    bin
+}
+
+/// A stand-in helper that leaves `marker` behind and exits, mode `mode`.
+fn stand_in(path: &Path, marker: &Path, mode: u32) {
+    fs::write(
+        path,
+        format!("#!/bin/sh\necho ran > '{}'\nexit 0\n", marker.display()),
+    )
+    .unwrap();
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// A worktree job started by `bin` that tries to write the project; returns its exit status and
+/// asserts the project untouched.
+fn confined_run(env: &TestEnv, bin: &Path, project: &Path) -> Option<i32> {
+    let before = fs::read_to_string(project.join("README")).unwrap();
+    let mut cmd = Command::new(bin);
+    env.apply(&mut cmd);
+    cmd.current_dir(project)
+        .args(["run", "-q", "--worktree", "--", "sh", "-c"])
+        .arg("echo escaped > \"$ISOLATE_REPO/README\"; echo inside > made.txt; true")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let out = finish(cmd.spawn().unwrap(), LIMIT);
+    assert_eq!(
+        fs::read_to_string(project.join("README")).unwrap(),
+        before,
+        "the job wrote the project through {}: {}",
+        bin.display(),
+        stderr(&out)
+    );
+    out.status.code()
+}
+
+#[test]
+fn the_helper_beside_isolate_is_built_with_it_and_the_job_it_starts_is_confined() {
+    let env = TestEnv::new();
+    let beside = Path::new(BIN).with_file_name(HELPER);
+    assert!(
+        beside.is_file(),
+        "cargo builds {} beside isolate: {}",
+        HELPER,
+        beside.display()
+    );
+    let project = env.repo("project");
+    assert_eq!(confined_run(&env, Path::new(BIN), &project), Some(0));
+}
+
+#[test]
+fn isolate_alone_is_its_own_helper_and_the_job_is_confined() {
+    let env = TestEnv::new();
+    let bin = isolate_alone(&env, "alone");
+    let project = env.repo("project");
+    assert_eq!(confined_run(&env, &bin, &project), Some(0));
+}
+
+#[test]
+fn a_helper_beside_isolate_that_others_may_write_or_that_is_a_link_is_never_run() {
+    let env = TestEnv::new();
+    let project = env.repo("project");
+    let marker = env.path().join("stand-in-ran");
+    // Group- and world-writable files, and a link to a well-formed one.
+    for (name, mode, link) in [
+        ("group", 0o775, false),
+        ("world", 0o757, false),
+        ("not-executable", 0o644, false),
+        ("link", 0o755, true),
+    ] {
+        let bin = isolate_alone(&env, name);
+        let helper = bin.with_file_name(HELPER);
+        if link {
+            let target = env.path().join(format!("{name}-target"));
+            stand_in(&target, &marker, mode);
+            std::os::unix::fs::symlink(&target, &helper).unwrap();
+        } else {
+            stand_in(&helper, &marker, mode);
+        }
+        assert_eq!(confined_run(&env, &bin, &project), Some(0), "{name}");
+        assert!(!marker.exists(), "{name}: isolate ran {}", helper.display());
+    }
+    // Another user's file (a change of owner needs root, which CI has).
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        let bin = isolate_alone(&env, "other-owner");
+        let helper = bin.with_file_name(HELPER);
+        stand_in(&helper, &marker, 0o755);
+        std::os::unix::fs::chown(&helper, Some(65534), Some(65534)).unwrap();
+        assert_eq!(confined_run(&env, &bin, &project), Some(0), "other owner");
+        assert!(
+            !marker.exists(),
+            "isolate ran another user's {}",
+            helper.display()
+        );
+    }
+}
+
+#[test]
+fn a_well_formed_file_beside_isolate_is_what_starts_the_job() {
+    // The check above is the only thing that keeps a file from being run: here it passes, and
+    // the stand-in runs (and the job, which it does not start, fails to start).
+    let env = TestEnv::new();
+    let project = env.repo("project");
+    let marker = env.path().join("stand-in-ran");
+    let bin = isolate_alone(&env, "formed");
+    stand_in(&bin.with_file_name(HELPER), &marker, 0o755);
+    let status = confined_run(&env, &bin, &project);
+    assert!(marker.exists(), "the helper beside isolate was not used");
+    assert_ne!(status, Some(0), "a job that never started succeeded");
+}
+
+#[test]
+fn a_helper_refuses_a_plan_of_another_build_and_runs_nothing() {
+    let env = TestEnv::new();
+    let marker = env.path().join("cmd-ran");
+    let beside = Path::new(BIN).with_file_name(HELPER);
+    for (program, what) in [(beside.as_path(), "beside"), (Path::new(BIN), "isolate")] {
+        let mut cmd = Command::new(program);
+        env.apply(&mut cmd);
+        let out = cmd
+            .args(["__sandbox-exec", "--", "sh", "-c"])
+            .arg(format!("echo ran > '{}'", marker.display()))
+            .env(
+                "ISOLATE_SANDBOX_PLAN",
+                r#"{"build":"another","rules":null,"status_fd":1,"go_fd":0}"#,
+            )
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_status(&out, 125);
+        assert!(
+            stderr(&out).contains("not from the same build"),
+            "{what}: {}",
+            stderr(&out)
+        );
+        assert!(
+            !marker.exists(),
+            "{what}: CMD ran under another build's plan"
+        );
+    }
+}
