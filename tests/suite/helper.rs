@@ -23,14 +23,27 @@ fn isolate_alone(env: &TestEnv, name: &str) -> PathBuf {
     bin
 }
 
-/// A stand-in helper that leaves `marker` behind and exits, mode `mode`.
-fn stand_in(path: &Path, marker: &Path, mode: u32) {
-    fs::write(
-        path,
-        format!("#!/bin/sh\necho ran > '{}'\nexit 0\n", marker.display()),
-    )
-    .unwrap();
+/// A stand-in helper, mode `mode`: a copy of touch(1), an executable like the real helper, which
+/// given the helper's arguments (`__sandbox-exec -- CMD...`) makes a file `__sandbox-exec` in the
+/// job's directory and starts nothing.
+fn stand_in(path: &Path, mode: u32) {
+    fs::copy("/usr/bin/touch", path).unwrap();
     fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// `bin run -q -- true` in a new directory `name`; its status, and whether a stand-in ran there.
+fn plain_run(env: &TestEnv, bin: &Path, name: &str) -> (Option<i32>, bool) {
+    let dir = env.path().join(format!("work-{name}"));
+    fs::create_dir_all(&dir).unwrap();
+    let mut cmd = Command::new(bin);
+    env.apply(&mut cmd);
+    cmd.current_dir(&dir)
+        .args(["run", "-q", "--", "true"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let out = finish(cmd.spawn().unwrap(), LIMIT);
+    (out.status.code(), dir.join("__sandbox-exec").exists())
 }
 
 /// A worktree job started by `bin` that tries to write the project; returns its exit status and
@@ -82,8 +95,6 @@ fn isolate_alone_is_its_own_helper_and_the_job_is_confined() {
 fn a_helper_beside_isolate_that_others_may_write_or_that_is_a_link_is_never_run() {
     let env = TestEnv::new();
     let project = env.repo("project");
-    let marker = env.path().join("stand-in-ran");
-    // Group- and world-writable files, and a link to a well-formed one.
     for (name, mode, link) in [
         ("group", 0o775, false),
         ("world", 0o757, false),
@@ -94,27 +105,22 @@ fn a_helper_beside_isolate_that_others_may_write_or_that_is_a_link_is_never_run(
         let helper = bin.with_file_name(HELPER);
         if link {
             let target = env.path().join(format!("{name}-target"));
-            stand_in(&target, &marker, mode);
+            stand_in(&target, mode);
             std::os::unix::fs::symlink(&target, &helper).unwrap();
         } else {
-            stand_in(&helper, &marker, mode);
+            stand_in(&helper, mode);
         }
+        assert_eq!(plain_run(&env, &bin, name), (Some(0), false), "{name}");
         assert_eq!(confined_run(&env, &bin, &project), Some(0), "{name}");
-        assert!(!marker.exists(), "{name}: isolate ran {}", helper.display());
     }
     // Another user's file (a change of owner needs root, which CI has).
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
         let bin = isolate_alone(&env, "other-owner");
         let helper = bin.with_file_name(HELPER);
-        stand_in(&helper, &marker, 0o755);
+        stand_in(&helper, 0o755);
         std::os::unix::fs::chown(&helper, Some(65534), Some(65534)).unwrap();
-        assert_eq!(confined_run(&env, &bin, &project), Some(0), "other owner");
-        assert!(
-            !marker.exists(),
-            "isolate ran another user's {}",
-            helper.display()
-        );
+        assert_eq!(plain_run(&env, &bin, "other-owner"), (Some(0), false));
     }
 }
 
@@ -123,12 +129,10 @@ fn a_well_formed_file_beside_isolate_is_what_starts_the_job() {
     // The check above is the only thing that keeps a file from being run: here it passes, and
     // the stand-in runs (and the job, which it does not start, fails to start).
     let env = TestEnv::new();
-    let project = env.repo("project");
-    let marker = env.path().join("stand-in-ran");
     let bin = isolate_alone(&env, "formed");
-    stand_in(&bin.with_file_name(HELPER), &marker, 0o755);
-    let status = confined_run(&env, &bin, &project);
-    assert!(marker.exists(), "the helper beside isolate was not used");
+    stand_in(&bin.with_file_name(HELPER), 0o755);
+    let (status, ran) = plain_run(&env, &bin, "formed");
+    assert!(ran, "the helper beside isolate was not used");
     assert_ne!(status, Some(0), "a job that never started succeeded");
 }
 

@@ -7,20 +7,20 @@
 //! on the status socket (handover.rs), which exec closes.
 //! The restrictions besides Landlock are in restrict.rs; why exec failed, in unexecutable.rs.
 
+mod program;
 mod restrict;
 mod unexecutable;
 
 use std::io::Write;
 use std::os::fd::FromRawFd;
-use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
 use std::process::Command;
 
 use crate::error::Result;
 use crate::sandbox::plan::{Plan, Rules};
 use crate::sandbox::{handover, landlock, monitor, seccomp, step_failed};
 
+pub use program::{program, Program};
 use restrict::{close_range_cloexec, drop_capabilities, set_limit};
 use unexecutable::unexecutable;
 
@@ -109,28 +109,6 @@ pub fn main(args: &[String]) -> ! {
     match err.kind() {
         std::io::ErrorKind::NotFound => fail(NOT_FOUND, err.to_string()),
         _ => fail(NOT_EXECUTABLE, unexecutable(&cmd[0], &err)),
-    }
-}
-
-/// The program to start as the helper: `isolate-sandbox-exec` beside isolate's own executable,
-/// where it is a plain file of the same owner that nobody else may write (as `cargo install`
-/// leaves it), since it starts in a fraction of isolate's time; else isolate itself. Both take
-/// the same arguments.
-pub fn program() -> std::io::Result<PathBuf> {
-    let isolate = std::env::current_exe()?;
-    let beside = isolate.with_file_name(PROGRAM);
-    let ours = |own: &std::fs::Metadata, other: &std::fs::Metadata| {
-        other.file_type().is_file()
-            && other.uid() == own.uid()
-            && other.mode() & 0o022 == 0
-            && other.mode() & 0o100 != 0
-    };
-    match (
-        std::fs::metadata(&isolate),
-        std::fs::symlink_metadata(&beside),
-    ) {
-        (Ok(own), Ok(other)) if ours(&own, &other) => Ok(beside),
-        _ => Ok(isolate),
     }
 }
 

@@ -85,7 +85,7 @@ pub fn start(job: Spawn) -> Result<Starting> {
         None => None,
     };
     let pid = fork::fork_exec(fork::Helper {
-        program: &helper,
+        program: helper.path(),
         args,
         env,
         cwd: &job.cwd,
