@@ -151,6 +151,7 @@ fn a_helper_refuses_a_plan_of_another_build_and_runs_nothing() {
                 "ISOLATE_SANDBOX_PLAN",
                 r#"{"build":"another","rules":null,"status_fd":1,"go_fd":0}"#,
             )
+            .env("ISOLATE_SANDBOX_BUILD", "another")
             .stdin(Stdio::null())
             .output()
             .unwrap();
@@ -165,4 +166,53 @@ fn a_helper_refuses_a_plan_of_another_build_and_runs_nothing() {
             "{what}: CMD ran under another build's plan"
         );
     }
+}
+
+#[test]
+fn a_helper_of_another_build_hands_over_to_isolate_itself_before_reading_the_plan() {
+    // `cargo build --bin isolate` relinks isolate alone: the helper beside it is of another
+    // build, and isolate itself (named by the supervisor) takes its place, arguments and
+    // environment unchanged but for the hand-over's own variable.
+    let env = TestEnv::new();
+    let seen = env.path().join("seen");
+    let isolate = env.path().join("isolate-itself");
+    fs::write(
+        &isolate,
+        format!(
+            "#!/bin/sh\n{{ echo \"$@\"; echo \"plan=$ISOLATE_SANDBOX_PLAN\"; \
+             echo \"fallback=${{ISOLATE_SANDBOX_FALLBACK-unset}}\"; }} > '{}'\n",
+            seen.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&isolate, fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cmd = Command::new(Path::new(BIN).with_file_name(HELPER));
+    env.apply(&mut cmd);
+    let out = cmd
+        .args(["__sandbox-exec", "--", "true"])
+        .env("ISOLATE_SANDBOX_PLAN", "{not read}")
+        .env("ISOLATE_SANDBOX_BUILD", "another")
+        .env("ISOLATE_SANDBOX_FALLBACK", &isolate)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    assert_eq!(
+        fs::read_to_string(&seen).unwrap(),
+        "__sandbox-exec -- true\nplan={not read}\nfallback=unset\n"
+    );
+}
+
+#[test]
+fn a_helper_beside_isolate_that_cannot_be_executed_leaves_the_job_to_isolate_itself() {
+    // It passes the check (a plain file of isolate's owner, mode 755) but is no executable of
+    // this machine: exec fails, and isolate starts the job as before the helper existed.
+    let env = TestEnv::new();
+    let project = env.repo("project");
+    let bin = isolate_alone(&env, "garbage");
+    let helper = bin.with_file_name(HELPER);
+    fs::write(&helper, [0x7f, b'E', b'L', b'F', 0, 0, 0, 0]).unwrap();
+    fs::set_permissions(&helper, fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(plain_run(&env, &bin, "garbage"), (Some(0), false));
+    assert_eq!(confined_run(&env, &bin, &project), Some(0));
 }

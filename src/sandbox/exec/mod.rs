@@ -29,6 +29,11 @@ pub const ARG: &str = "__sandbox-exec";
 /// The variable carrying the plan as JSON; removed before exec.
 pub const PLAN_VAR: &str = "ISOLATE_SANDBOX_PLAN";
 
+/// The variable carrying the supervisor's build; removed before exec.
+pub const BUILD_VAR: &str = "ISOLATE_SANDBOX_BUILD";
+/// The variable naming isolate's own executable, which a helper of another build execs in its
+/// place; removed before exec.
+pub const FALLBACK_VAR: &str = "ISOLATE_SANDBOX_FALLBACK";
 /// This build's identity (build.rs): a plan from another build is refused.
 pub const BUILD: &str = env!("ISOLATE_BUILD");
 /// The helper on its own, installed beside isolate (src/bin/isolate-sandbox-exec.rs).
@@ -41,6 +46,9 @@ pub const NOT_FOUND: u8 = 127;
 
 /// Entry point of the helper. Never returns.
 pub fn main(args: &[String]) -> ! {
+    if std::env::var_os(BUILD_VAR).is_some_and(|b| b != BUILD) {
+        of_another_build(args);
+    }
     let plan: Option<Plan> = std::env::var(PLAN_VAR)
         .ok()
         .and_then(|json| serde_json::from_str(&json).ok());
@@ -105,11 +113,35 @@ pub fn main(args: &[String]) -> ! {
     let err = Command::new(&cmd[0])
         .args(&cmd[1..])
         .env_remove(PLAN_VAR)
+        .env_remove(BUILD_VAR)
+        .env_remove(FALLBACK_VAR)
         .exec();
     match err.kind() {
         std::io::ErrorKind::NotFound => fail(NOT_FOUND, err.to_string()),
         _ => fail(NOT_EXECUTABLE, unexecutable(&cmd[0], &err)),
     }
+}
+
+/// This helper is not of the supervisor's build (isolate was relinked alone, or replaced while
+/// this file stayed): isolate itself, named by the supervisor, takes over with the same arguments
+/// and environment, before anything of the plan is read. Without it, the run fails.
+fn of_another_build(args: &[String]) -> ! {
+    if let Some(isolate) = std::env::var_os(FALLBACK_VAR) {
+        // Once: should isolate itself be of yet another build, it refuses below.
+        let err = Command::new(isolate)
+            .arg(ARG)
+            .args(args)
+            .env_remove(FALLBACK_VAR)
+            .exec();
+        eprintln!("isolate: cannot exec isolate in place of its helper of another build: {err}");
+    } else {
+        eprintln!(
+            "isolate: {} is not from the same build as the isolate that started it \
+             (reinstall isolate: cargo install puts both in place)",
+            std::env::current_exe().unwrap_or_default().display()
+        );
+    }
+    std::process::exit(SETUP_FAILED.into());
 }
 
 /// Every restriction of `rules` and of the rules narrowing them, in the order of docs/sandbox.md:

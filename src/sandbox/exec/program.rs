@@ -2,7 +2,10 @@
 //! executable, where it is a plain file of the same owner that nobody else may write (as `cargo
 //! install` leaves it), since it starts in a fraction of isolate's time; else isolate itself. Both
 //! take the same arguments. The file beside isolate is judged on a descriptor, and that descriptor
-//! is what gets executed: nothing swapped in after the check runs.
+//! is what gets executed: nothing swapped in after the check runs. Where that file cannot be
+//! exec'd (the caller may not execute it, it is no executable of this machine), isolate is
+//! (spawn/child.rs); where it is of another build (`cargo build --bin isolate` relinked isolate
+//! alone), it execs isolate in its own place (`FALLBACK_VAR`), before it reads the plan.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -16,6 +19,9 @@ use super::PROGRAM;
 #[derive(Debug)]
 pub struct Program {
     path: PathBuf,
+    /// With the helper beside isolate: isolate itself, for when that helper cannot be exec'd or
+    /// is of another build.
+    fallback: Option<PathBuf>,
     _held: Option<OwnedFd>,
 }
 
@@ -25,6 +31,11 @@ impl Program {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// isolate's own executable, when the helper is the file beside it.
+    pub fn fallback(&self) -> Option<&Path> {
+        self.fallback.as_deref()
+    }
 }
 
 /// The helper to start.
@@ -33,10 +44,12 @@ pub fn program() -> std::io::Result<Program> {
     match beside(&isolate) {
         Some(fd) => Ok(Program {
             path: PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd())),
+            fallback: Some(isolate),
             _held: Some(fd),
         }),
         None => Ok(Program {
             path: isolate,
+            fallback: None,
             _held: None,
         }),
     }

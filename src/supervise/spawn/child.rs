@@ -14,6 +14,8 @@ use crate::supervise::pty;
 pub(super) struct Setup<'a> {
     /// The helper's path, argv and environment, each list ending in a null pointer.
     pub program: &'a CStr,
+    /// isolate itself, exec'd in its place when the helper beside it cannot be.
+    pub fallback: Option<&'a CStr>,
     pub argv: &'a [*const c_char],
     pub envp: &'a [*const c_char],
     pub cwd: &'a CStr,
@@ -40,11 +42,9 @@ pub(super) struct Setup<'a> {
 pub(super) unsafe fn exec_helper(setup: &Setup<'_>) -> ! {
     let errno = prepare(setup).err().unwrap_or(0);
     if errno == 0 {
-        libc::execve(
-            setup.program.as_ptr(),
-            setup.argv.as_ptr(),
-            setup.envp.as_ptr(),
-        );
+        for program in std::iter::once(setup.program).chain(setup.fallback) {
+            libc::execve(program.as_ptr(), setup.argv.as_ptr(), setup.envp.as_ptr());
+        }
     }
     let errno = match errno {
         0 => *libc::__errno_location(),

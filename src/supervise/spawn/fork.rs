@@ -20,6 +20,7 @@ use crate::sys::pipe;
 /// What the helper is started with.
 pub(super) struct Helper<'a> {
     pub program: &'a Path,
+    pub fallback: Option<&'a Path>,
     pub args: Vec<OsString>,
     pub env: Vec<(OsString, OsString)>,
     pub cwd: &'a Path,
@@ -32,6 +33,10 @@ pub(super) struct Helper<'a> {
 /// Forks and execs the helper; its pid once it runs.
 pub(super) fn fork_exec(helper: Helper<'_>) -> std::io::Result<Pid> {
     let program = c_string(helper.program.as_os_str())?;
+    let fallback = match helper.fallback {
+        Some(path) => Some(c_string(path.as_os_str())?),
+        None => None,
+    };
     let mut argv_owned = vec![program.clone()];
     for arg in &helper.args {
         argv_owned.push(c_string(arg)?);
@@ -54,6 +59,7 @@ pub(super) fn fork_exec(helper: Helper<'_>) -> std::io::Result<Pid> {
     let dir = helper.cgroup.map(|cg| cg.dir.as_raw_fd());
     let mut setup = Setup {
         program: &program,
+        fallback: fallback.as_deref(),
         argv: &argv,
         envp: &envp,
         cwd: &cwd,

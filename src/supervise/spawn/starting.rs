@@ -12,7 +12,7 @@ use super::finish::finish_start;
 use super::fork;
 use super::{Spawn, Spawned};
 use crate::error::{Error, Result};
-use crate::sandbox::exec::{self, PLAN_VAR};
+use crate::sandbox::exec::{self, BUILD_VAR, FALLBACK_VAR, PLAN_VAR};
 use crate::sandbox::plan::{Judge, Plan};
 use crate::sandbox::{handover, seccomp};
 use crate::supervise::broker::Pending;
@@ -60,6 +60,10 @@ pub fn start(job: Spawn) -> Result<Starting> {
     args.extend(job.argv.iter().map(OsString::from));
     let mut env = job.env;
     env.push((PLAN_VAR.into(), plan_json.into()));
+    env.push((BUILD_VAR.into(), exec::BUILD.into()));
+    if let Some(isolate) = helper.fallback() {
+        env.push((FALLBACK_VAR.into(), isolate.into()));
+    }
     // Before the fork: the broker's thread builds the seccomp filter while the helper starts.
     let pending = match sockets {
         Some(sockets) if sockets.judge == Judge::OuterJob => {
@@ -86,6 +90,7 @@ pub fn start(job: Spawn) -> Result<Starting> {
     };
     let pid = fork::fork_exec(fork::Helper {
         program: helper.path(),
+        fallback: helper.fallback(),
         args,
         env,
         cwd: &job.cwd,
