@@ -47,6 +47,42 @@ pub fn make_state(job_dir: &Path) -> std::io::Result<PathBuf> {
     }
 }
 
+/// The file of the nested state where the outer job's supervisor lists the paths its rules grant
+/// (NUL-separated): the names an inner job's carving takes for a directory the outer domain does
+/// not let it list (sandbox/plan/carve.rs). The outer job can rewrite it; it can only ever make
+/// an inner job name entries its own policy reads, under a domain that grants them or not.
+const GRANTS: &str = "outer-grants";
+
+/// Lists `paths` in the nested state `state` for the jobs started there.
+pub fn write_grants<'a>(
+    state: &Path,
+    paths: impl Iterator<Item = &'a Path>,
+) -> crate::error::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut bytes = Vec::new();
+    for path in paths {
+        bytes.extend_from_slice(path.as_os_str().as_bytes());
+        bytes.push(0);
+    }
+    crate::sys::atomic::replace(&state.join(GRANTS), &bytes)
+}
+
+/// What the outer job's supervisor listed (`write_grants`), inside a job; nothing elsewhere, or
+/// when it cannot be read (then a directory the inner job cannot list grants nothing, as before).
+pub fn outer_grants() -> Vec<PathBuf> {
+    let Some(state) = std::env::var_os(STATE_VAR) else {
+        return Vec::new();
+    };
+    let text = crate::textfile::read_untrusted(&Path::new(&state).join(GRANTS), 4 << 20);
+    text.map(|t| {
+        t.split('\0')
+            .filter(|p| p.starts_with('/'))
+            .map(PathBuf::from)
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
 /// The outer job this process runs in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outer {

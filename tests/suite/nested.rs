@@ -341,3 +341,66 @@ fn a_command_isolate_exec_runs_in_a_job_starts_jobs_of_that_job() {
     let out = env.isolate(env.path(), ["stop", &id]);
     assert_status(&out, 0);
 }
+
+#[test]
+fn a_default_job_inside_a_strict_job_runs_and_still_never_reads_what_it_denies() {
+    // Under a strict outer job `/` cannot be listed, so the inner `default` carving takes the
+    // entries of `/` (and of every directory it cannot list) from the paths the outer rules grant.
+    // The outer policy here re-allows its own ~/.ssh; the inner one denies it, and keeps it denied
+    // even when the outer job rewrites that list.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let ssh = env.home.join(".ssh");
+    fs::create_dir_all(&ssh).unwrap();
+    fs::write(ssh.join("id_test"), "SECRET-KEY\n").unwrap();
+    let bin_dir = Path::new(BIN).parent().unwrap();
+    let policy = env.file(
+        "outer.toml",
+        &format!(
+            "extends = \"strict\"\n[filesystem]\nread = [\"{}\", \"{}\"]\n",
+            bin_dir.display(),
+            ssh.display()
+        ),
+    );
+    let script = format!(
+        "ISOLATE={BIN}\n\
+         echo \"outer: $(cat {key})\"\n\
+         $ISOLATE run -q -- /usr/bin/echo inner-ran\n\
+         $ISOLATE run -q -- cat {key} || echo inner-refused\n\
+         printf '%s\\0' {ssh} {home} / >> \"$ISOLATE_NESTED_STATE/outer-grants\"\n\
+         $ISOLATE run -q -- cat {key} || echo tampered-refused\n",
+        key = ssh.join("id_test").display(),
+        ssh = ssh.display(),
+        home = env.home.display(),
+    );
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--policy",
+            policy.to_str().unwrap(),
+            "--",
+            "bash",
+            "-c",
+            &script,
+        ],
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("outer: SECRET-KEY"),
+        "{text}\n{}",
+        stderr(&out)
+    );
+    assert!(text.contains("inner-ran"), "{text}\n{}", stderr(&out));
+    assert!(text.contains("inner-refused"), "{text}\n{}", stderr(&out));
+    assert!(
+        text.contains("tampered-refused"),
+        "{text}\n{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        text.matches("SECRET-KEY").count(),
+        1,
+        "an inner job read the key: {text}"
+    );
+}

@@ -71,6 +71,18 @@ pub(super) fn confine(options: &RunOptions, prepared: &mut Prepared) -> Result<C
     add_allow_net(&options.allow_net, &mut prepared.policy)?;
     let built = plan::build(&prepared.policy, &job, !options.sandboxed)?;
     prepared.made.extend(built.made);
+    if let Some(rules) = &built.rules {
+        // For the jobs this one starts: what to carve where its domain lists nothing.
+        let granted = [
+            &rules.read,
+            &rules.list,
+            &rules.write,
+            &rules.worktree,
+            &rules.write_files,
+        ];
+        let paths = granted.into_iter().flatten().map(PathBuf::as_path);
+        crate::job::nest::write_grants(&writable[1], paths)?;
+    }
     let mut confinement = Confinement {
         rules: built.rules,
         report: built.report,

@@ -2,8 +2,8 @@
 //! It never grants more than the rule it carves: only entries beside the way down to what is denied.
 
 use std::collections::HashMap;
-use std::ffi::OsStr;
-use std::fs;
+use std::ffi::{OsStr, OsString};
+use std::fs::{self, FileType};
 use std::path::{Component, Path, PathBuf};
 
 use super::devices::present;
@@ -17,7 +17,17 @@ use super::DEVICE_READS;
 /// is a profile re-allowing exactly its agent's own file. `/dev` is carved even from a rule that
 /// names it. Returns the read rules and the list-only ones. Entries made after the job started,
 /// beside the way down, are not readable to it.
-pub(super) fn carve(read: Vec<PathBuf>, denied: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+///
+/// A directory on the way down that cannot be listed (a job inside a job whose Landlock domain
+/// does not list it: `/` under `strict`) has its entries taken from `known` instead: the paths
+/// the outer job's rules grant (job/nest.rs). Each is carved as a listed entry would be, so that
+/// list, whoever wrote it, only ever names entries: what is denied stays out, and nothing is read
+/// that the outer domain does not grant anyway.
+pub(super) fn carve(
+    read: Vec<PathBuf>,
+    denied: &[PathBuf],
+    known: &[PathBuf],
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let dev = Path::new("/dev");
     let mut out = Vec::new();
     let mut list = Vec::new();
@@ -37,7 +47,7 @@ pub(super) fn carve(read: Vec<PathBuf>, denied: &[PathBuf]) -> (Vec<PathBuf>, Ve
         if rule == dev {
             continue;
         }
-        carve_dir(&rule, &under, &mut out, &mut list);
+        carve_dir(&rule, &under, known, (&mut out, &mut list));
     }
     if devices {
         out.extend(present(&DEVICE_READS));
@@ -51,20 +61,35 @@ pub(super) fn carve(read: Vec<PathBuf>, denied: &[PathBuf]) -> (Vec<PathBuf>, Ve
 
 /// `dir` listed, its entries read but those denied and those on the way to one (carved in turn).
 /// `under` are all beneath `dir`; each is filed once under the entry of `dir` it lies in.
-fn carve_dir(dir: &Path, under: &[&Path], out: &mut Vec<PathBuf>, list: &mut Vec<PathBuf>) {
+fn carve_dir(
+    dir: &Path,
+    under: &[&Path],
+    known: &[PathBuf],
+    (out, list): (&mut Vec<PathBuf>, &mut Vec<PathBuf>),
+) {
     list.push(dir.to_path_buf());
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
+    // Each entry with its type: the listing's, or for a known name its own lstat.
+    let entries: Vec<(OsString, Option<FileType>)> = match fs::read_dir(dir) {
+        Ok(entries) => entries
+            .flatten()
+            .map(|e| (e.file_name(), e.file_type().ok()))
+            .collect(),
+        Err(_) => known_names(dir, known)
+            .into_iter()
+            .map(|name| {
+                let kind = fs::symlink_metadata(dir.join(&name)).ok();
+                (name, kind.map(|m| m.file_type()))
+            })
+            .collect(),
     };
     let by_entry = by_entry(dir, under);
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name();
+    for (name, kind) in entries {
+        let path = dir.join(&name);
         let beneath = by_entry.get(name.as_os_str());
         if beneath.is_some_and(|b| b.denied) {
             continue;
         }
-        let Ok(kind) = entry.file_type() else {
+        let Some(kind) = kind else {
             continue;
         };
         if kind.is_symlink() {
@@ -72,10 +97,25 @@ fn carve_dir(dir: &Path, under: &[&Path], out: &mut Vec<PathBuf>, list: &mut Vec
         }
         match beneath {
             None => out.push(path),
-            Some(b) if kind.is_dir() => carve_dir(&path, &b.deeper, out, list),
+            Some(b) if kind.is_dir() => carve_dir(&path, &b.deeper, known, (&mut *out, &mut *list)),
             Some(_) => {}
         }
     }
+}
+
+/// The entries of `dir` that `known` paths lie in (each path's first component below `dir`),
+/// once each.
+fn known_names(dir: &Path, known: &[PathBuf]) -> Vec<OsString> {
+    let mut names: Vec<OsString> = known
+        .iter()
+        .filter_map(|k| match k.strip_prefix(dir).ok()?.components().next()? {
+            Component::Normal(name) => Some(name.to_os_string()),
+            _ => None,
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// What of `under` lies in one entry of a directory.

@@ -130,7 +130,7 @@ fn carving_a_home_of_stores_makes_the_rules_it_made_before() {
         vec![root.join("real"), home.clone()],
     ];
     for read in reads {
-        let new = carve(read.clone(), &denied);
+        let new = carve(read.clone(), &denied, &[]);
         assert_eq!(new, reference(read.clone(), &denied), "{read:?}");
         // Both carved: the stores present are kept back, what lies beside them is read.
         if read.contains(&root) || read.contains(&home) {

@@ -138,7 +138,7 @@ pub(super) fn rules(
             list.push(path.clone());
         }
     }
-    let (read, list) = carve(read, &denied);
+    let (read, list) = carve(read, &denied, &crate::job::nest::outer_grants());
     let network = enforced(Feature::Network);
     let scopes = enforced(Feature::Scopes);
     let net = &policy.network;
