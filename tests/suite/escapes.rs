@@ -952,41 +952,54 @@ fn an_abstract_name_squatted_by_a_kept_accepted_socket_vouches_for_nobody() {
     let env = TestEnv::new();
     let repo = env.repo("app");
     let name = format!("isolate-squat-{}", std::process::id());
+    let held = env.path().join("held");
     let go = env.path().join("go");
     let prog = probe(
         &env,
         "squat.py",
         "name = '\\0' + sys.argv[1]\n\
-         l = socket.socket(socket.AF_UNIX); l.bind(name); l.listen()\n\
+         l = socket.socket(socket.AF_UNIX)\n\
+         while l.getsockname() == '':\n\
+         \x20   try: l.bind(name)\n\
+         \x20   except OSError: time.sleep(0.01)\n\
+         l.listen()\n\
          c = socket.socket(socket.AF_UNIX); c.connect(name); a, _ = l.accept()\n\
+         while not os.path.exists(sys.argv[2]): time.sleep(0.02)\n\
          l.close(); c.close()\n\
          print('squatting', flush=True)\n\
-         while not os.path.exists(sys.argv[2]): time.sleep(0.02)\n\
+         while not os.path.exists(sys.argv[3]): time.sleep(0.02)\n\
          attempt('squat', lambda: unix(name))\n",
     );
     let pending = Pending::start(
         &env,
         &repo,
         &[],
-        &format!("python3 {prog} {name} {}", go.display()),
+        &format!("python3 {prog} {name} {} {}", held.display(), go.display()),
         Stdio::null(),
     );
-    // Outside binds the name once the job squats it (the job's listener is closed by then).
-    let listener = loop {
-        let attempt = std::process::Command::new("python3")
+    // Whether an outside process can bind the name now.
+    let free = || {
+        std::process::Command::new("python3")
             .args([
                 "-c",
                 &format!(
                     "import socket; s = socket.socket(socket.AF_UNIX); s.bind('\\0{name}'); s.close()"
                 ),
             ])
+            .stderr(Stdio::null())
             .status()
-            .unwrap();
-        if attempt.success() {
-            break foreign_listener(&env, &[], &format!("@{name}"), 3);
-        }
-        std::thread::sleep(Duration::from_millis(20));
+            .unwrap()
+            .success()
     };
+    // The job holds the name (its listener is bound; its bind retries while this probe holds
+    // it for a moment), then lets it go; only then does the outside bind it.
+    assert!(
+        wait_until(LIMIT, || !free()),
+        "the job never bound the name"
+    );
+    fs::write(&held, "").unwrap();
+    assert!(wait_until(LIMIT, free), "the job never released the name");
+    let listener = foreign_listener(&env, &[], &format!("@{name}"), 3);
     fs::write(&go, "").unwrap();
     let (out, _) = pending.finish(&env, || {});
     assert_said(&out, "squatting");
