@@ -43,6 +43,40 @@ pub(super) fn check_layout(git_dir: &Path) -> Result<(), InspectError> {
             }
         }
     }
+    check_tree_of_files(git_dir, "refs").map_err(not_repo)?;
+    check_tree_of_files(git_dir, "worktrees").map_err(not_repo)
+}
+
+/// `path` relative to `git_dir`, its control characters escaped (the job names it).
+fn shown(git_dir: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(git_dir).unwrap_or(path);
+    crate::controls::name(&rel.to_string_lossy())
+}
+
+/// Every entry beneath `git_dir/name` is a directory or a regular file: gix opens a loose ref it
+/// looks up by name (HEAD's branch, `refs/stash`, a linked worktree's HEAD) through a symlink, and
+/// one to a FIFO would block that read forever. Walked without following links.
+fn check_tree_of_files(git_dir: &Path, name: &str) -> Result<(), String> {
+    let mut pending = vec![git_dir.join(name)];
+    while let Some(dir) = pending.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(err) => return Err(format!("cannot list {}: {err}", shown(git_dir, &dir))),
+        };
+        for entry in entries {
+            let path = entry
+                .map_err(|err| format!("cannot list {}: {err}", shown(git_dir, &dir)))?
+                .path();
+            let meta = std::fs::symlink_metadata(&path)
+                .map_err(|err| format!("cannot stat {}: {err}", shown(git_dir, &path)))?;
+            if meta.is_dir() {
+                pending.push(path);
+            } else if !meta.is_file() {
+                return Err(format!("{} is not a regular file", shown(git_dir, &path)));
+            }
+        }
+    }
     Ok(())
 }
 
