@@ -2246,9 +2246,10 @@ fn files_of_the_jobs_git_directory_that_never_end_neither_hang_nor_exhaust_isola
 }
 
 #[test]
-fn loose_refs_linked_to_a_fifo_neither_hang_the_jobs_end_nor_later_commands() {
-    // gix opens a loose ref it looks up by name through a symlink: HEAD's branch, `refs/stash`,
-    // the branch a linked worktree has checked out. A link from one of them to a FIFO anywhere on
+fn links_to_a_fifo_that_gix_follows_neither_hang_the_jobs_end_nor_later_commands() {
+    // gix opens a loose ref it looks up by name through a symlink (HEAD's branch, `refs/stash`,
+    // the branch a linked worktree has checked out), and the alternates of the object directories
+    // the job's alternates name. A link from one of them to a FIFO anywhere on
     // the machine blocked the job's end (the supervisor, SIGTERM included) and every later
     // `worktrees` and `prune` forever. Each must be refused at once and the worktree kept.
     let env = TestEnv::new();
@@ -2257,7 +2258,7 @@ fn loose_refs_linked_to_a_fifo_neither_hang_the_jobs_end_nor_later_commands() {
     // SAFETY: mkfifo on a path this test owns.
     assert_eq!(unsafe { libc::mkfifo(made.as_ptr(), 0o644) }, 0);
     let fifo = fifo.display().to_string();
-    for (what, plant) in [
+    for (n, (what, plant)) in [
         (
             "the job's branch",
             format!(
@@ -2270,14 +2271,24 @@ fn loose_refs_linked_to_a_fifo_neither_hang_the_jobs_end_nor_later_commands() {
             format!("git checkout -q -b foo && rm .git/refs/heads/foo && ln -s \"{fifo}\" .git/refs/heads/foo"),
         ),
         (
+            "an alternate's alternates",
+            format!(
+                "mkdir -p alt/info && ln -s \"{fifo}\" alt/info/alternates && \
+                 echo \"$PWD/alt\" >> .git/objects/info/alternates"
+            ),
+        ),
+        (
             "a linked worktree's branch",
             format!(
                 "git worktree add -q .git/side -b side && rm .git/refs/heads/side && \
                  ln -s \"{fifo}\" .git/refs/heads/side"
             ),
         ),
-    ] {
-        let repo = env.repo(&format!("app-{}", what.len()));
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let repo = env.repo(&format!("app-{n}"));
         let script = format!(
             "echo work > work.txt && git add work.txt && git commit -q -m work && {plant} && echo planted"
         );
