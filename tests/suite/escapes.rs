@@ -2561,6 +2561,11 @@ fn credential_stores_are_unreadable_under_every_profile_and_their_siblings_stay_
         "~/.docker/config.json",
         "~/.netrc",
         "~/.bash_history",
+        "~/.cache/huggingface/token",
+        "~/.config/sops/age/keys.txt",
+        "~/.pulumi/credentials.json",
+        "~/.kaggle/kaggle.json",
+        "~/.local/share/atuin",
     ] {
         assert!(stores.iter().any(|s| s == must), "{must} is not denied");
     }
