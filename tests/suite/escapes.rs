@@ -2258,6 +2258,75 @@ fn files_of_the_jobs_git_directory_that_never_end_neither_hang_nor_exhaust_isola
     }
 }
 
+#[test]
+fn links_to_a_fifo_that_gix_follows_neither_hang_the_jobs_end_nor_later_commands() {
+    // gix opens a loose ref it looks up by name through a symlink (HEAD's branch, `refs/stash`,
+    // the branch a linked worktree has checked out), and the alternates of the object directories
+    // the job's alternates name. A link from one of them to a FIFO anywhere on
+    // the machine blocked the job's end (the supervisor, SIGTERM included) and every later
+    // `worktrees` and `prune` forever. Each must be refused at once and the worktree kept.
+    let env = TestEnv::new();
+    let fifo = env.path().join("someone else.fifo");
+    let made = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo on a path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(made.as_ptr(), 0o644) }, 0);
+    let fifo = fifo.display().to_string();
+    for (n, (what, plant)) in [
+        (
+            "the job's branch",
+            format!(
+                "rm \".git/refs/heads/$ISOLATE_BRANCH\" && ln -s \"{fifo}\" \".git/refs/heads/$ISOLATE_BRANCH\""
+            ),
+        ),
+        ("the stash", format!("ln -s \"{fifo}\" .git/refs/stash")),
+        (
+            "another branch HEAD is on",
+            format!("git checkout -q -b foo && rm .git/refs/heads/foo && ln -s \"{fifo}\" .git/refs/heads/foo"),
+        ),
+        (
+            "an alternate's alternates",
+            format!(
+                "mkdir -p alt/info && ln -s \"{fifo}\" alt/info/alternates && \
+                 echo \"$PWD/alt\" >> .git/objects/info/alternates"
+            ),
+        ),
+        (
+            "a linked worktree's branch",
+            format!(
+                "git worktree add -q .git/side -b side && rm .git/refs/heads/side && \
+                 ln -s \"{fifo}\" .git/refs/heads/side"
+            ),
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let repo = env.repo(&format!("app-{n}"));
+        let script = format!(
+            "echo work > work.txt && git add work.txt && git commit -q -m work && {plant} && echo planted"
+        );
+        let pending = Pending::start(&env, &repo, &[], &script, Stdio::null());
+        let out = finish(pending.child, Duration::from_secs(60));
+        assert_status(&out, 0);
+        assert_said(&out, "planted");
+        let report = env.report(&pending.report);
+        assert_eq!(report["worktree"]["removed"], false, "{what}: {report}");
+        let reason = report["worktree"]["reason"].as_str().unwrap();
+        assert!(reason.starts_with("kept:"), "{what}: {reason}");
+        let wt = PathBuf::from(report["worktree"]["path"].as_str().unwrap());
+        assert_eq!(fs::read_to_string(wt.join("work.txt")).unwrap(), "work\n");
+        for args in [["worktrees", "--json"], ["prune", "--json"]] {
+            let mut cmd = env.isolate_cmd(&repo, args);
+            cmd.stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let out = finish(cmd.spawn().unwrap(), Duration::from_secs(60));
+            assert_status(&out, 0);
+        }
+        assert!(wt.join("work.txt").exists(), "{what}: prune removed the work");
+    }
+}
+
 // ---- isolate's own state, the home directory, and what isolate copies in ----
 
 #[test]
@@ -2505,6 +2574,11 @@ fn credential_stores_are_unreadable_under_every_profile_and_their_siblings_stay_
         "~/.docker/config.json",
         "~/.netrc",
         "~/.bash_history",
+        "~/.cache/huggingface/token",
+        "~/.config/sops/age/keys.txt",
+        "~/.pulumi/credentials.json",
+        "~/.kaggle/kaggle.json",
+        "~/.local/share/atuin",
     ] {
         assert!(stores.iter().any(|s| s == must), "{must} is not denied");
     }
