@@ -2199,6 +2199,15 @@ fn malformed_objects_are_never_imported_and_fsck_stays_clean() {
     }
 }
 
+/// A FIFO outside the job (a name with a space), which nobody ever writes: its path.
+fn someone_elses_fifo(env: &TestEnv) -> String {
+    let fifo = env.path().join("someone else.fifo");
+    let made = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo on a path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(made.as_ptr(), 0o644) }, 0);
+    fifo.display().to_string()
+}
+
 #[test]
 fn files_of_the_jobs_git_directory_that_never_end_neither_hang_nor_exhaust_isolate() {
     // gix reads some files of the job's git directory whole: a link to a FIFO blocks that read
@@ -2206,11 +2215,7 @@ fn files_of_the_jobs_git_directory_that_never_end_neither_hang_nor_exhaust_isola
     // a link to /dev/zero or a sparse file of gigabytes fills memory. Each must be refused at once,
     // the worktree kept, by the job's end, `worktrees` and `prune` alike.
     let env = TestEnv::new();
-    let fifo = env.path().join("someone else.fifo");
-    let made = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: mkfifo on a path this test owns.
-    assert_eq!(unsafe { libc::mkfifo(made.as_ptr(), 0o644) }, 0);
-    let fifo = fifo.display().to_string();
+    let fifo = someone_elses_fifo(&env);
     for (what, plant) in [
         (
             "info/exclude -> a FIFO",
@@ -2266,11 +2271,7 @@ fn links_to_a_fifo_that_gix_follows_neither_hang_the_jobs_end_nor_later_commands
     // the machine blocked the job's end (the supervisor, SIGTERM included) and every later
     // `worktrees` and `prune` forever. Each must be refused at once and the worktree kept.
     let env = TestEnv::new();
-    let fifo = env.path().join("someone else.fifo");
-    let made = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: mkfifo on a path this test owns.
-    assert_eq!(unsafe { libc::mkfifo(made.as_ptr(), 0o644) }, 0);
-    let fifo = fifo.display().to_string();
+    let fifo = someone_elses_fifo(&env);
     for (n, (what, plant)) in [
         (
             "the job's branch",
