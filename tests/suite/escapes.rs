@@ -2267,9 +2267,9 @@ fn files_of_the_jobs_git_directory_that_never_end_neither_hang_nor_exhaust_isola
 fn links_to_a_fifo_that_gix_follows_neither_hang_the_jobs_end_nor_later_commands() {
     // gix opens a loose ref it looks up by name through a symlink (HEAD's branch, `refs/stash`,
     // the branch a linked worktree has checked out), and the alternates of the object directories
-    // the job's alternates name. A link from one of them to a FIFO anywhere on
-    // the machine blocked the job's end (the supervisor, SIGTERM included) and every later
-    // `worktrees` and `prune` forever. Each must be refused at once and the worktree kept.
+    // the job's alternates name. A link from one of them to a FIFO anywhere on the machine
+    // stalled the job's end for the inspection's whole time bound (120 s), and each later
+    // `worktrees` and `prune` as long again. Each must be refused at once and the worktree kept.
     let env = TestEnv::new();
     let fifo = someone_elses_fifo(&env);
     for (n, (what, plant)) in [

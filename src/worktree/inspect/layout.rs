@@ -125,7 +125,12 @@ fn shown(git_dir: &Path, path: &Path) -> String {
 /// looks up by name (HEAD's branch, `refs/stash`, a linked worktree's HEAD) through a symlink, and
 /// one to a FIFO would block that read forever. Walked without following links.
 fn check_tree_of_files(git_dir: &Path, name: &str) -> Result<(), String> {
-    let mut pending = vec![git_dir.join(name)];
+    let top = git_dir.join(name);
+    // The directory itself a link (to `/`, say) would have the walk list another tree.
+    if std::fs::symlink_metadata(&top).is_ok_and(|meta| !meta.is_dir()) {
+        return Err(format!("{name} is not a directory"));
+    }
+    let mut pending = vec![top];
     while let Some(dir) = pending.pop() {
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
