@@ -1,8 +1,9 @@
-//! The status socket between the supervisor and the pre-exec helper, both ends of it. The
-//! supervisor sends the seccomp filter it built while the helper was starting (a length, then the
-//! BPF); the helper sends back the filter's notification descriptor (one byte with SCM_RIGHTS) and,
-//! if CMD cannot be executed, a status byte and the reason. exec closes the helper's end: the end
-//! of the stream with no report means CMD is running.
+//! The status socket between the supervisor and the job's first process (its forked child, or the
+//! pre-exec helper that child execs; "the helper" below), both ends of it. The supervisor sends the
+//! seccomp filter it built while the helper was restricting itself (a length, then the BPF); the
+//! helper sends back the filter's notification descriptor (one byte with SCM_RIGHTS) and, if CMD
+//! cannot be executed, a status byte and the reason. exec closes the helper's end: the end of the
+//! stream with no report means CMD is running.
 
 use std::io::{IoSlice, IoSliceMut, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};

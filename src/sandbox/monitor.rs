@@ -77,11 +77,11 @@ fn monitor(child: Pid) -> ! {
                 take_terminal(child);
                 let _ = kill(Pid::from_raw(-child.as_raw()), Signal::SIGCONT);
             }
-            Ok(WaitStatus::Exited(_, code)) => std::process::exit(code),
+            Ok(WaitStatus::Exited(_, code)) => exit(code),
             Ok(WaitStatus::Signaled(_, sig, _)) => die_like(sig),
             Ok(_) => {}
             Err(nix::errno::Errno::EINTR) => {}
-            Err(_) => std::process::exit(125),
+            Err(_) => exit(125),
         }
     }
 }
@@ -93,7 +93,14 @@ fn die_like(sig: Signal) -> ! {
         let _ = signal(sig, SigHandler::SigDfl);
     }
     let _ = kill(getpid(), sig);
-    std::process::exit(128 + sig as i32)
+    exit(128 + sig as i32)
+}
+
+/// Ends the monitor at once: it may be a copy of the supervisor (sandbox::exec::enter), whose exit
+/// handlers and buffers are not its own.
+fn exit(code: i32) -> ! {
+    // SAFETY: _exit has no preconditions.
+    unsafe { libc::_exit(code) }
 }
 
 /// Makes `group` the foreground process group of the terminal on descriptor 0.

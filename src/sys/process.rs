@@ -1,5 +1,6 @@
 //! A process's identity and place, read from `/proc/<pid>/stat`: its start time (which tells a
-//! live process from a later one given the same pid), its parent and its session.
+//! live process from a later one given the same pid), its parent, its session, and how many threads
+//! it has.
 
 use std::fs;
 
@@ -24,4 +25,12 @@ pub fn parent(pid: i32) -> Option<i32> {
 /// A process's session id (`/proc/<pid>/stat` field 6).
 pub fn session(pid: i32) -> Option<i32> {
     stat_fields(pid)?.get(3)?.parse().ok()
+}
+
+/// How many threads this process has (`/proc/self/stat` field 20).
+pub fn threads() -> Option<u64> {
+    stat_fields(std::process::id() as i32)?
+        .get(17)?
+        .parse()
+        .ok()
 }

@@ -1,12 +1,15 @@
-//! The pre-exec helper: `isolate-sandbox-exec` beside isolate when it is there as `cargo install`
-//! leaves it (a plain file of isolate's owner that nobody else may write), else isolate itself.
-//! Whichever starts the job, the job is confined; a file beside isolate that fails the rule is
-//! never run; a helper never applies a plan of another build.
+//! How the job enters the sandbox. A supervisor with no other thread at the fork (a foreground
+//! job's) has its forked child restrict itself and exec CMD; one with another thread (a background
+//! job's, whose log has a thread from the start) has the child exec the pre-exec helper:
+//! `isolate-sandbox-exec` beside isolate when it is there as `cargo install` leaves it (a plain
+//! file of isolate's owner that nobody else may write), else isolate itself. Whichever way, the
+//! job is confined and starts with what exec gives a process; a file beside isolate that fails the
+//! rule is never run; a helper never applies a plan of another build.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use crate::support::*;
 
@@ -31,38 +34,74 @@ fn stand_in(path: &Path, mode: u32) {
     fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
 }
 
+/// How a job is run: in the foreground (the supervisor's child enters the sandbox itself) or in
+/// the background (the child execs the helper).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Mode {
+    Foreground,
+    Background,
+}
+
+const MODES: [Mode; 2] = [Mode::Foreground, Mode::Background];
+
+/// `bin run -q [--bg] OPTIONS -- CMD` in `dir`, and for a background job `bin wait` on it: the
+/// job's status, and its output in the foreground.
+fn run_by(
+    env: &TestEnv,
+    bin: &Path,
+    dir: &Path,
+    mode: Mode,
+    options: &[&str],
+    cmd: &[&str],
+) -> Output {
+    let isolate = |args: &[&str]| {
+        let mut cmd = Command::new(bin);
+        env.apply(&mut cmd);
+        cmd.current_dir(dir)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        finish(cmd.spawn().unwrap(), LIMIT)
+    };
+    match mode {
+        Mode::Foreground => isolate(&[&["run", "-q"], options, &["--"], cmd].concat()),
+        Mode::Background => {
+            let started = isolate(&[&["run", "-q", "--bg"], options, &["--"], cmd].concat());
+            if started.status.code() != Some(0) {
+                // The job did not start: `run --bg` says so itself.
+                return started;
+            }
+            isolate(&["wait", stdout(&started).trim()])
+        }
+    }
+}
+
 /// `bin run -q -- true` in a new directory `name`; its status, and whether a stand-in ran there.
-fn plain_run(env: &TestEnv, bin: &Path, name: &str) -> (Option<i32>, bool) {
-    let dir = env.path().join(format!("work-{name}"));
+fn plain_run(env: &TestEnv, bin: &Path, name: &str, mode: Mode) -> (Option<i32>, bool) {
+    let dir = env.path().join(format!("work-{name}-{mode:?}"));
     fs::create_dir_all(&dir).unwrap();
-    let mut cmd = Command::new(bin);
-    env.apply(&mut cmd);
-    cmd.current_dir(&dir)
-        .args(["run", "-q", "--", "true"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let out = finish(cmd.spawn().unwrap(), LIMIT);
+    let out = run_by(env, bin, &dir, mode, &[], &["true"]);
     (out.status.code(), dir.join("__sandbox-exec").exists())
 }
 
 /// A worktree job started by `bin` that tries to write the project; returns its exit status and
 /// asserts the project untouched.
-fn confined_run(env: &TestEnv, bin: &Path, project: &Path) -> Option<i32> {
+fn confined_run(env: &TestEnv, bin: &Path, project: &Path, mode: Mode) -> Option<i32> {
     let before = fs::read_to_string(project.join("README")).unwrap();
-    let mut cmd = Command::new(bin);
-    env.apply(&mut cmd);
-    cmd.current_dir(project)
-        .args(["run", "-q", "--worktree", "--", "sh", "-c"])
-        .arg("echo escaped > \"$ISOLATE_REPO/README\"; echo inside > made.txt; true")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let out = finish(cmd.spawn().unwrap(), LIMIT);
+    let script = "echo escaped > \"$ISOLATE_REPO/README\"; echo inside > made.txt; true";
+    let out = run_by(
+        env,
+        bin,
+        project,
+        mode,
+        &["--worktree"],
+        &["sh", "-c", script],
+    );
     assert_eq!(
         fs::read_to_string(project.join("README")).unwrap(),
         before,
-        "the job wrote the project through {}: {}",
+        "the job wrote the project through {} ({mode:?}): {}",
         bin.display(),
         stderr(&out)
     );
@@ -80,7 +119,9 @@ fn the_helper_beside_isolate_is_built_with_it_and_the_job_it_starts_is_confined(
         beside.display()
     );
     let project = env.repo("project");
-    assert_eq!(confined_run(&env, Path::new(BIN), &project), Some(0));
+    for mode in MODES {
+        assert_eq!(confined_run(&env, Path::new(BIN), &project, mode), Some(0));
+    }
 }
 
 #[test]
@@ -88,7 +129,9 @@ fn isolate_alone_is_its_own_helper_and_the_job_is_confined() {
     let env = TestEnv::new();
     let bin = isolate_alone(&env, "alone");
     let project = env.repo("project");
-    assert_eq!(confined_run(&env, &bin, &project), Some(0));
+    for mode in MODES {
+        assert_eq!(confined_run(&env, &bin, &project, mode), Some(0));
+    }
 }
 
 #[test]
@@ -110,8 +153,16 @@ fn a_helper_beside_isolate_that_others_may_write_or_that_is_a_link_is_never_run(
         } else {
             stand_in(&helper, mode);
         }
-        assert_eq!(plain_run(&env, &bin, name), (Some(0), false), "{name}");
-        assert_eq!(confined_run(&env, &bin, &project), Some(0), "{name}");
+        assert_eq!(
+            plain_run(&env, &bin, name, Mode::Background),
+            (Some(0), false),
+            "{name}"
+        );
+        assert_eq!(
+            confined_run(&env, &bin, &project, Mode::Background),
+            Some(0),
+            "{name}"
+        );
     }
     // Another user's file (a change of owner needs root, which CI has).
     // SAFETY: geteuid has no preconditions.
@@ -120,20 +171,83 @@ fn a_helper_beside_isolate_that_others_may_write_or_that_is_a_link_is_never_run(
         let helper = bin.with_file_name(HELPER);
         stand_in(&helper, 0o755);
         std::os::unix::fs::chown(&helper, Some(65534), Some(65534)).unwrap();
-        assert_eq!(plain_run(&env, &bin, "other-owner"), (Some(0), false));
+        assert_eq!(
+            plain_run(&env, &bin, "other-owner", Mode::Background),
+            (Some(0), false)
+        );
     }
 }
 
 #[test]
-fn a_well_formed_file_beside_isolate_is_what_starts_the_job() {
+fn a_well_formed_file_beside_isolate_is_what_starts_a_job_whose_supervisor_has_another_thread() {
     // The check above is the only thing that keeps a file from being run: here it passes, and
     // the stand-in runs (and the job, which it does not start, fails to start).
     let env = TestEnv::new();
     let bin = isolate_alone(&env, "formed");
     stand_in(&bin.with_file_name(HELPER), 0o755);
-    let (status, ran) = plain_run(&env, &bin, "formed");
+    let (status, ran) = plain_run(&env, &bin, "formed", Mode::Background);
     assert!(ran, "the helper beside isolate was not used");
     assert_ne!(status, Some(0), "a job that never started succeeded");
+}
+
+#[test]
+fn a_supervisor_with_no_other_thread_enters_the_sandbox_in_its_child_without_the_helper() {
+    // The same well-formed stand-in is never run in the foreground: the forked child restricts
+    // itself, and the job is confined all the same (a plain job and a worktree job, whose
+    // creation ran git with threads of its own that are gone by the fork).
+    let env = TestEnv::new();
+    let project = env.repo("project");
+    let bin = isolate_alone(&env, "within");
+    stand_in(&bin.with_file_name(HELPER), 0o755);
+    assert_eq!(
+        plain_run(&env, &bin, "within", Mode::Foreground),
+        (Some(0), false)
+    );
+    assert_eq!(
+        confined_run(&env, &bin, &project, Mode::Foreground),
+        Some(0)
+    );
+    assert!(!project.join("__sandbox-exec").exists());
+}
+
+/// The signals `/proc/<pid>/status` of the text given says are ignored.
+fn ignored(status: &str) -> u64 {
+    let line = status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .unwrap();
+    u64::from_str_radix(line.trim(), 16).unwrap()
+}
+
+#[test]
+fn the_job_starts_with_nothing_ignored_that_isolate_ignores_and_only_its_streams_open() {
+    // What exec of CMD by a fresh process gives it: no signal ignored that its caller did not
+    // ignore (isolate, as every Rust program, ignores SIGPIPE), nothing of the supervisor's open
+    // but stdin, stdout and stderr. sh applies the redirect and execs grep in its own place; a
+    // non-interactive sh ignores nothing.
+    let env = TestEnv::new();
+    let bin = isolate_alone(&env, "first");
+    let sigpipe = 1u64 << (libc::SIGPIPE - 1);
+    // What this test passes on: std's spawn sets SIGPIPE back to its default for isolate.
+    let given = ignored(&fs::read_to_string("/proc/self/status").unwrap()) & !sigpipe;
+    for mode in MODES {
+        let dir = env.path().join(format!("first-{mode:?}"));
+        fs::create_dir_all(&dir).unwrap();
+        let script = "ls /proc/self/fd > fds; exec grep '^SigIgn' /proc/self/status > ignored";
+        let writable = ["--allow-write", dir.to_str().unwrap()];
+        let out = run_by(&env, &bin, &dir, mode, &writable, &["sh", "-c", script]);
+        assert_status(&out, 0);
+        let job = ignored(&fs::read_to_string(dir.join("ignored")).unwrap());
+        assert_eq!(job & sigpipe, 0, "{mode:?}: SIGPIPE ignored");
+        assert_eq!(
+            job & !given,
+            0,
+            "{mode:?}: ignored {job:x}, given {given:x}"
+        );
+        // 0, 1 (the redirect), 2, and the descriptor ls opens for /proc/self/fd.
+        let fds = fs::read_to_string(dir.join("fds")).unwrap();
+        assert_eq!(fds.split_whitespace().count(), 4, "{mode:?}: {fds}");
+    }
 }
 
 #[test]
@@ -213,6 +327,12 @@ fn a_helper_beside_isolate_that_cannot_be_executed_leaves_the_job_to_isolate_its
     let helper = bin.with_file_name(HELPER);
     fs::write(&helper, [0x7f, b'E', b'L', b'F', 0, 0, 0, 0]).unwrap();
     fs::set_permissions(&helper, fs::Permissions::from_mode(0o755)).unwrap();
-    assert_eq!(plain_run(&env, &bin, "garbage"), (Some(0), false));
-    assert_eq!(confined_run(&env, &bin, &project), Some(0));
+    assert_eq!(
+        plain_run(&env, &bin, "garbage", Mode::Background),
+        (Some(0), false)
+    );
+    assert_eq!(
+        confined_run(&env, &bin, &project, Mode::Background),
+        Some(0)
+    );
 }

@@ -1,16 +1,20 @@
-//! The pre-exec helper: `isolate __sandbox-exec -- CMD...`, started by the supervisor in the job's
-//! new session with the job's environment. It is a fresh single-threaded process, so it can allocate
-//! freely while it restricts itself, in the order of docs/sandbox.md: the policy's rlimits, drop
-//! every capability, `no_new_privs`, Landlock, close-on-exec for every descriptor above 2, the
-//! seccomp filter (built by the supervisor meanwhile; its notification descriptor sent back, then
-//! closed here), then exec CMD (becoming the job's main process, same pid). A failure is reported
-//! on the status socket (handover.rs), which exec closes.
+//! Entering the sandbox: restricting the job's first process, then exec of CMD. Two processes do it
+//! with the same code ([`enter`]): the supervisor's forked child itself, when the supervisor had no
+//! other thread at the fork (a copy of a single-threaded process may allocate freely), and
+//! otherwise the pre-exec helper, `isolate __sandbox-exec -- CMD`, exec'd by that child with the
+//! job's environment and the plan in it, a fresh single-threaded process. The order is that of
+//! docs/sandbox.md: the policy's rlimits, drop every capability, `no_new_privs`, Landlock,
+//! close-on-exec for every descriptor above 2, the seccomp filter (built by the supervisor
+//! meanwhile; its notification descriptor sent back, then closed here), then exec CMD (becoming
+//! the job's main process, same pid). A failure is reported on the status socket (handover.rs),
+//! which exec closes.
 //! The restrictions besides Landlock are in restrict.rs; why exec failed, in unexecutable.rs.
 
 mod program;
 mod restrict;
 mod unexecutable;
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::os::fd::FromRawFd;
 use std::os::unix::process::CommandExt;
@@ -65,17 +69,40 @@ pub fn main(args: &[String]) -> ! {
         );
         std::process::exit(SETUP_FAILED.into());
     }
-    // SAFETY: the supervisor passed us this descriptor, open and owned by nobody else here.
-    let mut status = unsafe { std::fs::File::from_raw_fd(plan.status_fd) };
+    let cmd = match args {
+        [dashdash, cmd @ ..] if dashdash == "--" => cmd,
+        _ => &[],
+    };
+    enter(&plan, cmd, Environment::Inherited)
+}
+
+/// CMD's environment.
+pub enum Environment<'a> {
+    /// The helper's own, less the variables that carried the plan.
+    Inherited,
+    /// Exactly these variables (the supervisor's forked child, whose own are the supervisor's).
+    Given(&'a [(OsString, OsString)]),
+}
+
+/// Restricts this process as `plan` says, waits to be released, and execs CMD: the helper after
+/// reading its plan, or the supervisor's forked child itself when the supervisor had no other
+/// thread to fork beside (supervise/spawn). Never returns; a failure is reported on the status
+/// socket, and the process `_exit`s without running anything of the parent's it was copied from.
+pub fn enter(plan: &Plan, cmd: &[String], env: Environment<'_>) -> ! {
+    // SAFETY: the supervisor passed us this descriptor, open and owned by nobody else here; exec
+    // closes it (never a drop: an unwinding panic leaves it to report on).
+    let status = unsafe { std::fs::File::from_raw_fd(plan.status_fd) };
+    let mut status = std::mem::ManuallyDrop::new(status);
     let mut fail = |code: u8, message: String| -> ! {
         let _ = status.write_all(&[code]);
         let _ = status.write_all(message.as_bytes());
-        std::process::exit(code.into());
+        // SAFETY: _exit ends the process at once: no flush of buffers a forked child shares
+        // with the supervisor, no handler of its.
+        unsafe { libc::_exit(code.into()) }
     };
-    let cmd = match args {
-        [dashdash, cmd @ ..] if dashdash == "--" && !cmd.is_empty() => cmd,
-        _ => fail(SETUP_FAILED, "no command given".into()),
-    };
+    if cmd.is_empty() {
+        fail(SETUP_FAILED, "no command given".into());
+    }
     if let Some(rules) = &plan.rules {
         if let Err(e) = restrict(rules) {
             fail(SETUP_FAILED, e.to_string());
@@ -110,12 +137,16 @@ pub fn main(args: &[String]) -> ! {
             fail(SETUP_FAILED, e.to_string());
         }
     }
-    let err = Command::new(&cmd[0])
-        .args(&cmd[1..])
-        .env_remove(PLAN_VAR)
-        .env_remove(BUILD_VAR)
-        .env_remove(FALLBACK_VAR)
-        .exec();
+    let mut command = Command::new(&cmd[0]);
+    command.args(&cmd[1..]);
+    match env {
+        Environment::Inherited => command
+            .env_remove(PLAN_VAR)
+            .env_remove(BUILD_VAR)
+            .env_remove(FALLBACK_VAR),
+        Environment::Given(vars) => command.env_clear().envs(vars.iter().cloned()),
+    };
+    let err = command.exec();
     match err.kind() {
         std::io::ErrorKind::NotFound => fail(NOT_FOUND, err.to_string()),
         _ => fail(NOT_EXECUTABLE, unexecutable(&cmd[0], &err)),

@@ -1,5 +1,6 @@
 //! The broker's thread before the job runs ([`Pending`]): it builds the seccomp filter and hands it
-//! to the helper while the helper starts, then waits for the helper's listener and serves it. It
+//! to the job's first process while that restricts itself, then waits for its listener and serves
+//! it. It
 //! must never hold up the job's start, nor serve a job that did not start.
 
 use std::os::fd::OwnedFd;
@@ -13,9 +14,10 @@ use crate::sandbox::notify::Listener;
 use crate::sandbox::plan::Sockets;
 use crate::sandbox::{handover, seccomp};
 
-/// A broker's thread, started before the job's helper is: it builds the seccomp filter and sends it
-/// to the helper while the helper starts (so that neither the filter nor the thread is on the job's
-/// way to its first instruction), then waits for the helper's listener.
+/// A broker's thread, started just after the job's first process is forked (after, so that the
+/// fork is of a supervisor with no other thread): it builds the seccomp filter and sends it while
+/// that process restricts itself (so that the filter is not on the job's way to its first
+/// instruction), then waits for the listener.
 pub struct Pending {
     listener: std::sync::mpsc::SyncSender<(OwnedFd, Option<std::path::PathBuf>)>,
     counts: Arc<Counts>,

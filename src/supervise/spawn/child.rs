@@ -1,23 +1,44 @@
-//! What the child does between fork and exec of the pre-exec helper, in this order: its standard
-//! streams, its directory, a clean signal mask, a session of its own, the job's terminal, the
-//! parent-death signal, its cgroup (where the fork could not place it), the check that the
-//! supervisor still lives, the two descriptors the helper keeps, then exec. Only async-signal-safe
-//! calls on what the parent made before the fork: nothing here may allocate or take a lock, and it
-//! never returns (a failure's errno goes to the parent on `errors`, then `_exit`).
+//! What the child does between fork and entering the sandbox, in this order: its standard streams,
+//! its directory, a clean signal mask, a session of its own, the job's terminal, the parent-death
+//! signal, its cgroup (where the fork could not place it), the check that the supervisor still
+//! lives, the two descriptors it keeps, then either exec of the pre-exec helper or, when the
+//! supervisor forked with no other thread, the sandbox entered right here (`sandbox::exec::enter`).
+//! Up to that point only async-signal-safe calls on what the parent made before the fork: nothing
+//! may allocate or take a lock, and it never returns (a failure's errno goes to the parent on
+//! `errors`, then `_exit`). Entered here, the child is a copy of a process whose only thread is
+//! the one that forked, so no lock can be held by a thread that is not there: it may allocate, and
+//! it ends in exec of CMD or `_exit`, never unwinding into the parent's frames it was copied with.
 
 use std::ffi::{c_char, CStr};
 use std::os::fd::RawFd;
 
+use crate::sandbox::exec::SETUP_FAILED;
 use crate::supervise::pty;
+
+/// How the child enters the sandbox once set up.
+pub(super) enum Entry<'a> {
+    /// Exec of the pre-exec helper.
+    Helper {
+        /// The helper's path, argv and environment, each list ending in a null pointer.
+        program: &'a CStr,
+        /// isolate itself, exec'd in its place when the helper beside it cannot be.
+        fallback: Option<&'a CStr>,
+        argv: &'a [*const c_char],
+        envp: &'a [*const c_char],
+    },
+    /// Right here: the supervisor had no other thread at the fork.
+    Within {
+        /// Restricts the child and execs CMD; returns only if it panicked.
+        enter: &'a dyn Fn(),
+        /// The parent's ends of the status socket and the release pipe, which the helper's exec
+        /// would have closed.
+        close: [RawFd; 2],
+    },
+}
 
 /// The descriptors, ids and strings the child's setup needs, all made before the fork.
 pub(super) struct Setup<'a> {
-    /// The helper's path, argv and environment, each list ending in a null pointer.
-    pub program: &'a CStr,
-    /// isolate itself, exec'd in its place when the helper beside it cannot be.
-    pub fallback: Option<&'a CStr>,
-    pub argv: &'a [*const c_char],
-    pub envp: &'a [*const c_char],
+    pub entry: Entry<'a>,
     pub cwd: &'a CStr,
     /// stdin, stdout, stderr: the descriptor to put there, or `None` to leave the stream as is.
     pub stdio: [Option<RawFd>; 3],
@@ -33,17 +54,27 @@ pub(super) struct Setup<'a> {
     pub errors: RawFd,
 }
 
-/// The child's side: set up, then exec the helper. Never returns.
+/// The child's side: set up, then enter the sandbox. Never returns.
 ///
 /// # Safety
 ///
 /// Only in the child of `sys::clone::fork_into`, with every pointer of `setup` valid (the parent's
-/// memory, copied by the fork).
-pub(super) unsafe fn exec_helper(setup: &Setup<'_>) -> ! {
+/// memory, copied by the fork), and `Entry::Within` only when the parent had no other thread.
+pub(super) unsafe fn start(setup: &Setup<'_>) -> ! {
     let errno = prepare(setup).err().unwrap_or(0);
     if errno == 0 {
-        for program in std::iter::once(setup.program).chain(setup.fallback) {
-            libc::execve(program.as_ptr(), setup.argv.as_ptr(), setup.envp.as_ptr());
+        match &setup.entry {
+            Entry::Helper {
+                program,
+                fallback,
+                argv,
+                envp,
+            } => {
+                for program in std::iter::once(program).chain(fallback) {
+                    libc::execve(program.as_ptr(), argv.as_ptr(), envp.as_ptr());
+                }
+            }
+            Entry::Within { enter, close } => within(setup, *enter, *close),
         }
     }
     let errno = match errno {
@@ -53,6 +84,41 @@ pub(super) unsafe fn exec_helper(setup: &Setup<'_>) -> ! {
     let bytes = errno.to_ne_bytes();
     libc::write(setup.errors, bytes.as_ptr().cast(), bytes.len());
     libc::_exit(125)
+}
+
+/// The sandbox entered in this process: what the helper's exec would have done first (the parent's
+/// descriptors closed, its signal handlers reset to the default), the parent told the child runs
+/// (the end of `errors`, as at an exec), then `enter`.
+unsafe fn within(setup: &Setup<'_>, enter: &dyn Fn(), close: [RawFd; 2]) -> ! {
+    for fd in close {
+        libc::close(fd);
+    }
+    default_handlers();
+    libc::close(setup.errors);
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(enter)).is_err() {
+        let code = [SETUP_FAILED];
+        let why = b"the sandbox's setup failed unexpectedly";
+        libc::write(setup.keep[0], code.as_ptr().cast(), 1);
+        libc::write(setup.keep[0], why.as_ptr().cast(), why.len());
+    }
+    libc::_exit(125)
+}
+
+/// Every signal the parent handles back to its default, as exec would reset it; ignored ones stay
+/// ignored, as across exec.
+unsafe fn default_handlers() {
+    for sig in 1..=libc::SIGRTMAX() {
+        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+            continue;
+        }
+        let mut old: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction != libc::SIG_DFL
+            && old.sa_sigaction != libc::SIG_IGN
+        {
+            libc::signal(sig, libc::SIG_DFL);
+        }
+    }
 }
 
 /// Everything before exec; `Err(errno)` on the first step that failed.

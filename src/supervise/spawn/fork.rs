@@ -1,7 +1,8 @@
-//! The parent's side of starting the helper: everything the child needs made before the fork (the
+//! The parent's side of starting the job: everything the child needs made before the fork (the
 //! helper's argv and environment as C strings, its streams opened), the fork itself, into the
 //! job's cgroup where the kernel can (sys::clone), and the wait until the child has exec'd the
-//! helper or says why it could not (an errno on a close-on-exec pipe, as std's spawn does).
+//! helper or entered the sandbox itself, or says why it could not (an errno on a close-on-exec
+//! pipe, as std's spawn does).
 
 use std::ffi::{c_char, CString, OsStr, OsString};
 use std::io::Read;
@@ -11,18 +12,32 @@ use std::path::Path;
 
 use nix::unistd::Pid;
 
-use super::child::{exec_helper, Setup};
+use super::child::{self, Entry, Setup};
 use super::stdio::Stdio;
 use crate::supervise::cgroup::ForChild;
 use crate::sys::clone::{fork_into, Placed};
 use crate::sys::pipe;
 
-/// What the helper is started with.
-pub(super) struct Helper<'a> {
-    pub program: &'a Path,
-    pub fallback: Option<&'a Path>,
-    pub args: Vec<OsString>,
-    pub env: Vec<(OsString, OsString)>,
+/// How the child enters the sandbox.
+pub(super) enum Start<'a> {
+    /// It execs the pre-exec helper with these arguments and environment.
+    Helper {
+        program: &'a Path,
+        fallback: Option<&'a Path>,
+        args: Vec<OsString>,
+        env: Vec<(OsString, OsString)>,
+    },
+    /// It enters the sandbox itself (`enter`), closing the parent's descriptors `close` first;
+    /// only for a parent with no other thread.
+    Within {
+        enter: &'a dyn Fn(),
+        close: [RawFd; 2],
+    },
+}
+
+/// What the job's first process is started with.
+pub(super) struct Child<'a> {
+    pub start: Start<'a>,
     pub cwd: &'a Path,
     pub stdio: [Stdio; 3],
     pub terminal: Option<RawFd>,
@@ -30,56 +45,61 @@ pub(super) struct Helper<'a> {
     pub keep: [RawFd; 2],
 }
 
-/// Forks and execs the helper; its pid once it runs.
-pub(super) fn fork_exec(helper: Helper<'_>) -> std::io::Result<Pid> {
-    let program = c_string(helper.program.as_os_str())?;
-    let fallback = match helper.fallback {
-        Some(path) => Some(c_string(path.as_os_str())?),
-        None => None,
+/// Forks the job's first process; its pid once it has exec'd the helper or entered the sandbox.
+pub(super) fn fork_child(child: Child<'_>) -> std::io::Result<Pid> {
+    // The helper's argv and environment, built before the fork; none to build for `Within`.
+    let strings;
+    let pointed;
+    let entry = match &child.start {
+        Start::Within { enter, close } => Entry::Within {
+            enter: *enter,
+            close: *close,
+        },
+        Start::Helper {
+            program,
+            fallback,
+            args,
+            env,
+        } => {
+            strings = HelperStrings::new(program, *fallback, args, env)?;
+            pointed = (pointers(&strings.argv), pointers(&strings.envp));
+            Entry::Helper {
+                program: &strings.argv[0],
+                fallback: strings.fallback.as_deref(),
+                argv: &pointed.0,
+                envp: &pointed.1,
+            }
+        }
     };
-    let mut argv_owned = vec![program.clone()];
-    for arg in &helper.args {
-        argv_owned.push(c_string(arg)?);
-    }
-    // One value per name, the last given winning, as std's Command keeps them.
-    let env: std::collections::BTreeMap<OsString, OsString> = helper.env.into_iter().collect();
-    let mut env_owned = Vec::with_capacity(env.len());
-    for (key, value) in &env {
-        let mut pair = key.clone();
-        pair.push("=");
-        pair.push(value);
-        env_owned.push(c_string(&pair)?);
-    }
-    let argv = pointers(&argv_owned);
-    let envp = pointers(&env_owned);
-    let cwd = c_string(helper.cwd.as_os_str())?;
-    let [stdin, stdout, stderr] = helper.stdio;
+    let cwd = c_string(child.cwd.as_os_str())?;
+    let [stdin, stdout, stderr] = child.stdio;
     let opened = [stdin.open()?, stdout.open()?, stderr.open()?];
     let (errors_read, errors_write) = pipe::pipe()?;
-    let dir = helper.cgroup.map(|cg| cg.dir.as_raw_fd());
+    let dir = child.cgroup.map(|cg| cg.dir.as_raw_fd());
     let mut setup = Setup {
-        program: &program,
-        fallback: fallback.as_deref(),
-        argv: &argv,
-        envp: &envp,
+        entry,
         cwd: &cwd,
         stdio: [opened[0].raw(), opened[1].raw(), opened[2].raw()],
-        terminal: helper.terminal,
+        terminal: child.terminal,
         cgroup_procs: None,
         parent: std::process::id() as libc::pid_t,
-        keep: helper.keep,
+        keep: child.keep,
         errors: errors_write.as_raw_fd(),
     };
-    // SAFETY: the child only runs `exec_helper`, which makes async-signal-safe calls on `setup`
-    // (built above, copied with the address space) and ends in execve or _exit.
+    // Nothing buffered to be written twice by a child that ends before its exec.
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    // SAFETY: the child only runs `child::start`, which makes async-signal-safe calls on `setup`
+    // (built above, copied with the address space) up to its exec, or enters the sandbox itself
+    // only as the copy of a process with no other thread (the caller's promise), and ends in
+    // execve or _exit.
     let (pid, placed) = unsafe { fork_into(dir) }?;
     if pid == 0 {
         // A kernel that could not fork into the cgroup: the child moves itself (child.rs).
         if placed == Placed::Here {
-            setup.cgroup_procs = helper.cgroup.map(|cg| cg.procs.as_raw_fd());
+            setup.cgroup_procs = child.cgroup.map(|cg| cg.procs.as_raw_fd());
         }
         // SAFETY: in the child of fork_into, `setup` valid (see above).
-        unsafe { exec_helper(&setup) }
+        unsafe { child::start(&setup) }
     }
     drop(errors_write);
     wait_exec(errors_read, pid)
@@ -105,6 +125,46 @@ fn wait_exec(errors: std::os::fd::OwnedFd, pid: libc::pid_t) -> std::io::Result<
     // SAFETY: waitpid of our own child, which has exited or is about to.
     unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
     Err(std::io::Error::from_raw_os_error(i32::from_ne_bytes(bytes)))
+}
+
+/// The helper's exec as C strings: argv (the program first) and the environment.
+struct HelperStrings {
+    fallback: Option<CString>,
+    argv: Vec<CString>,
+    envp: Vec<CString>,
+}
+
+impl HelperStrings {
+    fn new(
+        program: &Path,
+        fallback: Option<&Path>,
+        args: &[OsString],
+        env: &[(OsString, OsString)],
+    ) -> std::io::Result<HelperStrings> {
+        let fallback = match fallback {
+            Some(path) => Some(c_string(path.as_os_str())?),
+            None => None,
+        };
+        let mut argv = vec![c_string(program.as_os_str())?];
+        for arg in args {
+            argv.push(c_string(arg)?);
+        }
+        // One value per name, the last given winning, as std's Command keeps them.
+        let env: std::collections::BTreeMap<&OsString, &OsString> =
+            env.iter().map(|(k, v)| (k, v)).collect();
+        let mut envp = Vec::with_capacity(env.len());
+        for (key, value) in env {
+            let mut pair = key.clone();
+            pair.push("=");
+            pair.push(value);
+            envp.push(c_string(&pair)?);
+        }
+        Ok(HelperStrings {
+            fallback,
+            argv,
+            envp,
+        })
+    }
 }
 
 fn c_string(s: &OsStr) -> std::io::Result<CString> {

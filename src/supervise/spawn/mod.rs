@@ -1,10 +1,10 @@
 //! Starting the job: fork (from the main thread, which lives as long as the supervisor, because the
 //! parent-death signal follows the forking *thread*; into the job's cgroup, fork.rs), a new
-//! session, the parent-death signal, then
-//! exec of the pre-exec helper (`sandbox::exec`), which restricts itself and execs CMD. The call
-//! returns only once CMD itself has been exec'd, or with the reason it could not be; with the
-//! seccomp layer, the helper's notification descriptor arrives on the same socket and the broker
-//! (broker/) answers on it from then on.
+//! session, the parent-death signal, then the sandbox entered (`sandbox::exec::enter`: restrict,
+//! then exec CMD), by the child itself when the supervisor had no other thread, else by the
+//! pre-exec helper the child execs. The call returns only once CMD itself has been exec'd, or with
+//! the reason it could not be; with the seccomp layer, the notification descriptor arrives on the
+//! same socket and the broker (broker/) answers on it from then on.
 
 mod child;
 mod finish;

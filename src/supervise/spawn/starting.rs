@@ -1,24 +1,29 @@
-//! The job's helper forked and held ([`Starting`]): the release pipe and the status socket made,
-//! the plan handed over in the environment, the broker's thread started before the fork, and the
-//! fork and the child's setup before exec (fork.rs, child.rs). Nothing of CMD runs before `release`.
+//! The job's first process forked and held ([`Starting`]): the release pipe and the status socket
+//! made, the plan handed over (in memory to a child that enters the sandbox itself, in the
+//! environment to the helper), the fork and the child's setup (fork.rs, child.rs), then the
+//! broker's thread, which builds the seccomp filter while the child restricts itself. Nothing of
+//! CMD runs before `release`.
 
 use std::ffi::OsString;
 use std::os::fd::AsRawFd;
 
+use nix::sys::signal::{kill, Signal};
 use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
+use nix::sys::wait::waitpid;
 use nix::unistd::Pid;
 
 use super::finish::finish_start;
-use super::fork;
+use super::fork::{self, Start};
 use super::{Spawn, Spawned};
 use crate::error::{Error, Result};
-use crate::sandbox::exec::{self, BUILD_VAR, FALLBACK_VAR, PLAN_VAR};
+use crate::sandbox::exec::{self, Environment, BUILD_VAR, FALLBACK_VAR, PLAN_VAR};
 use crate::sandbox::plan::{Judge, Plan};
 use crate::sandbox::{handover, seccomp};
 use crate::supervise::broker::Pending;
 use crate::sys::pipe;
+use crate::sys::process::threads;
 
-/// A job whose helper is forked and held before it execs CMD: its pid is known, nothing of CMD has
+/// A job whose first process is forked and held before it execs CMD: its pid is known, nothing of CMD has
 /// run, and it goes on when `release`d (a supervisor that dies first takes it with it).
 pub struct Starting {
     pub pid: Pid,
@@ -28,7 +33,7 @@ pub struct Starting {
     shown: String,
 }
 
-/// Forks the job's helper, which restricts itself and then waits to be released.
+/// Forks the job's first process, which restricts itself and then waits to be released.
 pub fn start(job: Spawn) -> Result<Starting> {
     let (go_read, go_write) = pipe::pipe().map_err(|e| Error::System("cannot create a pipe", e))?;
     let (status_read, status_write) = socketpair(
@@ -53,46 +58,55 @@ pub fn start(job: Spawn) -> Result<Starting> {
         go_fd: go_read.as_raw_fd(),
         job_control: job.terminal.is_some(),
     };
-    let plan_json = serde_json::to_string(&plan).map_err(Error::PlanEncoding)?;
-    let helper = exec::program()
-        .map_err(|e| Error::io("cannot find the isolate executable", "/proc/self/exe", e))?;
-    let mut args: Vec<OsString> = vec![exec::ARG.into(), "--".into()];
-    args.extend(job.argv.iter().map(OsString::from));
-    let mut env = job.env;
-    env.push((PLAN_VAR.into(), plan_json.into()));
-    env.push((BUILD_VAR.into(), exec::BUILD.into()));
-    if let Some(isolate) = helper.fallback() {
-        env.push((FALLBACK_VAR.into(), isolate.into()));
-    }
-    // Before the fork: the broker's thread builds the seccomp filter while the helper starts.
-    let pending = match sockets {
+    // Nothing to serve for a job nested in another: its filter is sent at once, and read when the
+    // child gets there.
+    let serve = match sockets {
         Some(sockets) if sockets.judge == Judge::OuterJob => {
             if let Some(why) = sockets.unnestable() {
                 return Err(Error::Sandbox(why.into()));
             }
-            // Nothing to serve: the filter is sent at once, and read by the helper when it
-            // gets there.
             let bpf = seccomp::program(&sockets)?;
             handover::send_filter(&status_read, &bpf)
                 .map_err(|e| Error::System("cannot send the seccomp filter", e))?;
             None
         }
-        Some(sockets) => {
-            let status = status_read
-                .try_clone()
-                .map_err(|e| Error::System("cannot share the status socket", e))?;
-            Some(
-                Pending::prepare(sockets, Pid::this(), status)
-                    .map_err(|e| Error::Sandbox(format!("cannot start the seccomp broker: {e}")))?,
-            )
-        }
-        None => None,
+        sockets => sockets,
     };
-    let pid = fork::fork_exec(fork::Helper {
-        program: helper.path(),
-        fallback: helper.fallback(),
-        args,
-        env,
+    let env = job.env;
+    let enter = || {
+        exec::enter(&plan, &job.argv, Environment::Given(&env));
+    };
+    // A supervisor with no other thread has its forked child enter the sandbox itself: a copy of a
+    // single-threaded process may allocate. With another thread (the log's, the proxy's), one could
+    // hold a lock the copy would wait on forever: the child execs the helper instead, a fresh
+    // process. Only this thread starts threads, so none can appear between the count and the fork.
+    let helper;
+    let start = if threads() == Some(1) {
+        Start::Within {
+            enter: &enter,
+            close: [status_read.as_raw_fd(), go_write.as_raw_fd()],
+        }
+    } else {
+        let plan_json = serde_json::to_string(&plan).map_err(Error::PlanEncoding)?;
+        helper = exec::program()
+            .map_err(|e| Error::io("cannot find the isolate executable", "/proc/self/exe", e))?;
+        let mut args: Vec<OsString> = vec![exec::ARG.into(), "--".into()];
+        args.extend(job.argv.iter().map(OsString::from));
+        let mut env = env.clone();
+        env.push((PLAN_VAR.into(), plan_json.into()));
+        env.push((BUILD_VAR.into(), exec::BUILD.into()));
+        if let Some(isolate) = helper.fallback() {
+            env.push((FALLBACK_VAR.into(), isolate.into()));
+        }
+        Start::Helper {
+            program: helper.path(),
+            fallback: helper.fallback(),
+            args,
+            env,
+        }
+    };
+    let pid = fork::fork_child(fork::Child {
+        start,
         cwd: &job.cwd,
         stdio: [job.stdin, job.stdout, job.stderr],
         terminal: job.terminal,
@@ -100,6 +114,27 @@ pub fn start(job: Spawn) -> Result<Starting> {
         keep: [status_write.as_raw_fd(), go_read.as_raw_fd()],
     })
     .map_err(|e| Error::Sandbox(format!("cannot start the sandbox helper: {e}")))?;
+    // After the fork: the broker's thread builds the seccomp filter while the child restricts
+    // itself, and the child waits for it.
+    let pending = match serve {
+        Some(sockets) => {
+            let prepared = status_read
+                .try_clone()
+                .and_then(|status| Pending::prepare(sockets, Pid::this(), status));
+            match prepared {
+                Ok(pending) => Some(pending),
+                Err(e) => {
+                    // Held before CMD, it never runs.
+                    let _ = kill(pid, Signal::SIGKILL);
+                    let _ = waitpid(pid, None);
+                    return Err(Error::Sandbox(format!(
+                        "cannot start the seccomp broker: {e}"
+                    )));
+                }
+            }
+        }
+        None => None,
+    };
     // The reaper owns waitpid from here on.
     drop(status_write);
     drop(go_read);
