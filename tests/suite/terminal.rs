@@ -98,6 +98,50 @@ fn tiocsti_from_the_job_does_not_reach_the_users_shell() {
 }
 
 #[test]
+fn the_jobs_monitor_on_its_terminal_holds_nothing_of_the_supervisor() {
+    // In interactive mode CMD's parent is its monitor, in the job's sandbox and so readable by the
+    // job: it must be a process of the job's own (the helper, exec'd with the job's environment),
+    // never a copy of the supervisor, whose environment has what the policy removes and whose
+    // descriptors are the supervisor's.
+    let env = TestEnv::new();
+    fs::write(
+        env.path().join("probe.sh"),
+        "e=$(tr '\\0' '\\n' < /proc/$PPID/environ)\n\
+         n=$(printf '%s\\n' \"$e\" | wc -l)\n\
+         t=$(printf '%s\\n' \"$e\" | grep -c ghp_the_users)\n\
+         f=$(ls /proc/$PPID/fd | wc -l)\n\
+         echo \"monitor vars=$n token=$t fds=$f\"\n",
+    )
+    .unwrap();
+    let screen = Screen::new(&env);
+    screen.line(&format!(
+        "GITHUB_TOKEN=ghp_the_users_token {BIN} run -- sh probe.sh; echo stat\"\"us=$?"
+    ));
+    assert!(screen.wait_for("status="), "{}", screen.screen());
+    let shown = screen.screen();
+    let line = shown
+        .lines()
+        .find(|l| l.starts_with("monitor vars="))
+        .unwrap_or_else(|| panic!("no probe line: {shown}"));
+    let field = |name: &str| -> usize {
+        let at = line.find(&format!("{name}=")).unwrap() + name.len() + 1;
+        line[at..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(
+        field("vars") > 0,
+        "the monitor's environment was not read: {line}"
+    );
+    assert_eq!(field("token"), 0, "the supervisor's environment: {line}");
+    // 0, 1, 2: the terminal.
+    assert_eq!(field("fds"), 3, "the supervisor's descriptors: {line}");
+}
+
+#[test]
 fn ctrl_z_stops_the_job_and_isolate_and_fg_restores_both() {
     let env = TestEnv::new();
     let screen = Screen::new(&env);

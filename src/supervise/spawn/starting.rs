@@ -77,11 +77,14 @@ pub fn start(job: Spawn) -> Result<Starting> {
         exec::enter(&plan, &job.argv, Environment::Given(&env));
     };
     // A supervisor with no other thread has its forked child enter the sandbox itself: a copy of a
-    // single-threaded process may allocate. With another thread (the log's, the proxy's), one could
-    // hold a lock the copy would wait on forever: the child execs the helper instead, a fresh
-    // process. Only this thread starts threads, so none can appear between the count and the fork.
+    // single-threaded process may allocate. With another thread (the proxy's), one could hold a
+    // lock the copy would wait on forever: the child execs the helper instead, a fresh process.
+    // Only this thread starts threads, so none can appear between the count and the fork. Job
+    // control on the job's terminal also takes the helper: its monitor outlives the start and is
+    // in the job's sandbox, where the job may read it, so it must be a process of the job's own
+    // (its environment, no descriptor of the supervisor's), not a copy of the supervisor.
     let helper;
-    let start = if threads() == Some(1) {
+    let start = if threads() == Some(1) && !plan.job_control {
         Start::Within {
             enter: &enter,
             close: [status_read.as_raw_fd(), go_write.as_raw_fd()],
