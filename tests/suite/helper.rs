@@ -1,6 +1,7 @@
 //! How the job enters the sandbox. A supervisor with no other thread at the fork (a foreground
-//! job's) has its forked child restrict itself and exec CMD; one with another thread (a background
-//! job's, whose log has a thread from the start) has the child exec the pre-exec helper:
+//! job's, a background job's) has its forked child restrict itself and exec CMD; one with another
+//! thread (a job's with a network proxy, which accepts from the start) has the child exec the
+//! pre-exec helper:
 //! `isolate-sandbox-exec` beside isolate when it is there as `cargo install` leaves it (a plain
 //! file of isolate's owner that nobody else may write), else isolate itself. Whichever way, the
 //! job is confined and starts with what exec gives a process; a file beside isolate that fails the
@@ -34,15 +35,17 @@ fn stand_in(path: &Path, mode: u32) {
     fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
 }
 
-/// How a job is run: in the foreground (the supervisor's child enters the sandbox itself) or in
-/// the background (the child execs the helper).
+/// How a job is run: in the foreground or the background (the supervisor's child enters the
+/// sandbox itself), or with a network proxy (`--allow-net`: the proxy's thread runs at the fork, so
+/// the child execs the helper).
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Mode {
     Foreground,
     Background,
+    Proxied,
 }
 
-const MODES: [Mode; 2] = [Mode::Foreground, Mode::Background];
+const MODES: [Mode; 3] = [Mode::Foreground, Mode::Background, Mode::Proxied];
 
 /// `bin run -q [--bg] OPTIONS -- CMD` in `dir`, and for a background job `bin wait` on it: the
 /// job's status, and its output in the foreground.
@@ -66,6 +69,10 @@ fn run_by(
     };
     match mode {
         Mode::Foreground => isolate(&[&["run", "-q"], options, &["--"], cmd].concat()),
+        Mode::Proxied => {
+            let proxied = ["run", "-q", "--allow-net", "example.com"];
+            isolate(&[&proxied, options, &["--"], cmd].concat())
+        }
         Mode::Background => {
             let started = isolate(&[&["run", "-q", "--bg"], options, &["--"], cmd].concat());
             if started.status.code() != Some(0) {
@@ -154,12 +161,12 @@ fn a_helper_beside_isolate_that_others_may_write_or_that_is_a_link_is_never_run(
             stand_in(&helper, mode);
         }
         assert_eq!(
-            plain_run(&env, &bin, name, Mode::Background),
+            plain_run(&env, &bin, name, Mode::Proxied),
             (Some(0), false),
             "{name}"
         );
         assert_eq!(
-            confined_run(&env, &bin, &project, Mode::Background),
+            confined_run(&env, &bin, &project, Mode::Proxied),
             Some(0),
             "{name}"
         );
@@ -172,7 +179,7 @@ fn a_helper_beside_isolate_that_others_may_write_or_that_is_a_link_is_never_run(
         stand_in(&helper, 0o755);
         std::os::unix::fs::chown(&helper, Some(65534), Some(65534)).unwrap();
         assert_eq!(
-            plain_run(&env, &bin, "other-owner", Mode::Background),
+            plain_run(&env, &bin, "other-owner", Mode::Proxied),
             (Some(0), false)
         );
     }
@@ -185,28 +192,33 @@ fn a_well_formed_file_beside_isolate_is_what_starts_a_job_whose_supervisor_has_a
     let env = TestEnv::new();
     let bin = isolate_alone(&env, "formed");
     stand_in(&bin.with_file_name(HELPER), 0o755);
-    let (status, ran) = plain_run(&env, &bin, "formed", Mode::Background);
+    let (status, ran) = plain_run(&env, &bin, "formed", Mode::Proxied);
     assert!(ran, "the helper beside isolate was not used");
     assert_ne!(status, Some(0), "a job that never started succeeded");
 }
 
 #[test]
 fn a_supervisor_with_no_other_thread_enters_the_sandbox_in_its_child_without_the_helper() {
-    // The same well-formed stand-in is never run in the foreground: the forked child restricts
-    // itself, and the job is confined all the same (a plain job and a worktree job, whose
-    // creation ran git with threads of its own that are gone by the fork).
+    // The same well-formed stand-in is never run in the foreground or the background: the forked
+    // child restricts itself, and the job is confined all the same (a plain job and a worktree
+    // job, whose creation ran git with threads of its own that are gone by the fork; a background
+    // job, whose log's thread starts after the fork).
     let env = TestEnv::new();
     let project = env.repo("project");
     let bin = isolate_alone(&env, "within");
     stand_in(&bin.with_file_name(HELPER), 0o755);
-    assert_eq!(
-        plain_run(&env, &bin, "within", Mode::Foreground),
-        (Some(0), false)
-    );
-    assert_eq!(
-        confined_run(&env, &bin, &project, Mode::Foreground),
-        Some(0)
-    );
+    for mode in [Mode::Foreground, Mode::Background] {
+        assert_eq!(
+            plain_run(&env, &bin, "within", mode),
+            (Some(0), false),
+            "{mode:?}"
+        );
+        assert_eq!(
+            confined_run(&env, &bin, &project, mode),
+            Some(0),
+            "{mode:?}"
+        );
+    }
     assert!(!project.join("__sandbox-exec").exists());
 }
 
@@ -328,11 +340,8 @@ fn a_helper_beside_isolate_that_cannot_be_executed_leaves_the_job_to_isolate_its
     fs::write(&helper, [0x7f, b'E', b'L', b'F', 0, 0, 0, 0]).unwrap();
     fs::set_permissions(&helper, fs::Permissions::from_mode(0o755)).unwrap();
     assert_eq!(
-        plain_run(&env, &bin, "garbage", Mode::Background),
+        plain_run(&env, &bin, "garbage", Mode::Proxied),
         (Some(0), false)
     );
-    assert_eq!(
-        confined_run(&env, &bin, &project, Mode::Background),
-        Some(0)
-    );
+    assert_eq!(confined_run(&env, &bin, &project, Mode::Proxied), Some(0));
 }

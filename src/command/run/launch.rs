@@ -76,6 +76,9 @@ pub(super) fn launch(
     let clock = Instant::now();
     journal::starting(prepared, &held.record);
     if let (Some(command), Some(jw)) = (&prepared.setup, &prepared.worktree) {
+        if let Some(log) = held.log.as_mut() {
+            log.start()?;
+        }
         let setup = Setup {
             command,
             worktree: &jw.created.path,
@@ -109,6 +112,10 @@ pub(super) fn launch(
             .or(held.hub.as_ref().and_then(Hub::slave_fd)),
     })?;
     let pid = starting.pid;
+    // The log's thread after the fork, which it would have kept from entering the sandbox itself.
+    if let Some(log) = held.log.as_mut() {
+        log.start()?;
+    }
     let cgroup = held.cgroup.holding(pid);
     let mut record = held.record;
     record.cgroup = cgroup.path();
@@ -148,7 +155,7 @@ fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) 
     // The network proxy of a domain allowlist, before anything of the job runs (setup included).
     let proxy = start_proxy(prepared, confinement.rules.as_mut(), ports.first())?;
     let log = match notify {
-        Some(_) => Some(Log::start(&log_path(prepared), log::max_from_env()?)?),
+        Some(_) => Some(Log::open(&log_path(prepared), log::max_from_env()?)?),
         None => None,
     };
     let terminal = match (notify, options.mode) {
