@@ -10,6 +10,10 @@ use crate::git;
 use crate::git::project::Project;
 use crate::textfile;
 
+mod listed;
+
+use listed::Listed;
+
 /// How a checkout holds a branch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hold {
@@ -38,20 +42,19 @@ impl std::fmt::Display for Held {
 
 /// The checkout of the project that holds `reference` (a full ref name), if one does.
 pub fn holding(project: &Project, reference: &str) -> Result<Option<Held>> {
-    let list = git::run(&project.top, ["worktree", "list", "--porcelain", "-z"])?;
+    let listed = match listed::list(project) {
+        Some(listed) => listed,
+        None => from_git(project)?,
+    };
     let mut dirs: Vec<PathBuf> = Vec::new();
-    for field in list.stdout.split(|&b| b == 0) {
-        let field = String::from_utf8_lossy(field);
-        if let Some(path) = field.strip_prefix("worktree ") {
-            dirs.push(PathBuf::from(path));
-        } else if field.strip_prefix("branch ") == Some(reference) {
-            if let Some(dir) = dirs.last().filter(|d| d.is_dir()) {
-                return Ok(Some(Held {
-                    dir: dir.clone(),
-                    hold: Hold::CheckedOut,
-                }));
-            }
+    for checkout in listed {
+        if checkout.branch.as_deref() == Some(reference) && checkout.dir.is_dir() {
+            return Ok(Some(Held {
+                dir: checkout.dir,
+                hold: Hold::CheckedOut,
+            }));
         }
+        dirs.push(checkout.dir);
     }
     for dir in dirs {
         let Some(git_dir) = git_dir_of(&dir, project) else {
@@ -75,6 +78,26 @@ pub fn holding(project: &Project, reference: &str) -> Result<Option<Held>> {
         return Ok(Some(Held { dir, hold }));
     }
     Ok(None)
+}
+
+/// The checkouts as `git worktree list --porcelain -z` lists them.
+fn from_git(project: &Project) -> Result<Vec<Listed>> {
+    let list = git::run(&project.top, ["worktree", "list", "--porcelain", "-z"])?;
+    let mut listed: Vec<Listed> = Vec::new();
+    for field in list.stdout.split(|&b| b == 0) {
+        let field = String::from_utf8_lossy(field);
+        if let Some(path) = field.strip_prefix("worktree ") {
+            listed.push(Listed {
+                dir: PathBuf::from(path),
+                branch: None,
+            });
+        } else if let (Some(branch), Some(last)) =
+            (field.strip_prefix("branch "), listed.last_mut())
+        {
+            last.branch = Some(branch.to_string());
+        }
+    }
+    Ok(listed)
 }
 
 /// The git directory of checkout `dir`: the project's own for the main worktree, else the one its
