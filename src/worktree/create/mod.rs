@@ -101,10 +101,16 @@ pub fn create(
         };
     }
     // The refs (the atomic test that nobody else has this id in the project) beside `git init` in
-    // the fresh directory, which needs nothing of them; the checkout waits for both.
+    // the fresh directory and whether the project vouches for base (its refs but the jobs' own),
+    // neither of which needs them; the checkout waits for all three.
     let (refs, made) = thread::scope(|scope| {
         let refs = scope.spawn(|| project_refs(project, id, base));
-        let made = init(project, id, path);
+        let made = init(project, id, path).and_then(|()| {
+            Ok(match filters::vouched(project, base)? {
+                true => Base::Vouched,
+                false => Base::JobsOnly,
+            })
+        });
         let refs = refs
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -120,12 +126,15 @@ pub fn create(
             return taken_or_failed.map(|_| None);
         }
     }
-    if let Err(e) = made {
-        let _ = dirty.join();
-        undo(project, id, path, base);
-        return Err(e);
-    }
-    let filled = fill(project, id, path, base, fill_with);
+    let whose = match made {
+        Ok(whose) => whose,
+        Err(e) => {
+            let _ = dirty.join();
+            undo(project, id, path, base);
+            return Err(e);
+        }
+    };
+    let filled = fill(project, id, path, (base, whose), fill_with);
     let dispatch_dirty = dirty.join().unwrap_or(false);
     match filled {
         Ok((included, filtered)) => Ok(Some(Created {
@@ -146,19 +155,16 @@ pub fn create(
     }
 }
 
-/// The new repository (made by `init`) checked out at `base` (with no attributes when only jobs vouch for it,
-/// the files filters write then written confined), and `.worktreeinclude`'s files copied in.
+/// The new repository (made by `init`) checked out at `base`, whose history `whose` is (with no
+/// attributes when only jobs vouch for it, the files filters write then written confined), and
+/// `.worktreeinclude`'s files copied in.
 fn fill(
     project: &Project,
     id: &JobId,
     path: &Path,
-    base: &str,
+    (base, whose): (&str, Base),
     with: Fill<'_>,
 ) -> Result<(Included, Filtered)> {
-    let whose = match filters::vouched(project, base)? {
-        true => Base::Vouched,
-        false => Base::JobsOnly,
-    };
     let format = project.object_format.as_str();
     checkout(path, &id.branch(), base, whose, (format, with.progress))?;
     let filtered = match whose {
