@@ -1,10 +1,10 @@
-//! A ref transaction in the project prepared ahead and committed later (`git update-ref --stdin`
-//! with `start`, `prepare`, `commit`): git takes the locks and checks every old value at
-//! `prepare`, then holds the locks until `commit`, so nothing can move those refs in between and
-//! the commit deletes exactly what was checked. Whatever goes wrong (git too old for the verbs, a
-//! value that moved, a lock held, no answer in time) reads as not prepared and nothing is changed;
-//! a transaction dropped without `commit` is aborted (git aborts a started transaction at the end of
-//! its input).
+//! A ref transaction in the project whose git is started ahead and told to commit later (`git
+//! update-ref --stdin` with `start`, then `prepare` and `commit` together): git's start-up (its
+//! exec, its configuration) overlaps what the caller does meanwhile, while the locks are taken and
+//! every old value checked only at `commit`, exactly as a plain `update-ref --stdin` run then would.
+//! Whatever goes wrong (git too old for the verbs, a value that moved, a lock held, no answer in
+//! time) reads as not committed; a transaction dropped without `commit` is aborted, having locked
+//! nothing (git aborts a started transaction at the end of its input).
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsFd;
@@ -17,18 +17,17 @@ use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use super::hygiene::command;
 use super::wait::{wait, TIMEOUT};
 
-/// A transaction git has prepared: its locks held, its old values checked.
-pub struct Prepared {
+/// A transaction git has started, its changes queued: nothing locked, nothing checked yet.
+pub struct Started {
     cmd: Command,
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
 }
 
-/// Starts `git update-ref --stdin` in `dir` with `instructions` (lines such as `delete REF OLD`)
-/// and asks it to prepare; `answer` then says whether it did. The preparation runs while the caller
-/// does something else.
-pub fn start(dir: &Path, instructions: &str) -> Option<Starting> {
+/// Starts `git update-ref --stdin` in `dir` and queues `instructions` (lines such as
+/// `delete REF OLD`); `commit` then applies them, or none.
+pub fn start(dir: &Path, instructions: &str) -> Option<Started> {
     let mut cmd = command(dir);
     cmd.args(["update-ref", "--stdin"])
         .stdin(Stdio::piped())
@@ -40,48 +39,42 @@ pub fn start(dir: &Path, instructions: &str) -> Option<Starting> {
         let _ = child.wait();
         return None;
     };
-    let text = format!("start\n{instructions}prepare\n");
+    let text = format!("start\n{instructions}");
     if stdin.write_all(text.as_bytes()).is_err() {
         drop(stdin);
         let _ = child.wait();
         return None;
     }
-    Some(Starting(Prepared {
+    Some(Started {
         cmd,
         child,
         stdin: Some(stdin),
         stdout: BufReader::new(stdout),
-    }))
+    })
 }
 
-/// A transaction asked to prepare, not yet answered.
-pub struct Starting(Prepared);
-
-impl Starting {
-    /// git's answer: the prepared transaction, or `None` (git has then ended, nothing changed).
-    pub fn answer(mut self) -> Option<Prepared> {
-        let told = read_line(&mut self.0, TIMEOUT);
-        (told.as_deref() == Some("start: ok")
-            && read_line(&mut self.0, TIMEOUT).as_deref() == Some("prepare: ok"))
-        .then_some(self.0)
-    }
-}
-
-impl Prepared {
-    /// Commits: true when git says every change was made.
+impl Started {
+    /// Prepares (the locks taken, the old values checked) and commits: true when git says every
+    /// change was made; false when none was.
     pub fn commit(mut self) -> bool {
         let sent = self
             .stdin
             .as_mut()
-            .is_some_and(|stdin| stdin.write_all(b"commit\n").is_ok());
-        let told = sent.then(|| read_line(&mut self, TIMEOUT)).flatten();
+            .is_some_and(|stdin| stdin.write_all(b"prepare\ncommit\n").is_ok());
+        let mut told = Vec::new();
+        while sent && told.len() < 3 {
+            match read_line(&mut self, TIMEOUT) {
+                Some(line) => told.push(line),
+                None => break,
+            }
+        }
         self.stdin = None;
         let status = wait(&mut self.child, &self.cmd, TIMEOUT);
-        told.as_deref() == Some("commit: ok") && status.is_ok_and(|s| s.success())
+        told == ["start: ok", "prepare: ok", "commit: ok"] && status.is_ok_and(|s| s.success())
     }
 }
 
-impl Drop for Prepared {
+impl Drop for Started {
     /// Not committed: the end of git's input aborts the transaction; git is waited for.
     fn drop(&mut self) {
         if self.stdin.take().is_some() || self.child.try_wait().ok().flatten().is_none() {
@@ -92,7 +85,7 @@ impl Drop for Prepared {
 
 /// The next line git writes (without its newline), waiting at most `limit`; `None` at the end of
 /// its output, on an error or past the limit (git is then killed).
-fn read_line(t: &mut Prepared, limit: Duration) -> Option<String> {
+fn read_line(t: &mut Started, limit: Duration) -> Option<String> {
     let until = Instant::now() + limit;
     while t.stdout.buffer().is_empty() {
         let left = until.saturating_duration_since(Instant::now());

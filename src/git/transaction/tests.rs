@@ -1,5 +1,5 @@
-//! The prepared transaction against a real repository: committed it deletes what it checked,
-//! prepared it holds the refs against anyone else, and anything short of a commit changes nothing.
+//! The started transaction against a real repository: committed it deletes what it checks at the
+//! commit, started it locks nothing, and anything short of a commit changes nothing.
 
 use std::path::Path;
 use std::process::Command;
@@ -55,41 +55,42 @@ fn deletes(base: &str, branch_old: &str) -> String {
 }
 
 #[test]
-fn a_committed_transaction_deletes_what_it_checked_and_holds_the_refs_until_then() {
+fn a_committed_transaction_deletes_what_it_checks_at_the_commit() {
     let (_tmp, top, base) = repo();
-    let prepared = start(&top, &deletes(&base, &base))
-        .unwrap()
-        .answer()
-        .expect("prepared");
-    // Locked: nobody moves the branch between the check and the commit.
-    let moved = git(&top, &["update-ref", "refs/heads/isolate/x-1234", "HEAD"]);
-    assert!(!moved.status.success());
+    let started = start(&top, &deletes(&base, &base)).unwrap();
+    // Started, nothing is locked: the user's git works on meanwhile.
+    assert!(git(&top, &["update-ref", "refs/heads/other", &base])
+        .status
+        .success());
     assert!(exists(&top, "refs/heads/isolate/x-1234"));
-    assert!(prepared.commit());
+    assert!(started.commit());
     assert!(!exists(&top, "refs/heads/isolate/x-1234"));
     assert!(!exists(&top, "refs/isolate/x-1234/base"));
 }
 
 #[test]
-fn a_value_that_moved_or_a_transaction_not_committed_changes_nothing() {
+fn a_value_that_moved_before_the_commit_or_no_commit_changes_nothing() {
     let (_tmp, top, base) = repo();
     let other = "1".repeat(40);
-    assert!(start(&top, &deletes(&base, &other))
-        .unwrap()
-        .answer()
-        .is_none());
+    assert!(!start(&top, &deletes(&base, &other)).unwrap().commit());
     assert!(exists(&top, "refs/heads/isolate/x-1234"));
     assert!(exists(&top, "refs/isolate/x-1234/base"));
-    // Prepared, then dropped (the removal it waited for failed): aborted, and the locks gone.
-    let prepared = start(&top, &deletes(&base, &base)).unwrap().answer();
-    drop(prepared.expect("prepared"));
+    // Moved after the start, before the commit: checked at the commit, so nothing is deleted.
+    let started = start(&top, &deletes(&base, &base)).unwrap();
+    ok(&top, &["commit", "-q", "--allow-empty", "-m", "two"]);
+    ok(&top, &["update-ref", "refs/heads/isolate/x-1234", "HEAD"]);
+    assert!(!started.commit());
+    assert!(exists(&top, "refs/heads/isolate/x-1234"));
+    assert!(exists(&top, "refs/isolate/x-1234/base"));
+    ok(&top, &["update-ref", "refs/heads/isolate/x-1234", &base]);
+    // Started, then dropped (the removal it waited for failed): aborted, no lock left.
+    drop(start(&top, &deletes(&base, &base)).unwrap());
     assert!(exists(&top, "refs/heads/isolate/x-1234"));
     assert!(exists(&top, "refs/isolate/x-1234/base"));
     assert!(!top.join(".git/refs/heads/isolate/x-1234.lock").exists());
     // Packed refs too.
     ok(&top, &["pack-refs", "--all"]);
-    let prepared = start(&top, &deletes(&base, &base)).unwrap().answer();
-    assert!(prepared.expect("prepared").commit());
+    assert!(start(&top, &deletes(&base, &base)).unwrap().commit());
     assert!(!exists(&top, "refs/heads/isolate/x-1234"));
     assert!(!exists(&top, "refs/isolate/x-1234/base"));
 }

@@ -15,7 +15,7 @@ use super::report::report;
 use super::survey::judge;
 use crate::error::Result;
 use crate::git;
-use crate::git::transaction::{Prepared, Starting};
+use crate::git::transaction::Started;
 use crate::job::record::WorktreeReport;
 use crate::worktree::create::pin_ref;
 use crate::worktree::remove;
@@ -67,24 +67,24 @@ fn carry_out(job: &Job, facts: &Facts, verdict: &Verdict) -> Ending {
     let tip = facts.branch_after.as_deref().filter(|_| delete_branch);
     // Without a branch in the project, nothing is deleted, not even the pin.
     let deletes = !matches!(facts.branch, Branch::Gone);
-    // The refs' transaction prepared while the tree is removed (their old values checked and
-    // locked), committed only once the tree is gone: aborted if it cannot be removed.
+    // The refs' git started while the tree is removed, its changes queued; locked, checked and
+    // committed only once the tree is gone, as before; aborted (nothing locked) if it cannot be.
     let instructions = deletes.then(|| instructions(job, facts.pin.is_some(), tip));
-    let starting = instructions
+    let started = instructions
         .as_ref()
         .filter(|(both, _, _)| !both.is_empty())
         .and_then(|(both, _, _)| git::transaction::start(&job.project.top, both));
     let tree = match facts.tree {
         Tree::Present(_) => match remove::remove_tree(job.path) {
             Ok(()) => Gone::Clean,
-            // `starting`, dropped, aborts: nothing of the project changes.
+            // `started`, dropped, aborts: nothing of the project changes.
             Err(e) => return Ending::Kept(Stay::Unremovable(e.to_string())),
         },
         Tree::Missing => Gone::Missing,
         Tree::Removed => Gone::Removed,
     };
-    // Not prepared or not committed: the slow path, as before (the transaction, then one by one).
-    let committed = starting.and_then(Starting::answer).map(Prepared::commit);
+    // Not started or not committed: the slow path, as before (the transaction, then one by one).
+    let committed = started.map(Started::commit);
     let branch_kept = match (instructions, committed) {
         (None, _) => false,
         (Some((_, _, with_branch)), Some(true)) => !with_branch,
