@@ -29,9 +29,14 @@ fn main() {
     files.sort();
     // SipHash with fixed keys: the same sources give the same identity on every machine.
     let mut hash = DefaultHasher::new();
+    // Each path and each content with its length first: no two trees give the same stream.
     for file in &files {
-        hash.write(file.as_os_str().as_encoded_bytes());
-        hash.write(&fs::read(file).unwrap_or_default());
+        let name = file.as_os_str().as_encoded_bytes();
+        let content = fs::read(file).unwrap_or_default();
+        hash.write_usize(name.len());
+        hash.write(name);
+        hash.write_usize(content.len());
+        hash.write(&content);
     }
     println!("cargo:rustc-env=ISOLATE_BUILD={:016x}", hash.finish());
 }

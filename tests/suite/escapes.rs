@@ -952,41 +952,54 @@ fn an_abstract_name_squatted_by_a_kept_accepted_socket_vouches_for_nobody() {
     let env = TestEnv::new();
     let repo = env.repo("app");
     let name = format!("isolate-squat-{}", std::process::id());
+    let held = env.path().join("held");
     let go = env.path().join("go");
     let prog = probe(
         &env,
         "squat.py",
         "name = '\\0' + sys.argv[1]\n\
-         l = socket.socket(socket.AF_UNIX); l.bind(name); l.listen()\n\
+         l = socket.socket(socket.AF_UNIX)\n\
+         while l.getsockname() == '':\n\
+         \x20   try: l.bind(name)\n\
+         \x20   except OSError: time.sleep(0.01)\n\
+         l.listen()\n\
          c = socket.socket(socket.AF_UNIX); c.connect(name); a, _ = l.accept()\n\
+         while not os.path.exists(sys.argv[2]): time.sleep(0.02)\n\
          l.close(); c.close()\n\
          print('squatting', flush=True)\n\
-         while not os.path.exists(sys.argv[2]): time.sleep(0.02)\n\
+         while not os.path.exists(sys.argv[3]): time.sleep(0.02)\n\
          attempt('squat', lambda: unix(name))\n",
     );
     let pending = Pending::start(
         &env,
         &repo,
         &[],
-        &format!("python3 {prog} {name} {}", go.display()),
+        &format!("python3 {prog} {name} {} {}", held.display(), go.display()),
         Stdio::null(),
     );
-    // Outside binds the name once the job squats it (the job's listener is closed by then).
-    let listener = loop {
-        let attempt = std::process::Command::new("python3")
+    // Whether an outside process can bind the name now.
+    let free = || {
+        std::process::Command::new("python3")
             .args([
                 "-c",
                 &format!(
                     "import socket; s = socket.socket(socket.AF_UNIX); s.bind('\\0{name}'); s.close()"
                 ),
             ])
+            .stderr(Stdio::null())
             .status()
-            .unwrap();
-        if attempt.success() {
-            break foreign_listener(&env, &[], &format!("@{name}"), 3);
-        }
-        std::thread::sleep(Duration::from_millis(20));
+            .unwrap()
+            .success()
     };
+    // The job holds the name (its listener is bound; its bind retries while this probe holds
+    // it for a moment), then lets it go; only then does the outside bind it.
+    assert!(
+        wait_until(LIMIT, || !free()),
+        "the job never bound the name"
+    );
+    fs::write(&held, "").unwrap();
+    assert!(wait_until(LIMIT, free), "the job never released the name");
+    let listener = foreign_listener(&env, &[], &format!("@{name}"), 3);
     fs::write(&go, "").unwrap();
     let (out, _) = pending.finish(&env, || {});
     assert_said(&out, "squatting");
@@ -2186,6 +2199,15 @@ fn malformed_objects_are_never_imported_and_fsck_stays_clean() {
     }
 }
 
+/// A FIFO outside the job (a name with a space), which nobody ever writes: its path.
+fn someone_elses_fifo(env: &TestEnv) -> String {
+    let fifo = env.path().join("someone else.fifo");
+    let made = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo on a path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(made.as_ptr(), 0o644) }, 0);
+    fifo.display().to_string()
+}
+
 #[test]
 fn files_of_the_jobs_git_directory_that_never_end_neither_hang_nor_exhaust_isolate() {
     // gix reads some files of the job's git directory whole: a link to a FIFO blocks that read
@@ -2193,11 +2215,7 @@ fn files_of_the_jobs_git_directory_that_never_end_neither_hang_nor_exhaust_isola
     // a link to /dev/zero or a sparse file of gigabytes fills memory. Each must be refused at once,
     // the worktree kept, by the job's end, `worktrees` and `prune` alike.
     let env = TestEnv::new();
-    let fifo = env.path().join("someone else.fifo");
-    let made = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: mkfifo on a path this test owns.
-    assert_eq!(unsafe { libc::mkfifo(made.as_ptr(), 0o644) }, 0);
-    let fifo = fifo.display().to_string();
+    let fifo = someone_elses_fifo(&env);
     for (what, plant) in [
         (
             "info/exclude -> a FIFO",
@@ -2242,6 +2260,71 @@ fn files_of_the_jobs_git_directory_that_never_end_neither_hang_nor_exhaust_isola
             wt.join("work.txt").exists(),
             "{what}: prune removed the work"
         );
+    }
+}
+
+#[test]
+fn links_to_a_fifo_that_gix_follows_neither_hang_the_jobs_end_nor_later_commands() {
+    // gix opens a loose ref it looks up by name through a symlink (HEAD's branch, `refs/stash`,
+    // the branch a linked worktree has checked out), and the alternates of the object directories
+    // the job's alternates name. A link from one of them to a FIFO anywhere on the machine
+    // stalled the job's end for the inspection's whole time bound (120 s), and each later
+    // `worktrees` and `prune` as long again. Each must be refused at once and the worktree kept.
+    let env = TestEnv::new();
+    let fifo = someone_elses_fifo(&env);
+    for (n, (what, plant)) in [
+        (
+            "the job's branch",
+            format!(
+                "rm \".git/refs/heads/$ISOLATE_BRANCH\" && ln -s \"{fifo}\" \".git/refs/heads/$ISOLATE_BRANCH\""
+            ),
+        ),
+        ("the stash", format!("ln -s \"{fifo}\" .git/refs/stash")),
+        (
+            "another branch HEAD is on",
+            format!("git checkout -q -b foo && rm .git/refs/heads/foo && ln -s \"{fifo}\" .git/refs/heads/foo"),
+        ),
+        (
+            "an alternate's alternates",
+            format!(
+                "mkdir -p alt/info && ln -s \"{fifo}\" alt/info/alternates && \
+                 echo \"$PWD/alt\" >> .git/objects/info/alternates"
+            ),
+        ),
+        (
+            "a linked worktree's branch",
+            format!(
+                "git worktree add -q .git/side -b side && rm .git/refs/heads/side && \
+                 ln -s \"{fifo}\" .git/refs/heads/side"
+            ),
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let repo = env.repo(&format!("app-{n}"));
+        let script = format!(
+            "echo work > work.txt && git add work.txt && git commit -q -m work && {plant} && echo planted"
+        );
+        let pending = Pending::start(&env, &repo, &[], &script, Stdio::null());
+        let out = finish(pending.child, Duration::from_secs(60));
+        assert_status(&out, 0);
+        assert_said(&out, "planted");
+        let report = env.report(&pending.report);
+        assert_eq!(report["worktree"]["removed"], false, "{what}: {report}");
+        let reason = report["worktree"]["reason"].as_str().unwrap();
+        assert!(reason.starts_with("kept:"), "{what}: {reason}");
+        let wt = PathBuf::from(report["worktree"]["path"].as_str().unwrap());
+        assert_eq!(fs::read_to_string(wt.join("work.txt")).unwrap(), "work\n");
+        for args in [["worktrees", "--json"], ["prune", "--json"]] {
+            let mut cmd = env.isolate_cmd(&repo, args);
+            cmd.stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let out = finish(cmd.spawn().unwrap(), Duration::from_secs(60));
+            assert_status(&out, 0);
+        }
+        assert!(wt.join("work.txt").exists(), "{what}: prune removed the work");
     }
 }
 
@@ -2492,6 +2575,11 @@ fn credential_stores_are_unreadable_under_every_profile_and_their_siblings_stay_
         "~/.docker/config.json",
         "~/.netrc",
         "~/.bash_history",
+        "~/.cache/huggingface/token",
+        "~/.config/sops/age/keys.txt",
+        "~/.pulumi/credentials.json",
+        "~/.kaggle/kaggle.json",
+        "~/.local/share/atuin",
     ] {
         assert!(stores.iter().any(|s| s == must), "{must} is not denied");
     }

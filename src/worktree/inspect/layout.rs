@@ -1,6 +1,9 @@
 //! The layout of a job's git directory, checked before gix opens it: a real directory, not a linked
 //! worktree's, and the files gix reads whole regular and bounded. Never opens anything itself.
 
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use super::error::InspectError;
@@ -40,6 +43,110 @@ pub(super) fn check_layout(git_dir: &Path) -> Result<(), InspectError> {
                     "{name} is {} bytes, more than a job repository's ever is ({limit})",
                     meta.len()
                 )));
+            }
+        }
+    }
+    check_tree_of_files(git_dir, "refs").map_err(not_repo)?;
+    check_tree_of_files(git_dir, "worktrees").map_err(not_repo)?;
+    check_alternates(&git_dir.join("objects"), &git_dir.join("objects"), 0).map_err(not_repo)
+}
+
+/// How deep a chain of alternates may go before the inspection gives up (git's own limit is 5).
+const ALTERNATES_DEPTH: usize = 5;
+
+/// The `info/alternates` of every object directory gix would borrow from, each a regular file of
+/// a bounded size if present: gix follows the alternates of alternates, and a link from one of
+/// those to a FIFO blocked the inspection forever (only the repository's own is in `READ_FIRST`).
+/// A quoted entry, which this reading would not resolve as gix does, is refused, and so is a chain
+/// deeper than git follows.
+fn check_alternates(root: &Path, objects: &Path, depth: usize) -> Result<(), String> {
+    let file = objects.join("info/alternates");
+    let meta = match std::fs::symlink_metadata(&file) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(err) => {
+            return Err(format!(
+                "cannot stat {}: {err}",
+                crate::controls::name(&file.to_string_lossy())
+            ))
+        }
+    };
+    let limit = 64 << 10;
+    if !meta.is_file() || meta.len() > limit {
+        return Err(format!(
+            "{} is not a regular file of at most {limit} bytes",
+            crate::controls::name(&file.to_string_lossy())
+        ));
+    }
+    if depth >= ALTERNATES_DEPTH {
+        return Err(format!("alternates nest deeper than {ALTERNATES_DEPTH}"));
+    }
+    let mut content = Vec::new();
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&file)
+        .and_then(|f| f.take(limit).read_to_end(&mut content))
+        .map_err(|err| {
+            format!(
+                "cannot read {}: {err}",
+                crate::controls::name(&file.to_string_lossy())
+            )
+        })?;
+    for line in content.split(|&b| b == b'\n') {
+        let line = line.trim_ascii();
+        if line.is_empty() || line.starts_with(b"#") {
+            continue;
+        }
+        if line.starts_with(b"\"") {
+            return Err(format!(
+                "{} holds a quoted entry",
+                crate::controls::name(&file.to_string_lossy())
+            ));
+        }
+        // gix resolves a relative entry against the repository's own object directory, git
+        // against the one whose file names it: both are checked.
+        let entry = std::ffi::OsStr::from_bytes(line);
+        check_alternates(root, &root.join(entry), depth + 1)?;
+        if objects != root {
+            check_alternates(root, &objects.join(entry), depth + 1)?;
+        }
+    }
+    Ok(())
+}
+
+/// `path` relative to `git_dir`, its control characters escaped (the job names it).
+fn shown(git_dir: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(git_dir).unwrap_or(path);
+    crate::controls::name(&rel.to_string_lossy())
+}
+
+/// Every entry beneath `git_dir/name` is a directory or a regular file: gix opens a loose ref it
+/// looks up by name (HEAD's branch, `refs/stash`, a linked worktree's HEAD) through a symlink, and
+/// one to a FIFO would block that read forever. Walked without following links.
+fn check_tree_of_files(git_dir: &Path, name: &str) -> Result<(), String> {
+    let top = git_dir.join(name);
+    // The directory itself a link (to `/`, say) would have the walk list another tree.
+    if std::fs::symlink_metadata(&top).is_ok_and(|meta| !meta.is_dir()) {
+        return Err(format!("{name} is not a directory"));
+    }
+    let mut pending = vec![top];
+    while let Some(dir) = pending.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(err) => return Err(format!("cannot list {}: {err}", shown(git_dir, &dir))),
+        };
+        for entry in entries {
+            let path = entry
+                .map_err(|err| format!("cannot list {}: {err}", shown(git_dir, &dir)))?
+                .path();
+            let meta = std::fs::symlink_metadata(&path)
+                .map_err(|err| format!("cannot stat {}: {err}", shown(git_dir, &path)))?;
+            if meta.is_dir() {
+                pending.push(path);
+            } else if !meta.is_file() {
+                return Err(format!("{} is not a regular file", shown(git_dir, &path)));
             }
         }
     }
