@@ -3,6 +3,8 @@
 //! checkout holds is never deleted or moved behind it: `merge` fast-forwards it in that checkout (or
 //! refuses during a rebase or bisect), and `rm` and `prune` keep it.
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
@@ -80,21 +82,22 @@ pub fn holding(project: &Project, reference: &str) -> Result<Option<Held>> {
     Ok(None)
 }
 
-/// The checkouts as `git worktree list --porcelain -z` lists them.
+/// The checkouts as `git worktree list --porcelain -z` lists them. A path is taken as the bytes
+/// git printed: made text (`café` in Latin-1 read as `caf\u{fffd}`), it names no directory, and
+/// the branch checked out there would read as held nowhere.
 fn from_git(project: &Project) -> Result<Vec<Listed>> {
     let list = git::run(&project.top, ["worktree", "list", "--porcelain", "-z"])?;
     let mut listed: Vec<Listed> = Vec::new();
     for field in list.stdout.split(|&b| b == 0) {
-        let field = String::from_utf8_lossy(field);
-        if let Some(path) = field.strip_prefix("worktree ") {
+        if let Some(path) = field.strip_prefix(b"worktree ") {
             listed.push(Listed {
-                dir: PathBuf::from(path),
+                dir: PathBuf::from(OsStr::from_bytes(path)),
                 branch: None,
             });
         } else if let (Some(branch), Some(last)) =
-            (field.strip_prefix("branch "), listed.last_mut())
+            (field.strip_prefix(b"branch "), listed.last_mut())
         {
-            last.branch = Some(branch.to_string());
+            last.branch = Some(String::from_utf8_lossy(branch).into_owned());
         }
     }
     Ok(listed)
@@ -111,8 +114,11 @@ fn git_dir_of(dir: &Path, project: &Project) -> Option<PathBuf> {
     if dir == project.top {
         return Some(project.git_dir.clone());
     }
-    let text = textfile::read_untrusted(&dot_git, 4 << 10).ok()?;
-    let named = PathBuf::from(text.trim().strip_prefix("gitdir: ")?);
+    // Bytes, not text: the admin directory is named after the checkout's, whatever its encoding.
+    let bytes = textfile::read_untrusted_bytes(&dot_git, 4 << 10).ok()?;
+    let named = PathBuf::from(OsStr::from_bytes(
+        bytes.trim_ascii().strip_prefix(b"gitdir: ")?,
+    ));
     Some(if named.is_absolute() {
         named
     } else {

@@ -156,3 +156,70 @@ fn what_git_reads_otherwise_is_left_to_git() {
     std::fs::create_dir(project.git_dir.join("reftable")).unwrap();
     assert_eq!(list(&project), None);
 }
+
+#[test]
+fn a_branch_checked_out_where_the_path_is_not_utf8_is_held_there() {
+    use std::os::unix::ffi::OsStrExt;
+    let (tmp, project) = project();
+    // A name in Latin-1 (`café`): a path, but no UTF-8 text. Listed by git, not in-process.
+    let side = tmp.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(&project.top)
+        .args(["worktree", "add", "-q", "-b", "isolate/x-1234"])
+        .arg(&side)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let held = holding(&project, "refs/heads/isolate/x-1234").unwrap();
+    let held = held.expect("checked out there: never deleted behind it");
+    assert_eq!(held.hold, Hold::CheckedOut);
+    assert_eq!(held.dir, std::fs::canonicalize(&side).unwrap());
+}
+
+#[test]
+fn a_branch_rebased_where_the_path_is_not_utf8_is_held_there() {
+    use std::os::unix::ffi::OsStrExt;
+    let (tmp, project) = project();
+    let side = tmp.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    let run = |dir: &Path, args: &[&std::ffi::OsStr]| {
+        Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap()
+    };
+    let os = |s: &'static str| std::ffi::OsStr::new(s);
+    let add = run(
+        &project.top,
+        &[
+            os("worktree"),
+            os("add"),
+            os("-q"),
+            os("-b"),
+            os("isolate/x-1234"),
+            side.as_os_str(),
+        ],
+    );
+    assert!(add.status.success(), "{add:?}");
+    // The same line changed on both sides: the rebase stops, the branch is its to come back to.
+    std::fs::write(side.join("a"), "side\n").unwrap();
+    git(&side, &["commit", "-q", "-am", "side"]);
+    std::fs::write(project.top.join("a"), "main\n").unwrap();
+    git(&project.top, &["commit", "-q", "-am", "main"]);
+    assert!(!run(&side, &[os("rebase"), os("-q"), os("main")])
+        .status
+        .success());
+    let held = holding(&project, "refs/heads/isolate/x-1234").unwrap();
+    let held = held.expect("being rebased there: never deleted behind it");
+    assert_eq!(held.hold, Hold::Rebasing);
+}
