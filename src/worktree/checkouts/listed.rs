@@ -12,12 +12,14 @@ use std::path::{Path, PathBuf};
 use crate::git::project::Project;
 use crate::textfile;
 
-/// A checkout: its directory, and the full name of the branch its HEAD is on (`None`: detached or
-/// no HEAD).
+/// A checkout: its directory, the full name of the branch its HEAD is on (`None`: detached or
+/// no HEAD), and whether it is locked (kept whether or not its directory is there: on a device
+/// that is not always mounted, git-worktree(1)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Listed {
     pub dir: PathBuf,
     pub branch: Option<String>,
+    pub locked: bool,
 }
 
 /// Every checkout of the project, or `None` when git must say.
@@ -30,6 +32,7 @@ pub(super) fn list(project: &Project) -> Option<Vec<Listed>> {
     let mut out = vec![Listed {
         dir: PathBuf::from(main),
         branch: head_branch(common, &common.join("HEAD"))?,
+        locked: false,
     }];
     let admin = common.join("worktrees");
     let entries = match fs::read_dir(&admin) {
@@ -53,6 +56,8 @@ pub(super) fn list(project: &Project) -> Option<Vec<Listed>> {
         out.push(Listed {
             dir: PathBuf::from(path),
             branch: head_branch(common, &dir.join("HEAD"))?,
+            // A `locked` file, whatever it holds (its reason), as git's `is_worktree_locked`.
+            locked: fs::symlink_metadata(dir.join("locked")).is_ok(),
         });
     }
     Some(out)

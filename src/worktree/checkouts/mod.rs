@@ -50,7 +50,9 @@ pub fn holding(project: &Project, reference: &str) -> Result<Option<Held>> {
     };
     let mut dirs: Vec<PathBuf> = Vec::new();
     for checkout in listed {
-        if checkout.branch.as_deref() == Some(reference) && checkout.dir.is_dir() {
+        // A checkout whose directory is gone holds nothing (git prunes it), unless it is locked.
+        let there = checkout.locked || checkout.dir.is_dir();
+        if checkout.branch.as_deref() == Some(reference) && there {
             return Ok(Some(Held {
                 dir: checkout.dir,
                 hold: Hold::CheckedOut,
@@ -93,11 +95,14 @@ fn from_git(project: &Project) -> Result<Vec<Listed>> {
             listed.push(Listed {
                 dir: PathBuf::from(OsStr::from_bytes(path)),
                 branch: None,
+                locked: false,
             });
-        } else if let (Some(branch), Some(last)) =
-            (field.strip_prefix(b"branch "), listed.last_mut())
-        {
-            last.branch = Some(String::from_utf8_lossy(branch).into_owned());
+        } else if let Some(last) = listed.last_mut() {
+            if let Some(branch) = field.strip_prefix(b"branch ") {
+                last.branch = Some(String::from_utf8_lossy(branch).into_owned());
+            } else if field == b"locked" || field.starts_with(b"locked ") {
+                last.locked = true;
+            }
         }
     }
     Ok(listed)

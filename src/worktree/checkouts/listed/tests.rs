@@ -223,3 +223,29 @@ fn a_branch_rebased_where_the_path_is_not_utf8_is_held_there() {
     let held = held.expect("being rebased there: never deleted behind it");
     assert_eq!(held.hold, Hold::Rebasing);
 }
+
+#[test]
+fn a_branch_checked_out_where_a_locked_checkout_is_not_mounted_is_held_there() {
+    let (tmp, project) = project();
+    let side = tmp.path().join("side");
+    let side_s = side.to_str().unwrap();
+    git(
+        &project.top,
+        &["worktree", "add", "-q", "-b", "isolate/x-1234", side_s],
+    );
+    // Locked: on a device that is not always mounted (git-worktree(1), "lock"); now it is not.
+    git(&project.top, &["worktree", "lock", side_s]);
+    std::fs::rename(&side, tmp.path().join("unmounted")).unwrap();
+    same_as_git(&project);
+    let held = holding(&project, "refs/heads/isolate/x-1234").unwrap();
+    let held = held.expect("locked there: git keeps it checked out, never deleted behind it");
+    assert_eq!(held.hold, Hold::CheckedOut);
+    assert_eq!(held.dir, side);
+    // Not locked, its directory gone: prunable, it holds nothing.
+    git(&project.top, &["worktree", "unlock", side_s]);
+    same_as_git(&project);
+    assert_eq!(
+        holding(&project, "refs/heads/isolate/x-1234").unwrap(),
+        None
+    );
+}
