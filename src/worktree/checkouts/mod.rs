@@ -60,8 +60,14 @@ pub fn holding(project: &Project, reference: &str) -> Result<Option<Held>> {
         }
         dirs.push(checkout.dir);
     }
-    for dir in dirs {
-        let Some(git_dir) = git_dir_of(&dir, project) else {
+    for (i, dir) in dirs.into_iter().enumerate() {
+        // The main checkout (listed first) has the common dir: git lists it by that dir's path,
+        // which names no checkout where it is not `<top>/.git` (`--separate-git-dir`, a submodule).
+        let git_dir = match i {
+            0 => Some(project.git_dir.clone()),
+            _ => git_dir_of(&dir),
+        };
+        let Some(git_dir) = git_dir else {
             continue;
         };
         let read = |name: &str| {
@@ -108,16 +114,12 @@ fn from_git(project: &Project) -> Result<Vec<Listed>> {
     Ok(listed)
 }
 
-/// The git directory of checkout `dir`: the project's own for the main worktree, else the one its
-/// `.git` file names.
-fn git_dir_of(dir: &Path, project: &Project) -> Option<PathBuf> {
+/// The git directory of linked checkout `dir`: the one its `.git` file names.
+fn git_dir_of(dir: &Path) -> Option<PathBuf> {
     let dot_git = dir.join(".git");
     let meta = std::fs::symlink_metadata(&dot_git).ok()?;
     if meta.is_dir() {
         return Some(dot_git);
-    }
-    if dir == project.top {
-        return Some(project.git_dir.clone());
     }
     // Bytes, not text: the admin directory is named after the checkout's, whatever its encoding.
     let bytes = textfile::read_untrusted_bytes(&dot_git, 4 << 10).ok()?;

@@ -249,3 +249,49 @@ fn a_branch_checked_out_where_a_locked_checkout_is_not_mounted_is_held_there() {
         None
     );
 }
+
+#[test]
+fn a_branch_rebased_in_a_checkout_whose_git_dir_is_elsewhere_is_held_there() {
+    // `git init --separate-git-dir` (a submodule's checkout is the same): git lists the main
+    // checkout as its git directory, which has no `.git` of its own.
+    let tmp = tempfile::tempdir().unwrap();
+    let top = tmp.path().join("p");
+    let sep = tmp.path().join("p.git");
+    std::fs::create_dir(&top).unwrap();
+    git(
+        &top,
+        &[
+            "init",
+            "-q",
+            "-b",
+            "main",
+            "--separate-git-dir",
+            sep.to_str().unwrap(),
+        ],
+    );
+    std::fs::write(top.join("a"), "a\n").unwrap();
+    git(&top, &["add", "a"]);
+    git(&top, &["commit", "-q", "-m", "one"]);
+    git(&top, &["checkout", "-q", "-b", "topic"]);
+    std::fs::write(top.join("a"), "topic\n").unwrap();
+    git(&top, &["commit", "-q", "-am", "topic"]);
+    git(&top, &["checkout", "-q", "main"]);
+    std::fs::write(top.join("a"), "main\n").unwrap();
+    git(&top, &["commit", "-q", "-am", "main"]);
+    let project = Project::discover(&top).unwrap();
+    same_as_git(&project);
+    let rebase = Command::new("git")
+        .arg("-C")
+        .arg(&top)
+        .args(["rebase", "-q", "topic"])
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_COMMITTER_NAME", "T")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(!rebase.status.success(), "the rebase stops: {rebase:?}");
+    let held = holding(&project, "refs/heads/main").unwrap();
+    let held = held.expect("being rebased: never moved behind the rebase");
+    assert_eq!(held.hold, Hold::Rebasing);
+}
