@@ -2,8 +2,9 @@
 //! `get_worktrees`): the main one (the common dir's real path, `/.git` stripped) and each entry of
 //! `<common dir>/worktrees` whose `gitdir` file names a path, each with the branch its HEAD is on.
 //! Read in-process for the common case; whatever git would read otherwise or differently (refs in
-//! a reftable, a HEAD that is a link or not plain text, a HEAD on a ref that could itself be
-//! symbolic, a relative `gitdir`, any error but a missing file) is `None`: git's to list, as before.
+//! a reftable, a config that could make the main checkout bare, a HEAD that is a link or not plain
+//! text, a HEAD on a ref that could itself be symbolic, a relative `gitdir`, any error but a
+//! missing file) is `None`: git's to list, as before.
 
 use std::fs;
 use std::io;
@@ -25,7 +26,7 @@ pub(super) struct Listed {
 /// Every checkout of the project, or `None` when git must say.
 pub(super) fn list(project: &Project) -> Option<Vec<Listed>> {
     let common = project.git_dir.as_path();
-    if fs::symlink_metadata(common.join("reftable")).is_ok() {
+    if fs::symlink_metadata(common.join("reftable")).is_ok() || could_be_bare(common)? {
         return None;
     }
     let main = strip_dot_git(fs::canonicalize(common).ok()?.to_str()?)?;
@@ -61,6 +62,22 @@ pub(super) fn list(project: &Project) -> Option<Vec<Listed>> {
         });
     }
     Some(out)
+}
+
+/// Whether git could read the project's main checkout as a bare repository, which it lists as
+/// `bare`, with no branch (the bare clone whose checkouts are all linked, in `.git` or
+/// `repo.git`): `core.bare` true, or a config it cannot be told from here (a `bare` other than
+/// git init's `bare = false`, in any section; an include; per-worktree config). `None`: unreadable.
+fn could_be_bare(common: &Path) -> Option<bool> {
+    let config = optional(textfile::read_untrusted(&common.join("config"), 64 << 10))?;
+    let config = config.unwrap_or_default().to_ascii_lowercase();
+    Some(
+        config.contains("include")
+            || config.contains("worktreeconfig")
+            || config.lines().map(str::trim).any(|line| {
+                line.contains("bare") && !matches!(line, "bare = false" | "bare=false")
+            }),
+    )
 }
 
 /// `path` without a trailing `/.git`; `None` for a path git would print otherwise than it reads

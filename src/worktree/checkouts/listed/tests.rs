@@ -295,3 +295,37 @@ fn a_branch_rebased_in_a_checkout_whose_git_dir_is_elsewhere_is_held_there() {
     let held = held.expect("being rebased: never moved behind the rebase");
     assert_eq!(held.hold, Hold::Rebasing);
 }
+
+#[test]
+fn a_bare_repository_checks_out_nothing_its_linked_checkouts_do() {
+    // The bare clone with its checkouts beside it, in `.git` (so that its top reads as a
+    // checkout's) and under a name of its own.
+    for name in [".git", "repo.git"] {
+        let (tmp, origin) = project();
+        let bare = tmp.path().join("b").join(name);
+        let out = Command::new("git")
+            .args(["clone", "-q", "--bare"])
+            .arg(&origin.top)
+            .arg(&bare)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let main = tmp.path().join("b/main");
+        git(
+            &bare,
+            &["worktree", "add", "-q", main.to_str().unwrap(), "main"],
+        );
+        let project = Project::discover(&main).unwrap();
+        // `core.bare = true`: git's to list (as `bare`, with no branch).
+        assert_eq!(list(&project), None, "{name}");
+        let held = holding(&project, "refs/heads/main").unwrap().unwrap();
+        assert_eq!((held.dir, held.hold), (main, Hold::CheckedOut), "{name}");
+    }
+    // A config that could say so from elsewhere: git's too.
+    let (_tmp, project) = project();
+    assert!(list(&project).is_some());
+    git(&project.top, &["config", "include.path", "more"]);
+    assert_eq!(list(&project), None);
+}
