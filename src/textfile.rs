@@ -24,7 +24,17 @@ pub fn read_untrusted(path: &Path, max: u64) -> io::Result<String> {
     read_with(path, max, libc::O_NOFOLLOW)
 }
 
+/// As `read_untrusted`, the bytes as they are: a path a job's git wrote need not be UTF-8.
+pub fn read_untrusted_bytes(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    read_bytes_with(path, max, libc::O_NOFOLLOW)
+}
+
 fn read_with(path: &Path, max: u64, flags: libc::c_int) -> io::Result<String> {
+    String::from_utf8(read_bytes_with(path, max, flags)?)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+fn read_bytes_with(path: &Path, max: u64, flags: libc::c_int) -> io::Result<Vec<u8>> {
     // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before the type check below.
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -43,9 +53,9 @@ fn read_with(path: &Path, max: u64, flags: libc::c_int) -> io::Result<String> {
             format!("larger than {max} bytes"),
         ));
     }
-    let mut text = String::new();
-    file.take(max).read_to_string(&mut text)?;
-    Ok(text)
+    let mut bytes = Vec::new();
+    file.take(max).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 #[cfg(test)]

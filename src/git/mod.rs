@@ -4,7 +4,7 @@
 //! git there would run whatever the job planted (see `worktree::inspect` for how those are read).
 //! The hygiene is hygiene.rs, the runs run.rs, the bounded wait wait.rs, git's version version.rs;
 //! the project itself (the user's repository, found from the cwd) is project.rs, the reads of its
-//! refs done in-process refs.rs.
+//! refs done in-process refs.rs, a ref transaction prepared ahead of its commit transaction.rs.
 
 mod borrowed;
 mod hygiene;
@@ -13,6 +13,7 @@ pub mod project;
 mod refs;
 pub mod remote;
 mod run;
+pub mod transaction;
 mod version;
 mod wait;
 

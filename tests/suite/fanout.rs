@@ -979,6 +979,64 @@ fn a_branch_a_checkout_holds_is_never_deleted_nor_moved_behind_it() {
 }
 
 #[test]
+fn a_branch_checked_out_at_a_path_that_is_not_utf8_is_never_deleted() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (_, merged) = env.worktree_job(&repo, &[], &commit_script("m.txt", "m"));
+    let merged = merged["id"].as_str().unwrap().to_string();
+    assert_status(&env.isolate(&repo, ["merge", "--yes", &merged]), 0);
+    // A checkout named in Latin-1 (`café`): a path, but not UTF-8.
+    let linked = env.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    let branch = format!("isolate/{merged}");
+    env.git(
+        &repo,
+        [
+            std::ffi::OsStr::new("worktree"),
+            "add".as_ref(),
+            "-q".as_ref(),
+            linked.as_os_str(),
+            branch.as_ref(),
+        ],
+    );
+    let out = json(&env.isolate(&repo, ["prune", "--json"]));
+    assert!(
+        has_ref(&env, &repo, &format!("refs/heads/{branch}")),
+        "deleted behind the checkout at {}: {out}",
+        linked.display()
+    );
+}
+
+#[test]
+fn merge_from_a_checkout_of_a_bare_clone_fast_forwards_that_checkout() {
+    let env = TestEnv::new();
+    let origin = env.repo("origin");
+    // The bare clone whose checkouts are all linked, beside it: the bare one checks out nothing.
+    let bare = env.path().join("app/repo.git");
+    env.git(
+        env.path(),
+        [
+            "clone",
+            "-q",
+            "--bare",
+            origin.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
+    );
+    let repo = env.path().join("app/main");
+    let branch = env.git(&origin, ["symbolic-ref", "--short", "HEAD"]);
+    env.git(
+        &bare,
+        ["worktree", "add", "-q", repo.to_str().unwrap(), &branch],
+    );
+    let (_, job) = env.worktree_job(&repo, &[], &commit_script("m.txt", "m"));
+    let job = job["id"].as_str().unwrap().to_string();
+    let out = env.isolate(&repo, ["merge", "--yes", &job]);
+    assert_status(&out, 0);
+    assert_eq!(fs::read_to_string(repo.join("m.txt")).unwrap(), "m\n");
+}
+
+#[test]
 fn prune_of_another_state_directory_leaves_a_running_jobs_branch_alone() {
     let env = TestEnv::new();
     let repo = env.repo("app");

@@ -285,3 +285,44 @@ fn merge_lands_exactly_what_was_shown_whatever_the_job_planted() {
     assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");
     env.assert_fsck(&repo);
 }
+
+#[test]
+fn prune_run_inside_a_kept_worktree_runs_nothing_the_job_planted() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let markers = env.path().join("markers");
+    fs::create_dir_all(&markers).unwrap();
+    // Two branches of the job's that change the same line, one named as a job's (no job on record
+    // has it), and a merge driver for every file: a merge of them, run by isolate in the job's
+    // repository outside the sandbox, would run the driver with the user's rights.
+    let m = markers.display();
+    let script = format!(
+        "git checkout -q -b side && echo side > README && git commit -qam side && \
+         git checkout -q - && echo job > README && git commit -qam job && \
+         git branch isolate/evil-abcd side && \
+         git config merge.evil.driver 'touch {m}/merge-driver; false' && \
+         mkdir -p .git/info && echo '* merge=evil' > .git/info/attributes && \
+         echo wip > untracked.txt"
+    );
+    let (out, value) = env.worktree_job(&repo, &[], &script);
+    assert_status(&out, 0);
+    assert_eq!(value["worktree"]["removed"], false, "{value}");
+    // The user looks at the kept worktree, as the end of the job says, and prunes from there.
+    let kept = std::path::PathBuf::from(value["worktree"]["path"].as_str().unwrap());
+    env.isolate(&kept, ["prune"]);
+    assert_no_marker(&markers);
+    assert!(
+        env.git_output(
+            &kept,
+            [
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "refs/heads/isolate/evil-abcd"
+            ]
+        )
+        .status
+        .success(),
+        "the job's own branch is the job's"
+    );
+}

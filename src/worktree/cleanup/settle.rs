@@ -15,6 +15,7 @@ use super::report::report;
 use super::survey::judge;
 use crate::error::Result;
 use crate::git;
+use crate::git::transaction::Started;
 use crate::job::record::WorktreeReport;
 use crate::worktree::create::pin_ref;
 use crate::worktree::remove;
@@ -63,18 +64,32 @@ fn carry_out(job: &Job, facts: &Facts, verdict: &Verdict) -> Ending {
         Verdict::Keep(keep) => return Ending::Kept(Stay::Verdict(keep.clone())),
         Verdict::Remove { delete_branch } => *delete_branch,
     };
+    let tip = facts.branch_after.as_deref().filter(|_| delete_branch);
+    // Without a branch in the project, nothing is deleted, not even the pin.
+    let deletes = !matches!(facts.branch, Branch::Gone);
+    // The refs' git started while the tree is removed, its changes queued; locked, checked and
+    // committed only once the tree is gone, as before; aborted (nothing locked) if it cannot be.
+    let instructions = deletes.then(|| instructions(job, facts.pin.is_some(), tip));
+    let started = instructions
+        .as_ref()
+        .filter(|(both, _, _)| !both.is_empty())
+        .and_then(|(both, _, _)| git::transaction::start(&job.project.top, both));
     let tree = match facts.tree {
         Tree::Present(_) => match remove::remove_tree(job.path) {
             Ok(()) => Gone::Clean,
+            // `started`, dropped, aborts: nothing of the project changes.
             Err(e) => return Ending::Kept(Stay::Unremovable(e.to_string())),
         },
         Tree::Missing => Gone::Missing,
         Tree::Removed => Gone::Removed,
     };
-    let tip = facts.branch_after.as_deref().filter(|_| delete_branch);
-    // Without a branch in the project, nothing is deleted, not even the pin.
-    let branch_kept =
-        !matches!(facts.branch, Branch::Gone) && !delete_refs(job, facts.pin.is_some(), tip);
+    // Not started or not committed: the slow path, as before (the transaction, then one by one).
+    let committed = started.map(Started::commit);
+    let branch_kept = match (instructions, committed) {
+        (None, _) => false,
+        (Some((_, _, with_branch)), Some(true)) => !with_branch,
+        (Some(_), _) => !delete_refs(job, facts.pin.is_some(), tip),
+    };
     Ending::Gone {
         tree,
         fate: branch_fate(job, facts, !branch_kept),
@@ -109,15 +124,28 @@ fn contained(job: &Job, facts: &Facts, ending: &Ending) -> bool {
         }
 }
 
-/// Deletes the base pin (when there is one) if it still points at base, and the branch when `tip`
-/// names the value it must still have: both in one transaction, or one by one if that fails.
-/// Returns whether the branch was deleted.
-fn delete_refs(job: &Job, pin: bool, tip: Option<&str>) -> bool {
+/// The refs' deletions: the base pin (when there is one) if it still points at base, the branch
+/// when `tip` names the value it must still have; the pin's line alone; whether the branch is in.
+fn instructions(job: &Job, pin: bool, tip: Option<&str>) -> (String, String, bool) {
     let pin = if pin {
         format!("delete {} {}\n", pin_ref(job.id), job.base)
     } else {
         String::new()
     };
+    match tip {
+        Some(tip) => {
+            let head = format!("delete refs/heads/{} {tip}\n", job.id.branch());
+            (format!("{pin}{head}"), pin, true)
+        }
+        None => (pin.clone(), pin, false),
+    }
+}
+
+/// Deletes the base pin (when there is one) if it still points at base, and the branch when `tip`
+/// names the value it must still have: both in one transaction, or one by one if that fails.
+/// Returns whether the branch was deleted. (The slow path, when the prepared transaction was not.)
+fn delete_refs(job: &Job, pin: bool, tip: Option<&str>) -> bool {
+    let (both, pin, with_branch) = instructions(job, pin, tip);
     let run = |stdin: &str| {
         stdin.is_empty()
             || git::run_with_input(
@@ -127,14 +155,14 @@ fn delete_refs(job: &Job, pin: bool, tip: Option<&str>) -> bool {
             )
             .is_ok()
     };
-    let Some(tip) = tip else {
+    if !with_branch {
         run(&pin);
         return false;
-    };
-    let head = format!("delete refs/heads/{} {tip}\n", job.id.branch());
-    if run(&format!("{pin}{head}")) {
+    }
+    if run(&both) {
         return true;
     }
     run(&pin);
-    run(&head)
+    let head = both.strip_prefix(pin.as_str()).unwrap_or(&both);
+    run(head)
 }

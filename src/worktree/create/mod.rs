@@ -24,7 +24,7 @@ mod refs;
 
 use checkout::{checkout, Base};
 use init::init;
-use refs::{delete_refs, project_refs};
+use refs::project_refs;
 
 pub use filters::Filtered;
 pub use recreate::recreate;
@@ -75,18 +75,8 @@ pub fn create(
     fill_with: Fill<'_>,
 ) -> Result<Option<Created>> {
     let branch = id.branch();
-    // The refs first: their creation is the atomic test that nobody else has this id in the project.
-    if !project_refs(project, id, base)? {
-        return Ok(None);
-    }
-    if let Err(e) = fs::create_dir(path) {
-        delete_refs(project, id, base);
-        return match e.kind() {
-            std::io::ErrorKind::AlreadyExists => Ok(None),
-            _ => Err(Error::io("cannot create the worktree", path, e)),
-        };
-    }
-    // Whether the caller's checkout is dirty is only reported, so it runs beside the checkout.
+    // Whether the caller's checkout is dirty is only reported, so it runs beside everything else
+    // from the start (it reads the project, writes nothing: optional locks are off).
     let status_dir = project.caller_top.clone();
     let dirty = thread::spawn(move || {
         git::try_run(
@@ -101,7 +91,50 @@ pub fn create(
         .map(|out| out.status.success() && !out.stdout.is_empty())
         .unwrap_or(false)
     });
-    let filled = fill(project, id, path, base, fill_with);
+    // The directory first: its creation is the atomic test that nobody else has this id under the
+    // worktree root, and nothing is made in the project when it is taken.
+    if let Err(e) = fs::create_dir(path) {
+        let _ = dirty.join();
+        return match e.kind() {
+            std::io::ErrorKind::AlreadyExists => Ok(None),
+            _ => Err(Error::io("cannot create the worktree", path, e)),
+        };
+    }
+    // The refs (the atomic test that nobody else has this id in the project) beside `git init` in
+    // the fresh directory and whether the project vouches for base (its refs but the jobs' own),
+    // neither of which needs them; the checkout waits for all three.
+    let (refs, made) = thread::scope(|scope| {
+        let refs = scope.spawn(|| project_refs(project, id, base));
+        let made = init(project, id, path).and_then(|()| {
+            Ok(match filters::vouched(project, base)? {
+                true => Base::Vouched,
+                false => Base::JobsOnly,
+            })
+        });
+        let refs = refs
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (refs, made)
+    });
+    match refs {
+        Ok(true) => {}
+        // Taken in the project (or unreadable): the refs are someone else's, never deleted; the
+        // directory is the one made above, holding only what `init` wrote.
+        taken_or_failed => {
+            let _ = fs::remove_dir_all(path);
+            let _ = dirty.join();
+            return taken_or_failed.map(|_| None);
+        }
+    }
+    let whose = match made {
+        Ok(whose) => whose,
+        Err(e) => {
+            let _ = dirty.join();
+            undo(project, id, path, base);
+            return Err(e);
+        }
+    };
+    let filled = fill(project, id, path, (base, whose), fill_with);
     let dispatch_dirty = dirty.join().unwrap_or(false);
     match filled {
         Ok((included, filtered)) => Ok(Some(Created {
@@ -122,20 +155,16 @@ pub fn create(
     }
 }
 
-/// The new repository made, checked out at `base` (with no attributes when only jobs vouch for it,
-/// the files filters write then written confined), and `.worktreeinclude`'s files copied in.
+/// The new repository (made by `init`) checked out at `base`, whose history `whose` is (with no
+/// attributes when only jobs vouch for it, the files filters write then written confined), and
+/// `.worktreeinclude`'s files copied in.
 fn fill(
     project: &Project,
     id: &JobId,
     path: &Path,
-    base: &str,
+    (base, whose): (&str, Base),
     with: Fill<'_>,
 ) -> Result<(Included, Filtered)> {
-    let whose = match filters::vouched(project, base)? {
-        true => Base::Vouched,
-        false => Base::JobsOnly,
-    };
-    init(project, id, path)?;
     let format = project.object_format.as_str();
     checkout(path, &id.branch(), base, whose, (format, with.progress))?;
     let filtered = match whose {
@@ -147,3 +176,6 @@ fn fill(
     };
     Ok((include::copy(project, path, with.include)?, filtered))
 }
+
+#[cfg(test)]
+mod tests;
