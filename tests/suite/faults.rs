@@ -264,7 +264,7 @@ fn a_project_removed_while_the_job_runs_keeps_the_worktree() {
     let repo = env.repo("app");
     let moved = env.path().join("moved-away");
     let child = env
-        .isolate_cmd(&repo, ["run", "--worktree", "--", "sh", "-c", "git commit -q --allow-empty -m work; echo ready; while [ ! -e \"$TMPDIR/go\" ]; do sleep 0.05; done"])
+        .isolate_cmd(&repo, ["run", "--worktree", "--", "sh", "-c", "git commit -q --allow-empty -m work && touch \"$TMPDIR/committed\"; while [ ! -e \"$TMPDIR/go\" ]; do sleep 0.05; done"])
         .spawn()
         .unwrap();
     let job_dir = || {
@@ -279,7 +279,9 @@ fn a_project_removed_while_the_job_runs_keeps_the_worktree() {
             && fs::read_to_string(d.join("job.json")).is_ok_and(|t| t
                 .contains("\"pid\": 1")
                 || t.contains("\"pid\": ")))));
-    thread::sleep(Duration::from_millis(300));
+    // The project moves only once the job has committed (a fixed wait lost that race under load).
+    assert!(wait_until(Duration::from_secs(30), || job_dir()
+        .is_some_and(|d| d.join("tmp/committed").exists())));
     fs::rename(&repo, &moved).unwrap();
     fs::write(job_dir().unwrap().join("tmp/go"), "").unwrap();
     let out = finish(child, LIMIT);
