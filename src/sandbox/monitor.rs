@@ -96,8 +96,9 @@ fn die_like(sig: Signal) -> ! {
     exit(128 + sig as i32)
 }
 
-/// Ends the monitor at once: it may be a copy of the supervisor (sandbox::exec::enter), whose exit
-/// handlers and buffers are not its own.
+/// Ends the monitor at once, running nothing of the process it was forked from. It is always the
+/// pre-exec helper, never a copy of the supervisor (supervise/spawn/starting.rs): it lives in the
+/// job's sandbox, where the job may read its memory.
 fn exit(code: i32) -> ! {
     // SAFETY: _exit has no preconditions.
     unsafe { libc::_exit(code) }

@@ -80,8 +80,11 @@ pub fn start(job: Spawn) -> Result<Starting> {
     // single-threaded process may allocate. With another thread (the log's, the proxy's), one could
     // hold a lock the copy would wait on forever: the child execs the helper instead, a fresh
     // process. Only this thread starts threads, so none can appear between the count and the fork.
+    // With job control the helper too: the monitor never execs, and lives in the job's sandbox for
+    // the job's whole life, where the job may read its memory, its environment and descriptors; a
+    // copy of the supervisor would hand over the secrets removed from the job's environment.
     let helper;
-    let start = if threads() == Some(1) {
+    let start = if threads() == Some(1) && !plan.job_control {
         Start::Within {
             enter: &enter,
             close: [status_read.as_raw_fd(), go_write.as_raw_fd()],
