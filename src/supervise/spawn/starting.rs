@@ -85,6 +85,8 @@ pub fn start(job: Spawn) -> Result<Starting> {
     // copy of the supervisor would hand over the secrets removed from the job's environment.
     let helper;
     let start = if threads() == Some(1) && !plan.job_control {
+        fork::exec_strings(&job.argv, &env)
+            .map_err(|e| Error::Sandbox(format!("cannot start the sandbox helper: {e}")))?;
         Start::Within {
             enter: &enter,
             close: [status_read.as_raw_fd(), go_write.as_raw_fd()],
