@@ -636,6 +636,82 @@ print("done", flush=True)
 }
 
 #[test]
+fn write_through_an_inherited_descriptor_the_monitor_of_an_interactive_job_holds() {
+    // The caller holds the project's README open for appending on descriptor 5 when it starts an
+    // interactive job. CMD never has it (close_range), but its job-control monitor, its parent in
+    // the same sandbox, may be traced by it (same owner, same Landlock domain) and made to write
+    // there: the monitor must hold nothing beyond its streams.
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let before = Snapshot::take(&repo);
+    let prog = env.probe(
+        "traced.py",
+        r#"
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+pid = os.getppid()
+print("parent leads the session", os.getsid(0) == pid, flush=True)
+if libc.ptrace(16, pid, None, None) == 0:
+    os.waitpid(pid, 0)
+    libc.ptrace(17, pid, None, None)
+    print("monitor traced", flush=True)
+def descriptors():
+    for fd in sorted(int(fd) for fd in os.listdir(f"/proc/{pid}/fd")):
+        print("descriptor", fd, os.readlink(f"/proc/{pid}/fd/{fd}"), flush=True)
+attempt("descriptors", descriptors)
+print("done", flush=True)
+"#,
+    );
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two descriptors, which are owned from here on.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0);
+    // SAFETY: fresh descriptors from openpty, owned by nobody else; close-on-exec, so that only
+    // the slave is passed on, as stdin.
+    let (master, slave) = unsafe {
+        libc::fcntl(master, libc::F_SETFD, libc::FD_CLOEXEC);
+        libc::fcntl(slave, libc::F_SETFD, libc::FD_CLOEXEC);
+        (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave))
+    };
+    let mut cmd = std::process::Command::new("sh");
+    env.apply(&mut cmd);
+    cmd.current_dir(&repo)
+        .args([
+            "-c",
+            "exec 5>>README; exec \"$0\" run -q --worktree -- python3 \"$1\"",
+            BIN,
+            &prog,
+        ])
+        .stdin(Stdio::from(slave))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let out = finish(cmd.spawn().unwrap(), LIMIT);
+    drop(master);
+    assert_status(&out, 0);
+    let text = stdout(&out).replace('\r', "");
+    assert!(text.contains("done"), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("parent leads the session True"),
+        "not a monitor's child: {text}"
+    );
+    let above_the_streams = text
+        .lines()
+        .filter(|l| l.starts_with("descriptor ") && !l.starts_with("descriptor 0 "))
+        .filter(|l| !l.starts_with("descriptor 1 ") && !l.starts_with("descriptor 2 "));
+    assert_eq!(above_the_streams.count(), 0, "{text}");
+    before.assert_unchanged(&Snapshot::take(&repo), "inherited descriptor");
+}
+
+#[test]
 fn kill_the_supervisor_from_inside_the_job() {
     let env = TestEnv::new();
     let repo = env.repo("app");
