@@ -35,9 +35,9 @@ extern "C" fn forward(sig: libc::c_int) {
 
 /// Forks. Returns in the child, which is then in its own process group in the foreground of the
 /// terminal on descriptor 0 and about to exec CMD; the parent becomes the monitor and never returns.
-/// `status_fd` (the exec-failure pipe) is closed in the monitor, so only CMD's exec closes the last
-/// copy.
-pub fn split(status_fd: i32) -> Result<()> {
+/// The monitor closes every descriptor above 2, the status socket among them, so only CMD's exec
+/// closes the last copy of that.
+pub fn split() -> Result<()> {
     // SAFETY: the helper is single-threaded.
     match unsafe { fork() }.map_err(step_failed("cannot fork the job's monitor"))? {
         ForkResult::Child => {
@@ -52,8 +52,12 @@ pub fn split(status_fd: i32) -> Result<()> {
             Ok(())
         }
         ForkResult::Parent { child } => {
-            // SAFETY: closing the monitor's copy of a descriptor nothing else here uses.
-            unsafe { libc::close(status_fd) };
+            // Every descriptor above the streams closed, not only marked close-on-exec: the monitor
+            // never execs, and CMD, in the same sandbox, may trace it and use what it holds (a
+            // writable descriptor of a project file that isolate's caller left open). The status
+            // socket is among them, so only CMD's exec closes its last copy.
+            // SAFETY: close_range only closes this process's descriptors; none is used here after.
+            unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
             monitor(child)
         }
     }
@@ -96,8 +100,9 @@ fn die_like(sig: Signal) -> ! {
     exit(128 + sig as i32)
 }
 
-/// Ends the monitor at once: it may be a copy of the supervisor (sandbox::exec::enter), whose exit
-/// handlers and buffers are not its own.
+/// Ends the monitor at once, running nothing of the process it was forked from. It is always the
+/// pre-exec helper, never a copy of the supervisor (supervise/spawn/starting.rs): it lives in the
+/// job's sandbox, where the job may read its memory.
 fn exit(code: i32) -> ! {
     // SAFETY: _exit has no preconditions.
     unsafe { libc::_exit(code) }

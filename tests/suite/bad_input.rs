@@ -274,6 +274,31 @@ fn a_typo_in_a_policy_file_is_125_naming_the_key() {
 }
 
 #[test]
+fn a_variable_a_policy_sets_with_a_nul_byte_is_125_in_the_foreground_and_the_background() {
+    // No environment can hold it: the job does not start, and it is the setup that failed (125),
+    // not CMD that cannot be executed (126), whichever process enters the sandbox.
+    let env = TestEnv::new();
+    let policy = env.file(
+        "nul.toml",
+        "extends = \"default\"\n[environment]\nset = { X = \"a\\u0000b\" }\n",
+    );
+    let policy = policy.to_str().unwrap();
+    let marker = env.path().join("ran");
+    let script = format!("touch {}", marker.display());
+    for bg in [false, true] {
+        let mut args = vec!["run", "-q", "--policy", policy];
+        if bg {
+            args.push("--bg");
+        }
+        args.extend(["--", "sh", "-c", &script]);
+        let out = env.isolate(env.path(), &args);
+        assert_status(&out, 125);
+        assert!(stderr(&out).contains("NUL byte"), "{}", stderr(&out));
+    }
+    assert!(!marker.exists());
+}
+
+#[test]
 fn a_policy_that_names_a_device_or_a_fifo_is_refused_at_once() {
     let env = TestEnv::new();
     let policy = env.path().join("zero.toml");

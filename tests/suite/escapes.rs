@@ -544,6 +544,174 @@ fn ptrace_or_read_the_memory_of_the_supervisor() {
 }
 
 #[test]
+fn read_the_supervisors_secrets_through_the_monitor_of_an_interactive_job() {
+    // In interactive mode the job's main process is a child of its job-control monitor, in the
+    // job's own sandbox and session. Whatever process that is, the job must not find through it
+    // what isolate keeps from the job: a secret variable of isolate's environment (removed from the
+    // job's), in /proc/PID/environ or memory, nor a descriptor of the supervisor's (the pty's
+    // master, the cgroup's directory and cgroup.procs, its sockets and pipes).
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let secret = "isolate-test-secret-4f1c9e";
+    let prog = env.probe(
+        "monitor.py",
+        &format!(
+            r#"
+pid = os.getppid()
+print("parent leads the session", os.getsid(0) == pid, flush=True)
+def environ():
+    if b"{secret}" in open(f"/proc/{{pid}}/environ", "rb").read():
+        raise OSError(0, "the secret is there")
+def memory():
+    mem = open(f"/proc/{{pid}}/mem", "rb", buffering=0)
+    for line in open(f"/proc/{{pid}}/maps"):
+        start, end = (int(x, 16) for x in line.split()[0].split("-"))
+        if "rw" not in line.split()[1]:
+            continue
+        try:
+            mem.seek(start)
+            if b"{secret}" in mem.read(end - start):
+                raise OSError(0, "the secret is there")
+        except OSError as e:
+            if e.errno == 0:
+                raise
+def descriptors():
+    fds = sorted(int(fd) for fd in os.listdir(f"/proc/{{pid}}/fd"))
+    for fd in fds:
+        print("descriptor", fd, os.readlink(f"/proc/{{pid}}/fd/{{fd}}"), flush=True)
+attempt("environ", environ)
+attempt("memory", memory)
+attempt("descriptors", descriptors)
+print("done", flush=True)
+"#
+        ),
+    );
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two descriptors, which are owned from here on.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0);
+    // SAFETY: fresh descriptors from openpty, owned by nobody else; close-on-exec, so that isolate
+    // inherits only the slave, as its stdin.
+    let (master, slave) = unsafe {
+        libc::fcntl(master, libc::F_SETFD, libc::FD_CLOEXEC);
+        libc::fcntl(slave, libc::F_SETFD, libc::FD_CLOEXEC);
+        (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave))
+    };
+    let child = env
+        .isolate_cmd(&repo, ["run", "-q", "--", "python3", &prog])
+        .env("GITHUB_TOKEN", secret)
+        .stdin(Stdio::from(slave))
+        .spawn()
+        .unwrap();
+    let out = finish(child, LIMIT);
+    drop(master);
+    assert_status(&out, 0);
+    let text = stdout(&out).replace('\r', "");
+    assert!(text.contains("done"), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("parent leads the session True"),
+        "not a monitor's child: {text}"
+    );
+    // Unreadable, or readable without the secret.
+    for what in ["environ", "memory"] {
+        assert!(!text.contains(&format!("{what}: 0")), "{what}: {text}");
+    }
+    // Unreadable, or none of the supervisor's (what isolate's caller left open is the caller's).
+    let supervisors = text.lines().filter(|l| {
+        l.starts_with("descriptor ")
+            && ["ptmx", "cgroup", "socket:"]
+                .iter()
+                .any(|theirs| l.contains(theirs))
+    });
+    assert_eq!(supervisors.count(), 0, "{text}");
+}
+
+#[test]
+fn write_through_an_inherited_descriptor_the_monitor_of_an_interactive_job_holds() {
+    // The caller holds the project's README open for appending on descriptor 5 when it starts an
+    // interactive job. CMD never has it (close_range), but its job-control monitor, its parent in
+    // the same sandbox, may be traced by it (same owner, same Landlock domain) and made to write
+    // there: the monitor must hold nothing beyond its streams.
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let before = Snapshot::take(&repo);
+    let prog = env.probe(
+        "traced.py",
+        r#"
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+pid = os.getppid()
+print("parent leads the session", os.getsid(0) == pid, flush=True)
+if libc.ptrace(16, pid, None, None) == 0:
+    os.waitpid(pid, 0)
+    libc.ptrace(17, pid, None, None)
+    print("monitor traced", flush=True)
+def descriptors():
+    for fd in sorted(int(fd) for fd in os.listdir(f"/proc/{pid}/fd")):
+        print("descriptor", fd, os.readlink(f"/proc/{pid}/fd/{fd}"), flush=True)
+attempt("descriptors", descriptors)
+print("done", flush=True)
+"#,
+    );
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two descriptors, which are owned from here on.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0);
+    // SAFETY: fresh descriptors from openpty, owned by nobody else; close-on-exec, so that only
+    // the slave is passed on, as stdin.
+    let (master, slave) = unsafe {
+        libc::fcntl(master, libc::F_SETFD, libc::FD_CLOEXEC);
+        libc::fcntl(slave, libc::F_SETFD, libc::FD_CLOEXEC);
+        (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave))
+    };
+    let mut cmd = std::process::Command::new("sh");
+    env.apply(&mut cmd);
+    cmd.current_dir(&repo)
+        .args([
+            "-c",
+            "exec 5>>README; exec \"$0\" run -q --worktree -- python3 \"$1\"",
+            BIN,
+            &prog,
+        ])
+        .stdin(Stdio::from(slave))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let out = finish(cmd.spawn().unwrap(), LIMIT);
+    drop(master);
+    assert_status(&out, 0);
+    let text = stdout(&out).replace('\r', "");
+    assert!(text.contains("done"), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("parent leads the session True"),
+        "not a monitor's child: {text}"
+    );
+    let above_the_streams = text
+        .lines()
+        .filter(|l| l.starts_with("descriptor ") && !l.starts_with("descriptor 0 "))
+        .filter(|l| !l.starts_with("descriptor 1 ") && !l.starts_with("descriptor 2 "));
+    assert_eq!(above_the_streams.count(), 0, "{text}");
+    before.assert_unchanged(&Snapshot::take(&repo), "inherited descriptor");
+}
+
+#[test]
 fn kill_the_supervisor_from_inside_the_job() {
     let env = TestEnv::new();
     let repo = env.repo("app");

@@ -133,7 +133,7 @@ pub fn enter(plan: &Plan, cmd: &[String], env: Environment<'_>) -> ! {
         );
     }
     if plan.job_control {
-        if let Err(e) = monitor::split(plan.status_fd) {
+        if let Err(e) = monitor::split() {
             fail(SETUP_FAILED, e.to_string());
         }
     }

@@ -167,6 +167,17 @@ impl HelperStrings {
     }
 }
 
+/// Whether CMD's argv and environment can be passed to exec at all, checked before the fork of a
+/// child that builds them itself only at CMD's exec (`Start::Within`): a NUL byte is the setup's
+/// failure, as it is where the helper's strings are built, not CMD's.
+pub(super) fn exec_strings(args: &[String], env: &[(OsString, OsString)]) -> std::io::Result<()> {
+    let vars = env.iter().flat_map(|(key, value)| [key.as_os_str(), value]);
+    for s in args.iter().map(OsStr::new).chain(vars) {
+        c_string(s)?;
+    }
+    Ok(())
+}
+
 fn c_string(s: &OsStr) -> std::io::Result<CString> {
     CString::new(s.as_bytes()).map_err(|_| {
         std::io::Error::new(

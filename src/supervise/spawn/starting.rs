@@ -85,6 +85,8 @@ pub fn start(job: Spawn) -> Result<Starting> {
     // (its environment, no descriptor of the supervisor's), not a copy of the supervisor.
     let helper;
     let start = if threads() == Some(1) && !plan.job_control {
+        fork::exec_strings(&job.argv, &env)
+            .map_err(|e| Error::Sandbox(format!("cannot start the job: {e}")))?;
         Start::Within {
             enter: &enter,
             close: [status_read.as_raw_fd(), go_write.as_raw_fd()],
