@@ -576,3 +576,65 @@ fn settling_a_lost_job_never_kills_a_session_that_reused_its_pid() {
         let _ = decoy.wait();
     }
 }
+
+#[test]
+fn a_sigterm_to_the_jobs_first_process_before_cmd_runs_ends_it_and_cmd_never_runs() {
+    // Between the fork and CMD's exec the job's first process is a copy of the supervisor, with
+    // its signal handlers: a SIGTERM sent then ran a copied handler that swallowed it, and CMD ran
+    // as if nothing had been sent (round 0 failed in each try before every signal was blocked
+    // across the fork; with the helper's exec the window was there too, shorter).
+    let env = TestEnv::new();
+    let dir = env.path().join("work");
+    fs::create_dir_all(&dir).unwrap();
+    let writable = dir.to_str().unwrap().to_string();
+    let mut caught = 0;
+    for round in 0..20 {
+        let marker = dir.join(format!("ran-{round}"));
+        let script = format!("sleep 0.5; touch '{}'", marker.display());
+        let args = [
+            "run",
+            "-q",
+            "--name",
+            "first",
+            "--allow-write",
+            &writable,
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ];
+        let mut child = quiet(env.isolate_cmd(&dir, args)).spawn().unwrap();
+        let pid = child.id();
+        let mut sent = false;
+        // The job's first process is the child in the job's own cgroup, `isolate-first-<hex>`
+        // (the supervisor's sandboxed git has one of its own, named otherwise).
+        while !sent && child.try_wait().unwrap().is_none() {
+            let kids =
+                fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+            for kid in kids.split_whitespace() {
+                let comm = fs::read_to_string(format!("/proc/{kid}/comm")).unwrap_or_default();
+                let cgroup = fs::read_to_string(format!("/proc/{kid}/cgroup")).unwrap_or_default();
+                // Not yet CMD: isolate's copy, or the helper (exec'd through /proc/self/fd/N).
+                if !comm.is_empty() && comm.trim() != "sh" && cgroup.contains("/isolate-first-") {
+                    let kid: i32 = kid.parse().unwrap();
+                    // SAFETY: kill(2) of a process this test's isolate just forked.
+                    unsafe { libc::kill(kid, libc::SIGTERM) };
+                    sent = true;
+                    break;
+                }
+            }
+        }
+        child.wait().unwrap();
+        if sent {
+            caught += 1;
+            assert!(
+                !marker.exists(),
+                "round {round}: CMD ran though its first process was sent SIGTERM before"
+            );
+        }
+    }
+    assert!(
+        caught > 0,
+        "no round caught the job's first process before CMD"
+    );
+}

@@ -1,13 +1,15 @@
-//! What the child does between fork and entering the sandbox, in this order: its standard streams,
-//! its directory, a clean signal mask, a session of its own, the job's terminal, the parent-death
-//! signal, its cgroup (where the fork could not place it), the check that the supervisor still
-//! lives, the two descriptors it keeps, then either exec of the pre-exec helper or, when the
-//! supervisor forked with no other thread, the sandbox entered right here (`sandbox::exec::enter`).
-//! Up to that point only async-signal-safe calls on what the parent made before the fork: nothing
-//! may allocate or take a lock, and it never returns (a failure's errno goes to the parent on
-//! `errors`, then `_exit`). Entered here, the child is a copy of a process whose only thread is
-//! the one that forked, so no lock can be held by a thread that is not there: it may allocate, and
-//! it ends in exec of CMD or `_exit`, never unwinding into the parent's frames it was copied with.
+//! What the child does between fork and entering the sandbox, in this order: the supervisor's
+//! signal handlers back to their defaults (every signal blocked since before the fork, fork.rs),
+//! its standard streams, its directory, a clean signal mask, a session of its own, the job's
+//! terminal, the parent-death signal, its cgroup (where the fork could not place it), the check
+//! that the supervisor still lives, the two descriptors it keeps, then either exec of the pre-exec
+//! helper or, when the supervisor forked with no other thread, the sandbox entered right here
+//! (`sandbox::exec::enter`). Up to that point only async-signal-safe calls on what the parent made
+//! before the fork: nothing may allocate or take a lock, and it never returns (a failure's errno
+//! goes to the parent on `errors`, then `_exit`). Entered here, the child is a copy of a process
+//! whose only thread is the one that forked, so no lock can be held by a thread that is not there:
+//! it may allocate, and it ends in exec of CMD or `_exit`, never unwinding into the parent's
+//! frames it was copied with.
 
 use std::ffi::{c_char, CStr};
 use std::os::fd::RawFd;
@@ -87,13 +89,12 @@ pub(super) unsafe fn start(setup: &Setup<'_>) -> ! {
 }
 
 /// The sandbox entered in this process: what the helper's exec would have done first (the parent's
-/// descriptors closed, its signal handlers reset to the default), the parent told the child runs
+/// descriptors closed; its signal handlers are reset in `prepare`), the parent told the child runs
 /// (the end of `errors`, as at an exec), then `enter`.
 unsafe fn within(setup: &Setup<'_>, enter: &dyn Fn(), close: [RawFd; 2]) -> ! {
     for fd in close {
         libc::close(fd);
     }
-    default_handlers();
     libc::close(setup.errors);
     if std::panic::catch_unwind(std::panic::AssertUnwindSafe(enter)).is_err() {
         let code = [SETUP_FAILED];
@@ -104,8 +105,9 @@ unsafe fn within(setup: &Setup<'_>, enter: &dyn Fn(), close: [RawFd; 2]) -> ! {
     libc::_exit(125)
 }
 
-/// Every signal the parent handles back to its default, as exec would reset it; ignored ones stay
-/// ignored, as across exec.
+/// Every signal the parent handles back to its default, as exec would reset it (before the helper's
+/// exec too, so that nothing reaches a copied handler meanwhile); ignored ones stay ignored, as
+/// across exec.
 unsafe fn default_handlers() {
     for sig in 1..=libc::SIGRTMAX() {
         if sig == libc::SIGKILL || sig == libc::SIGSTOP {
@@ -127,6 +129,9 @@ unsafe fn prepare(setup: &Setup<'_>) -> Result<(), i32> {
         rc if rc < 0 => Err(*libc::__errno_location()),
         _ => Ok(()),
     };
+    // While every signal is still blocked (fork.rs): none may run a copy of the supervisor's
+    // handlers, and one sent meanwhile is taken as by a fresh process once unblocked below.
+    default_handlers();
     for (target, fd) in setup.stdio.iter().enumerate() {
         let Some(fd) = *fd else { continue };
         let target = target as RawFd;

@@ -92,7 +92,16 @@ pub(super) fn fork_child(child: Child<'_>) -> std::io::Result<Pid> {
     // (built above, copied with the address space) up to its exec, or enters the sandbox itself
     // only as the copy of a process with no other thread (the caller's promise), and ends in
     // execve or _exit.
-    let (pid, placed) = unsafe { fork_into(dir) }?;
+    // Every signal blocked across the fork (as posix_spawn does): one sent to the child before it
+    // has set the supervisor's handlers back to their defaults waits for that, instead of running
+    // a copy of a handler that would swallow it.
+    let blocked = block_all_signals();
+    // SAFETY: as above.
+    let forked = unsafe { fork_into(dir) };
+    if !matches!(forked, Ok((0, _))) {
+        restore_signals(&blocked);
+    }
+    let (pid, placed) = forked?;
     if pid == 0 {
         // A kernel that could not fork into the cgroup: the child moves itself (child.rs).
         if placed == Placed::Here {
@@ -103,6 +112,24 @@ pub(super) fn fork_child(child: Child<'_>) -> std::io::Result<Pid> {
     }
     drop(errors_write);
     wait_exec(errors_read, pid)
+}
+
+/// Blocks every signal in this thread; returns the mask it had.
+fn block_all_signals() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data, filled by sigfillset; the mask is this thread's own.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        old
+    }
+}
+
+/// Puts back the mask `block_all_signals` returned.
+fn restore_signals(old: &libc::sigset_t) {
+    // SAFETY: a mask pthread_sigmask itself filled in.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old, std::ptr::null_mut()) };
 }
 
 /// Reads the child's errno, if any, from the pipe whose write end exec closes.
