@@ -144,7 +144,12 @@ pub fn enter(plan: &Plan, cmd: &[String], env: Environment<'_>) -> ! {
             .env_remove(PLAN_VAR)
             .env_remove(BUILD_VAR)
             .env_remove(FALLBACK_VAR),
-        Environment::Given(vars) => command.env_clear().envs(vars.iter().cloned()),
+        Environment::Given(vars) => command
+            .env_clear()
+            .envs(vars.iter().cloned())
+            .env_remove(PLAN_VAR)
+            .env_remove(BUILD_VAR)
+            .env_remove(FALLBACK_VAR),
     };
     let err = command.exec();
     match err.kind() {

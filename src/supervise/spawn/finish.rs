@@ -35,7 +35,7 @@ pub(super) fn finish_start(
                 let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
                 let _ = waitpid(pid, None);
                 return Err(Error::Sandbox(
-                    "the sandbox helper did not hand over its seccomp listener".into(),
+                    "the job's first process did not hand over its seccomp listener".into(),
                 ));
             }
         };

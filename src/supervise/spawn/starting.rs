@@ -118,7 +118,7 @@ pub fn start(job: Spawn) -> Result<Starting> {
         cgroup: job.cgroup_procs.as_ref(),
         keep: [status_write.as_raw_fd(), go_read.as_raw_fd()],
     })
-    .map_err(|e| Error::Sandbox(format!("cannot start the sandbox helper: {e}")))?;
+    .map_err(|e| Error::Sandbox(format!("cannot start the job: {e}")))?;
     // After the fork: the broker's thread builds the seccomp filter while the child restricts
     // itself, and the child waits for it.
     let pending = match serve {
