@@ -13,6 +13,8 @@ pub mod project;
 mod refs;
 pub mod remote;
 mod run;
+#[cfg(test)]
+pub mod scratch;
 pub mod transaction;
 mod version;
 mod wait;

@@ -1,25 +1,10 @@
 //! The started transaction against a real repository: committed it deletes what it checks at the
 //! commit, started it locks nothing, and anything short of a commit changes nothing.
 
+use crate::git::scratch::git_output as git;
 use std::path::Path;
-use std::process::Command;
 
 use super::start;
-
-fn git(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "T")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "T")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap()
-}
 
 fn ok(dir: &Path, args: &[&str]) -> String {
     let out = git(dir, args);

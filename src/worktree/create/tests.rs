@@ -2,29 +2,12 @@
 //! makes nothing and deletes nothing of what was there; a free one makes the branch, the pin and
 //! the checkout.
 
-use std::path::Path;
+use crate::git::scratch::git;
 use std::process::Command;
 
 use super::{create, pin_ref, Fill};
 use crate::git::project::Project;
 use crate::job::id::JobId;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "T")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "T")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// A project with one commit, its base, a place for worktrees and a fresh id.
 fn setup() -> (

@@ -1,29 +1,13 @@
 //! The in-process listing against git's own, checkout by checkout: every layout it answers for
 //! reads as `git worktree list --porcelain -z` says, and every one it leaves to git is `None`.
 
+use crate::git::scratch::git;
 use std::path::Path;
 use std::process::Command;
 
 use super::super::{from_git, holding, Hold};
 use super::{list, Listed};
 use crate::git::project::Project;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "T")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "T")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 fn project() -> (tempfile::TempDir, Project) {
     let tmp = tempfile::tempdir().unwrap();

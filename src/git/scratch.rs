@@ -1,0 +1,28 @@
+//! Unit tests' git: a hermetic `git -C DIR ARGS...` (no user or system configuration, a fixed
+//! author), for the scratch repositories the tests of the git and worktree layers make.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs git in `dir`; its output, whatever its status.
+pub fn git_output(dir: &Path, args: &[&str]) -> Output {
+    Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "T")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "T")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap()
+}
+
+/// Runs git in `dir`, which must succeed; its standard output, trimmed.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = git_output(dir, args);
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
