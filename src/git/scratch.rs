@@ -1,11 +1,12 @@
 //! Unit tests' git: a hermetic `git -C DIR ARGS...` (no user or system configuration, a fixed
 //! author), for the scratch repositories the tests of the git and worktree layers make.
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Output};
 
 /// Runs git in `dir`; its output, whatever its status.
-pub fn git_output(dir: &Path, args: &[&str]) -> Output {
+pub fn git_output<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Output {
     Command::new("git")
         .arg("-C")
         .arg(dir)

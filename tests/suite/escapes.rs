@@ -543,6 +543,34 @@ fn ptrace_or_read_the_memory_of_the_supervisor() {
     );
 }
 
+/// Runs `cmd` with a new pty's slave as its stdin (so that the job gets a terminal of its own
+/// and a job-control monitor), to its end.
+fn on_a_pty(mut cmd: std::process::Command) -> std::process::Output {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two descriptors, which are owned from here on.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0);
+    // SAFETY: fresh descriptors from openpty, owned by nobody else; close-on-exec, so that only
+    // the slave is passed on, as stdin.
+    let (master, slave) = unsafe {
+        libc::fcntl(master, libc::F_SETFD, libc::FD_CLOEXEC);
+        libc::fcntl(slave, libc::F_SETFD, libc::FD_CLOEXEC);
+        (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave))
+    };
+    let out = finish(cmd.stdin(Stdio::from(slave)).spawn().unwrap(), LIMIT);
+    drop(master);
+    out
+}
+
 #[test]
 fn read_the_supervisors_secrets_through_the_monitor_of_an_interactive_job() {
     // In interactive mode the job's main process is a child of its job-control monitor, in the
@@ -550,7 +578,6 @@ fn read_the_supervisors_secrets_through_the_monitor_of_an_interactive_job() {
     // what isolate keeps from the job: a secret variable of isolate's environment (removed from the
     // job's), in /proc/PID/environ or memory, nor a descriptor of the supervisor's (the pty's
     // master, the cgroup's directory and cgroup.procs, its sockets and pipes).
-    use std::os::fd::{FromRawFd, OwnedFd};
     let env = TestEnv::new();
     let repo = env.repo("app");
     let secret = "isolate-test-secret-4f1c9e";
@@ -587,33 +614,9 @@ print("done", flush=True)
 "#
         ),
     );
-    let (mut master, mut slave) = (0, 0);
-    // SAFETY: openpty writes two descriptors, which are owned from here on.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(rc, 0);
-    // SAFETY: fresh descriptors from openpty, owned by nobody else; close-on-exec, so that isolate
-    // inherits only the slave, as its stdin.
-    let (master, slave) = unsafe {
-        libc::fcntl(master, libc::F_SETFD, libc::FD_CLOEXEC);
-        libc::fcntl(slave, libc::F_SETFD, libc::FD_CLOEXEC);
-        (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave))
-    };
-    let child = env
-        .isolate_cmd(&repo, ["run", "-q", "--", "python3", &prog])
-        .env("GITHUB_TOKEN", secret)
-        .stdin(Stdio::from(slave))
-        .spawn()
-        .unwrap();
-    let out = finish(child, LIMIT);
-    drop(master);
+    let mut cmd = env.isolate_cmd(&repo, ["run", "-q", "--", "python3", &prog]);
+    cmd.env("GITHUB_TOKEN", secret);
+    let out = on_a_pty(cmd);
     assert_status(&out, 0);
     let text = stdout(&out).replace('\r', "");
     assert!(text.contains("done"), "{text}{}", stderr(&out));
@@ -641,7 +644,6 @@ fn write_through_an_inherited_descriptor_the_monitor_of_an_interactive_job_holds
     // interactive job. CMD never has it (close_range), but its job-control monitor, its parent in
     // the same sandbox, may be traced by it (same owner, same Landlock domain) and made to write
     // there: the monitor must hold nothing beyond its streams.
-    use std::os::fd::{FromRawFd, OwnedFd};
     let env = TestEnv::new();
     let repo = env.repo("app");
     let before = Snapshot::take(&repo);
@@ -663,25 +665,6 @@ attempt("descriptors", descriptors)
 print("done", flush=True)
 "#,
     );
-    let (mut master, mut slave) = (0, 0);
-    // SAFETY: openpty writes two descriptors, which are owned from here on.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(rc, 0);
-    // SAFETY: fresh descriptors from openpty, owned by nobody else; close-on-exec, so that only
-    // the slave is passed on, as stdin.
-    let (master, slave) = unsafe {
-        libc::fcntl(master, libc::F_SETFD, libc::FD_CLOEXEC);
-        libc::fcntl(slave, libc::F_SETFD, libc::FD_CLOEXEC);
-        (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave))
-    };
     let mut cmd = std::process::Command::new("sh");
     env.apply(&mut cmd);
     cmd.current_dir(&repo)
@@ -691,11 +674,9 @@ print("done", flush=True)
             BIN,
             &prog,
         ])
-        .stdin(Stdio::from(slave))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let out = finish(cmd.spawn().unwrap(), LIMIT);
-    drop(master);
+    let out = on_a_pty(cmd);
     assert_status(&out, 0);
     let text = stdout(&out).replace('\r', "");
     assert!(text.contains("done"), "{text}{}", stderr(&out));

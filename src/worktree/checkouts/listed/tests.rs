@@ -2,7 +2,6 @@
 //! reads as `git worktree list --porcelain -z` says, and every one it leaves to git is `None`.
 
 use crate::git::scratch::git;
-use std::path::Path;
 use std::process::Command;
 
 use super::super::{from_git, holding, Hold};
@@ -168,20 +167,7 @@ fn a_branch_rebased_where_the_path_is_not_utf8_is_held_there() {
     use std::os::unix::ffi::OsStrExt;
     let (tmp, project) = project();
     let side = tmp.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
-    let run = |dir: &Path, args: &[&std::ffi::OsStr]| {
-        Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "T")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "T")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .unwrap()
-    };
+    let run = crate::git::scratch::git_output::<&std::ffi::OsStr>;
     let os = |s: &'static str| std::ffi::OsStr::new(s);
     let add = run(
         &project.top,
