@@ -118,14 +118,7 @@ mod tests {
 
     /// A repository with one commit on `main`.
     fn repo() -> (tempfile::TempDir, std::path::PathBuf) {
-        let tmp = tempfile::tempdir().unwrap();
-        let top = tmp.path().join("p");
-        std::fs::create_dir(&top).unwrap();
-        git(&top, &["init", "-q", "-b", "main"]);
-        std::fs::write(top.join("a"), "a\n").unwrap();
-        git(&top, &["add", "a"]);
-        git(&top, &["commit", "-q", "-m", "one"]);
-        (tmp, top)
+        crate::git::scratch::repo_with_one_commit()
     }
 
     #[test]

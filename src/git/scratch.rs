@@ -27,3 +27,16 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     assert!(out.status.success(), "git {args:?}: {out:?}");
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
+
+/// A new repository `p` in a temporary directory, with one commit (file `a`) on `main`; the
+/// directory, which removes it when dropped, and the repository's top.
+pub fn repo_with_one_commit() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let top = tmp.path().join("p");
+    std::fs::create_dir(&top).unwrap();
+    git(&top, &["init", "-q", "-b", "main"]);
+    std::fs::write(top.join("a"), "a\n").unwrap();
+    git(&top, &["add", "a"]);
+    git(&top, &["commit", "-q", "-m", "one"]);
+    (tmp, top)
+}

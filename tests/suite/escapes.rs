@@ -543,9 +543,8 @@ fn ptrace_or_read_the_memory_of_the_supervisor() {
     );
 }
 
-/// Runs `cmd` with a new pty's slave as its stdin (so that the job gets a terminal of its own
-/// and a job-control monitor), to its end.
-fn on_a_pty(mut cmd: std::process::Command) -> std::process::Output {
+/// A new pty, master and slave, both close-on-exec.
+fn openpty() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
     use std::os::fd::{FromRawFd, OwnedFd};
     let (mut master, mut slave) = (0, 0);
     // SAFETY: openpty writes two descriptors, which are owned from here on.
@@ -560,12 +559,18 @@ fn on_a_pty(mut cmd: std::process::Command) -> std::process::Output {
     };
     assert_eq!(rc, 0);
     // SAFETY: fresh descriptors from openpty, owned by nobody else; close-on-exec, so that only
-    // the slave is passed on, as stdin.
-    let (master, slave) = unsafe {
+    // what a test passes on is inherited.
+    unsafe {
         libc::fcntl(master, libc::F_SETFD, libc::FD_CLOEXEC);
         libc::fcntl(slave, libc::F_SETFD, libc::FD_CLOEXEC);
         (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave))
-    };
+    }
+}
+
+/// Runs `cmd` with a new pty's slave as its stdin (so that the job gets a terminal of its own
+/// and a job-control monitor), to its end.
+fn on_a_pty(mut cmd: std::process::Command) -> std::process::Output {
+    let (master, slave) = openpty();
     let out = finish(cmd.stdin(Stdio::from(slave)).spawn().unwrap(), LIMIT);
     drop(master);
     out
@@ -1533,23 +1538,9 @@ fn leave_the_jobs_cgroup_or_write_cgroup_files() {
 fn tiocsti_into_a_terminal_passed_through_with_no_pty() {
     // The job is in a session of its own: the caller's terminal, passed through as its stdin, is not
     // its controlling terminal, so TIOCSTI is refused (it would need CAP_SYS_ADMIN).
-    use std::os::fd::{FromRawFd, OwnedFd};
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let (mut master, mut slave) = (0, 0);
-    // SAFETY: openpty writes two descriptors, which are owned from here on.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(rc, 0);
-    // SAFETY: fresh descriptors from openpty, owned by nobody else.
-    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let (master, slave) = openpty();
     let marker = env.path().join("INJECTED");
     let prog = program(
         &env,

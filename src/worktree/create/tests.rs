@@ -17,13 +17,7 @@ fn setup() -> (
     std::path::PathBuf,
     JobId,
 ) {
-    let tmp = tempfile::tempdir().unwrap();
-    let top = tmp.path().join("p");
-    std::fs::create_dir(&top).unwrap();
-    git(&top, &["init", "-q", "-b", "main"]);
-    std::fs::write(top.join("a"), "a\n").unwrap();
-    git(&top, &["add", "a"]);
-    git(&top, &["commit", "-q", "-m", "one"]);
+    let (tmp, top) = crate::git::scratch::repo_with_one_commit();
     let base = git(&top, &["rev-parse", "HEAD"]);
     let project = Project::discover(&top).unwrap();
     let key_dir = tmp.path().join("worktrees");

@@ -9,13 +9,7 @@ use super::{list, Listed};
 use crate::git::project::Project;
 
 fn project() -> (tempfile::TempDir, Project) {
-    let tmp = tempfile::tempdir().unwrap();
-    let top = tmp.path().join("p");
-    std::fs::create_dir(&top).unwrap();
-    git(&top, &["init", "-q", "-b", "main"]);
-    std::fs::write(top.join("a"), "a\n").unwrap();
-    git(&top, &["add", "a"]);
-    git(&top, &["commit", "-q", "-m", "one"]);
+    let (tmp, top) = crate::git::scratch::repo_with_one_commit();
     let project = Project::discover(&top).unwrap();
     (tmp, project)
 }
