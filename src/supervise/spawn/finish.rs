@@ -32,8 +32,7 @@ pub(super) fn finish_start(
             }
             // CMD runs under a filter nobody would answer: it must not run on.
             (Some(_), None) => {
-                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-                let _ = waitpid(pid, None);
+                discard(pid);
                 return Err(Error::Sandbox(
                     "the job's first process did not hand over its seccomp listener".into(),
                 ));
@@ -56,4 +55,10 @@ pub(super) fn finish_start(
         },
         _ => Error::Sandbox(message),
     })
+}
+
+/// Kills and collects the job's first process, held before CMD: it never runs.
+pub(super) fn discard(pid: Pid) {
+    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+    let _ = waitpid(pid, None);
 }

@@ -199,19 +199,28 @@ impl HelperStrings {
 /// failure, as it is where the helper's strings are built, not CMD's.
 pub(super) fn exec_strings(args: &[String], env: &[(OsString, OsString)]) -> std::io::Result<()> {
     let vars = env.iter().flat_map(|(key, value)| [key.as_os_str(), value]);
-    for s in args.iter().map(OsStr::new).chain(vars) {
-        c_string(s)?;
-    }
-    Ok(())
+    args.iter()
+        .map(OsStr::new)
+        .chain(vars)
+        .try_for_each(nul_free)
 }
 
 fn c_string(s: &OsStr) -> std::io::Result<CString> {
-    CString::new(s.as_bytes()).map_err(|_| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "an argument or variable holds a NUL byte",
-        )
-    })
+    CString::new(s.as_bytes()).map_err(|_| holds_nul())
+}
+
+fn nul_free(s: &OsStr) -> std::io::Result<()> {
+    match s.as_bytes().contains(&0) {
+        false => Ok(()),
+        true => Err(holds_nul()),
+    }
+}
+
+fn holds_nul() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        "an argument or variable holds a NUL byte",
+    )
 }
 
 /// The strings' pointers, ending in a null pointer.

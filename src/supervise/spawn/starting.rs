@@ -7,16 +7,14 @@
 use std::ffi::OsString;
 use std::os::fd::AsRawFd;
 
-use nix::sys::signal::{kill, Signal};
 use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
-use nix::sys::wait::waitpid;
 use nix::unistd::Pid;
 
-use super::finish::finish_start;
+use super::finish::{discard, finish_start};
 use super::fork::{self, Start};
 use super::{Spawn, Spawned};
 use crate::error::{Error, Result};
-use crate::sandbox::exec::{self, Environment, BUILD_VAR, FALLBACK_VAR, PLAN_VAR};
+use crate::sandbox::exec::{self, Environment, Program, BUILD_VAR, FALLBACK_VAR, PLAN_VAR};
 use crate::sandbox::plan::{Judge, Plan};
 use crate::sandbox::{handover, seccomp};
 use crate::supervise::broker::Pending;
@@ -92,23 +90,9 @@ pub fn start(job: Spawn) -> Result<Starting> {
             close: [status_read.as_raw_fd(), go_write.as_raw_fd()],
         }
     } else {
-        let plan_json = serde_json::to_string(&plan).map_err(Error::PlanEncoding)?;
         helper = exec::program()
             .map_err(|e| Error::io("cannot find the isolate executable", "/proc/self/exe", e))?;
-        let mut args: Vec<OsString> = vec![exec::ARG.into(), "--".into()];
-        args.extend(job.argv.iter().map(OsString::from));
-        let mut env = env.clone();
-        env.push((PLAN_VAR.into(), plan_json.into()));
-        env.push((BUILD_VAR.into(), exec::BUILD.into()));
-        if let Some(isolate) = helper.fallback() {
-            env.push((FALLBACK_VAR.into(), isolate.into()));
-        }
-        Start::Helper {
-            program: helper.path(),
-            fallback: helper.fallback(),
-            args,
-            env,
-        }
+        through_helper(&plan, &job.argv, &env, &helper)?
     };
     let pid = fork::fork_child(fork::Child {
         start,
@@ -129,9 +113,7 @@ pub fn start(job: Spawn) -> Result<Starting> {
             match prepared {
                 Ok(pending) => Some(pending),
                 Err(e) => {
-                    // Held before CMD, it never runs.
-                    let _ = kill(pid, Signal::SIGKILL);
-                    let _ = waitpid(pid, None);
+                    discard(pid);
                     return Err(Error::Sandbox(format!(
                         "cannot start the seccomp broker: {e}"
                     )));
@@ -152,8 +134,34 @@ pub fn start(job: Spawn) -> Result<Starting> {
     })
 }
 
+/// The child's start through the pre-exec helper `helper`: its arguments, and CMD's environment
+/// with the plan, this build's identity and isolate's own executable (for a helper of another
+/// build) added.
+fn through_helper<'a>(
+    plan: &Plan,
+    argv: &[String],
+    env: &[(OsString, OsString)],
+    helper: &'a Program,
+) -> Result<Start<'a>> {
+    let plan_json = serde_json::to_string(plan).map_err(Error::PlanEncoding)?;
+    let mut args: Vec<OsString> = vec![exec::ARG.into(), "--".into()];
+    args.extend(argv.iter().map(OsString::from));
+    let mut env = env.to_vec();
+    env.push((PLAN_VAR.into(), plan_json.into()));
+    env.push((BUILD_VAR.into(), exec::BUILD.into()));
+    if let Some(isolate) = helper.fallback() {
+        env.push((FALLBACK_VAR.into(), isolate.into()));
+    }
+    Ok(Start::Helper {
+        program: helper.path(),
+        fallback: helper.fallback(),
+        args,
+        env,
+    })
+}
+
 impl Starting {
-    /// Lets the helper exec CMD; returns once CMD runs, or with the reason it could not.
+    /// Lets the job's first process exec CMD; returns once CMD runs, or with the reason it could not.
     pub fn release(self) -> Result<Spawned> {
         let Starting {
             pid,
@@ -162,7 +170,7 @@ impl Starting {
             pending,
             shown,
         } = self;
-        // A helper that died meanwhile has its reason on the status socket.
+        // A first process that died meanwhile has its reason on the status socket.
         let _ = std::io::Write::write_all(&mut go, b"g");
         drop(go);
         finish_start(pid, &status, pending, shown)
