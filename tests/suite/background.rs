@@ -540,3 +540,22 @@ fn start_logged(env: &TestEnv, cap: &str, script: &str) -> String {
     assert_status(&out, 0);
     stdout(&out).trim().to_string()
 }
+
+#[test]
+fn a_background_jobs_setup_that_writes_more_than_a_pipe_holds_goes_into_its_log() {
+    // The log's thread starts only when something is to write: before a setup command, or after
+    // the job's fork. A setup writing more than the pipe holds (1.3 MB here) must find it running,
+    // or `run --bg` never returns.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(repo.join(".isolate.toml"), "setup = \"seq 1 200000\"\n").unwrap();
+    env.git(&repo, ["add", "."]);
+    env.git(&repo, ["commit", "-q", "-m", "config"]);
+    let id = start(&env, &repo, &["--worktree", "--", "echo", "the job ran"]);
+    assert_eq!(wait(&env, &id), 0);
+    let text = logs_once_showing(&env, &id, "the job ran");
+    assert!(
+        text.contains("\n199999\n200000\n"),
+        "the setup's output is not whole"
+    );
+}
