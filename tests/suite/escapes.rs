@@ -1586,18 +1586,9 @@ fn the_users_terminals_stay_out_of_reach_while_the_job_makes_its_own() {
     // write to it, nor push keystrokes into it, by its path or through /proc.
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let (mut master, mut slave) = (0, 0);
-    // SAFETY: openpty fills two descriptors this test owns.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(rc, 0);
+    use std::os::fd::AsRawFd;
+    let (master_fd, slave_fd) = openpty();
+    let (master, slave) = (master_fd.as_raw_fd(), slave_fd.as_raw_fd());
     // SAFETY: ptsname_r writes a NUL-terminated name into the buffer.
     let mut name = [0u8; 64];
     assert_eq!(
@@ -1679,9 +1670,8 @@ attempt("peer of null", lambda: fcntl.ioctl(open("/dev/null"), 0x5441, 0))
     unsafe {
         libc::tcgetattr(slave, &mut attrs);
         libc::ioctl(slave, libc::FIONREAD, &mut queued);
-        libc::close(master);
-        libc::close(slave);
     }
+    drop((master_fd, slave_fd));
     assert_eq!(queued, 0, "keystrokes were pushed into the user's terminal");
 }
 
