@@ -4,8 +4,10 @@
 //! component as a link, the foreign-link check `lstat`s each). `Lookup` answers exactly what those
 //! calls answer: `lstat` and `stat` by the exact bytes of their path, and a canonical path from its
 //! parent's canonical path and one `lstat` of the last component, where that is `realpath`'s own
-//! answer (see `canonicalize`); anything else is glibc's `realpath` itself. It lives for one
-//! resolution only (a few milliseconds), and never answers for a path that was not looked up.
+//! answer (see `canonicalize`); anything else is glibc's `realpath` itself. A directory in which
+//! several lookups are made is listed once (listing.rs), and a name it lacks is ENOENT with no
+//! `lstat`. It lives for one resolution only (a few milliseconds), and never answers for a path
+//! that was not looked up.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -14,6 +16,8 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
+
+use super::listing::{self, Listing, Seen, LIST_AFTER};
 
 /// What one `lstat` or `stat` said of a path.
 #[derive(Debug, Clone, Copy)]
@@ -44,6 +48,8 @@ pub(super) struct Lookup {
     lstat: HashMap<OsString, Result<Node, i32>>,
     stat: HashMap<OsString, Result<Node, i32>>,
     canonical: HashMap<OsString, Result<PathBuf, i32>>,
+    /// The directories `lstat` looked in, by the exact bytes of their path.
+    dirs: HashMap<OsString, Seen>,
     /// Calls into the kernel or libc made so far (for the tests: what the memo saves).
     pub(super) calls: usize,
 }
@@ -55,6 +61,7 @@ impl Lookup {
             lstat: HashMap::new(),
             stat: HashMap::new(),
             canonical: HashMap::new(),
+            dirs: HashMap::new(),
             calls: 0,
         }
     }
@@ -139,12 +146,37 @@ impl Lookup {
         if let Some(known) = self.lstat.get(path) {
             return *known;
         }
-        self.calls += 1;
-        let node = fs::symlink_metadata(path)
-            .map(|m| Node::of(&m))
-            .map_err(|e| errno(&e));
+        let node = if self.listed_without(path) {
+            Err(libc::ENOENT)
+        } else {
+            self.calls += 1;
+            fs::symlink_metadata(path)
+                .map(|m| Node::of(&m))
+                .map_err(|e| errno(&e))
+        };
         self.lstat.insert(path.to_os_string(), node);
         node
+    }
+
+    /// Whether `path`'s directory, listed, lacks its last component. The directory is listed at
+    /// the `LIST_AFTER`th lookup in it, once.
+    fn listed_without(&mut self, path: &OsStr) -> bool {
+        let Some((dir, name)) = listing::split(path) else {
+            return false;
+        };
+        let seen = self
+            .dirs
+            .entry(dir.to_os_string())
+            .or_insert(Seen::Counted(0));
+        if let Seen::Counted(n) = seen {
+            *n += 1;
+            if *n < LIST_AFTER {
+                return false;
+            }
+            self.calls += 1;
+            *seen = Seen::Listed(Listing::of(dir));
+        }
+        matches!(seen, Seen::Listed(listing) if listing.lacks(name))
     }
 
     fn stat(&mut self, path: &OsStr) -> Result<Node, i32> {

@@ -18,6 +18,7 @@ mod features;
 mod gaps;
 mod job;
 mod limits;
+mod listing;
 mod lookup;
 #[cfg(test)]
 mod lookup_tests;
