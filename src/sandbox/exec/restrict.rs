@@ -33,17 +33,37 @@ pub(super) fn set_limit(limit: &Limit) -> std::io::Result<()> {
 }
 
 /// Empties every capability set. The bounding set first (it needs CAP_SETPCAP, which the rest
-/// removes); without CAP_SETPCAP it cannot be changed, and then `no_new_privs` keeps exec from
-/// granting anything from it.
-pub(super) fn drop_capabilities() -> Result<(), caps::errors::CapsError> {
-    use caps::CapSet;
-    if caps::has_cap(None, CapSet::Effective, caps::Capability::CAP_SETPCAP)? {
-        caps::clear(None, CapSet::Bounding)?;
+/// removes), every capability the kernel has, not only those this build knows: dropping one not
+/// held is no error, and the kernel says EINVAL past its last. Without CAP_SETPCAP the bounding set
+/// cannot be changed, and then `no_new_privs` keeps exec from granting anything from it. Then the
+/// ambient set, and the other three at once.
+pub(super) fn drop_capabilities() -> std::io::Result<()> {
+    use caps::{CapSet, Capability};
+    if caps::has_cap(None, CapSet::Effective, Capability::CAP_SETPCAP)
+        .map_err(std::io::Error::other)?
+    {
+        for cap in 0.. {
+            // SAFETY: prctl with integer arguments only.
+            if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) } != 0 {
+                match std::io::Error::last_os_error() {
+                    e if e.raw_os_error() == Some(libc::EINVAL) && cap > 0 => break,
+                    e => return Err(e),
+                }
+            }
+        }
     }
-    caps::clear(None, CapSet::Ambient)?;
-    caps::clear(None, CapSet::Inheritable)?;
-    caps::clear(None, CapSet::Effective)?;
-    caps::clear(None, CapSet::Permitted)?;
+    let clear_all = libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong;
+    // SAFETY: as above.
+    if unsafe { libc::prctl(libc::PR_CAP_AMBIENT, clear_all, 0, 0, 0) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // capset(2) with _LINUX_CAPABILITY_VERSION_3: a header and two words of each set, all empty.
+    let header: [u32; 2] = [0x2008_0522, 0];
+    let data = [0u32; 6];
+    // SAFETY: the kernel reads the header and the six words, and writes nothing.
+    if unsafe { libc::syscall(libc::SYS_capset, header.as_ptr(), data.as_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
     Ok(())
 }
 
