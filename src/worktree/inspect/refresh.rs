@@ -42,25 +42,30 @@ pub(super) fn refreshed(
     let entries = index.entries();
     let threads = (entries.len() / PER_THREAD).clamp(1, MAX_THREADS);
     let chunk = entries.len().div_ceil(threads).max(1);
-    let unchanged: Vec<Vec<bool>> = std::thread::scope(|scope| {
-        let parts: Vec<_> = entries
-            .chunks(chunk)
-            .map(|part| {
-                let root = &root;
-                scope.spawn(move || {
-                    let mut dirs = Cursor::new(root);
-                    let racy = |now: &Stat| now.is_racy(index.timestamp(), judge.stat);
-                    part.iter()
-                        .map(|entry| unchanged(&mut dirs, entry, entry.path(index), judge, &racy))
-                        .collect::<Vec<bool>>()
-                })
-            })
-            .collect();
-        parts
-            .into_iter()
-            .map(|part| part.join().unwrap_or_default())
-            .collect()
-    });
+    let judged = |part: &[gix::index::Entry]| {
+        let mut dirs = Cursor::new(&root);
+        let racy = |now: &Stat| now.is_racy(index.timestamp(), judge.stat);
+        part.iter()
+            .map(|entry| unchanged(&mut dirs, entry, entry.path(index), judge, &racy))
+            .collect::<Vec<bool>>()
+    };
+    let unchanged: Vec<Vec<bool>> = match threads {
+        // One part: on this thread, a panic in it failing the part alone, as on its own thread.
+        1 => {
+            let part = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| judged(entries)));
+            vec![part.unwrap_or_default()]
+        }
+        _ => std::thread::scope(|scope| {
+            let parts: Vec<_> = entries
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || judged(part)))
+                .collect();
+            parts
+                .into_iter()
+                .map(|part| part.join().unwrap_or_default())
+                .collect()
+        }),
+    };
     // A part that failed marks nothing: its entries stay for the status to judge.
     let marks: Vec<bool> = unchanged
         .into_iter()

@@ -18,6 +18,11 @@ use super::tally::{NoSubmodules, Tally, Walked};
 /// data changed or they are racily clean); the directory walk for untracked and ignored files on a
 /// third. Unlike `status()`, it never reads `.gitmodules` (a malformed one would fail the whole
 /// status) and has nowhere to write the refreshed stat data to.
+/// Below this many index entries the three parts run one after another on this thread (and gix's
+/// comparison of the index with the work tree on one thread): for a few hundred files a thread
+/// costs more than it saves (`bench/probe.sh --files 2000`, bench/README.md).
+pub(super) const PARALLEL_FROM: usize = 1_000;
+
 pub(super) fn count_status(repo: &gix::Repository, out: &mut Inspection) -> Result<(), gix::Error> {
     use gix::dir::walk::EmissionMode;
 
@@ -30,11 +35,13 @@ pub(super) fn count_status(repo: &gix::Repository, out: &mut Inspection) -> Resu
         .emit_ignored(Some(EmissionMode::CollapseDirectory))
         .emit_empty_directories(false)
         .recurse_repositories(false);
+    // A small index is judged on this thread alone: a thread costs more than its share.
+    let small = index.entries().len() < PARALLEL_FROM;
     let options = gix::status::index_worktree::Options {
         sorting: None,
         dirwalk_options: None,
         rewrites: None,
-        thread_limit: None,
+        thread_limit: small.then_some(1),
     };
     let judge = Judge {
         stat: repo.stat_options()?,
@@ -44,52 +51,59 @@ pub(super) fn count_status(repo: &gix::Repository, out: &mut Inspection) -> Resu
 
     let (walk_repo, worktree_repo) = (repo.clone(), repo.clone());
     let interrupt = &interrupt;
-    let (staged, tally, walked) = std::thread::scope(|scope| {
-        let walked = scope.spawn(move || {
-            let mut walked = Walked::default();
-            walk_repo
-                .dirwalk(index, Vec::<BString>::new(), interrupt, walk, &mut walked)
-                .map(|_| walked)
-        });
-        let tally = scope.spawn(move || {
-            let refreshed = worktree_repo
-                .workdir()
-                .and_then(|root| refreshed(root, index, judge));
-            let mut tally = Tally::default();
-            worktree_repo
-                .index_worktree_status(
-                    refreshed.as_ref().unwrap_or(index),
-                    Vec::<BString>::new(),
-                    &mut tally,
-                    gix::status::plumbing::index_as_worktree::traits::FastEq,
-                    NoSubmodules,
-                    &mut gix::progress::Discard,
-                    interrupt,
-                    options,
-                )
-                .map(|_| tally)
-        });
-        let mut staged = HashSet::<BString>::new();
-        let staged = repo
-            .tree_index_status(
-                &head_tree,
-                index,
-                None,
-                gix::status::tree_index::TrackRenames::Disabled,
-                |change, _, _| {
-                    staged.insert(change.location().to_owned());
-                    Ok(std::ops::ControlFlow::Continue(()))
-                },
+    let walked = move || {
+        let mut walked = Walked::default();
+        walk_repo
+            .dirwalk(index, Vec::<BString>::new(), interrupt, walk, &mut walked)
+            .map(|_| walked)
+    };
+    let tally = move || {
+        let refreshed = worktree_repo
+            .workdir()
+            .and_then(|root| refreshed(root, index, judge));
+        let mut tally = Tally::default();
+        worktree_repo
+            .index_worktree_status(
+                refreshed.as_ref().unwrap_or(index),
+                Vec::<BString>::new(),
+                &mut tally,
+                gix::status::plumbing::index_as_worktree::traits::FastEq,
+                NoSubmodules,
+                &mut gix::progress::Discard,
+                interrupt,
+                options,
             )
-            .map(|_| staged);
-        let tally = tally
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
-        let walked = walked
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
-        (staged, tally, walked)
-    });
+            .map(|_| tally)
+    };
+    let staged = || {
+        let mut staged = HashSet::<BString>::new();
+        repo.tree_index_status(
+            &head_tree,
+            index,
+            None,
+            gix::status::tree_index::TrackRenames::Disabled,
+            |change, _, _| {
+                staged.insert(change.location().to_owned());
+                Ok(std::ops::ControlFlow::Continue(()))
+            },
+        )
+        .map(|_| staged)
+    };
+    let (staged, tally, walked) = if small {
+        (staged(), tally(), walked())
+    } else {
+        std::thread::scope(|scope| {
+            let (walked, tally) = (scope.spawn(walked), scope.spawn(tally));
+            let staged = staged();
+            use std::panic::resume_unwind;
+            let tally = tally.join().unwrap_or_else(|p| resume_unwind(p));
+            (
+                staged,
+                tally,
+                walked.join().unwrap_or_else(|p| resume_unwind(p)),
+            )
+        })
+    };
     let (staged, tally, walked) = (staged?, tally?, walked?);
 
     let mut modified = tally.modified;

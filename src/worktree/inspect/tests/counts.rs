@@ -160,3 +160,43 @@ fn invalid_ids_are_rejected() {
     let err = missing_from(&f.project.join(".git"), &["nothex".to_owned()]).unwrap_err();
     assert!(matches!(err, InspectError::InvalidId { .. }), "{err}");
 }
+
+/// A repository past the size where the status and the refresh take threads counts exactly what a
+/// small one does: the same changes, early and late in the index, each counted once.
+#[test]
+fn a_job_repository_too_large_for_one_thread_counts_as_a_small_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wt = tmp.path().join("wt");
+    std::fs::create_dir(&wt).unwrap();
+    git(&wt, &["init", "-q", "-b", BRANCH]);
+    write(&wt.join(".gitignore"), "target/\n");
+    let file = |i: usize| wt.join(format!("d{}/f{i}.txt", i % 7));
+    for i in 0..2_600 {
+        write(&file(i), &format!("{i}\n"));
+    }
+    git(&wt, &["add", "."]);
+    git(&wt, &["commit", "-q", "-m", "many"]);
+    let first = git(&wt, &["rev-parse", "HEAD"]);
+    let entries = git(&wt, &["ls-files"]).lines().count();
+    assert!(
+        entries > 2 * super::super::status::PARALLEL_FROM,
+        "{entries}"
+    );
+    // A status right after the commit would see every file racily clean: refreshed, none is.
+    git(&wt, &["update-index", "--refresh"]);
+    write(&file(0), "first changed\n");
+    write(&file(2_599), "last changed\n");
+    std::fs::remove_file(file(1_300)).unwrap();
+    write(&wt.join("d1/new.txt"), "new\n");
+    git(&wt, &["add", "d1/new.txt"]);
+    write(&wt.join("zz/untracked.txt"), "u\n");
+    write(&wt.join("untracked.txt"), "u\n");
+    write(&wt.join("target/out.o"), "o\n");
+    let got = inspect(&wt, BRANCH).unwrap();
+    assert_eq!(got.head_commit, Some(first));
+    assert_eq!(
+        (got.modified, got.untracked, got.ignored, got.conflicted),
+        (4, 2, 1, 0),
+        "{got:?}"
+    );
+}
