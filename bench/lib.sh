@@ -151,7 +151,10 @@ EOF
 # generate DIR N [OBJECTS]: a repository with N files, ~100 per directory, two levels of nesting
 # (mDDD/pDD/fDD.rs), 200-500 bytes each, deterministic and all distinct. One commit, then
 # packed, as a real clone would be; OBJECTS "loose" leaves every object loose instead, as in a
-# repository whose history was made locally and never gc'd.
+# repository whose history was made locally and never gc'd. Last, as in a checkout someone works
+# in, its index is refreshed a second after the files were written: otherwise every entry is
+# racily clean (its file's mtime is the index's second) and every `git status` in the project,
+# which cannot write the index back without its lock, hashes every file again.
 generate() {
 	local dir=$1 n=$2 objects=${3:-packed}
 	mkdir -p "$dir"
@@ -184,6 +187,8 @@ generate() {
 		git -C "$dir" repack -a -d -q
 		git -C "$dir" prune-packed
 	fi
+	sleep 1
+	git -C "$dir" status --porcelain >/dev/null
 }
 
 # cpus FALLBACK: the number of CPUs, or FALLBACK if nproc fails.
