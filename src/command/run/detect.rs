@@ -24,15 +24,11 @@ pub(super) fn executable(command: &[String], cwd: &Path) -> Option<PathBuf> {
     agent::resolve(command.first()?, cwd, std::env::var("PATH").ok().as_deref())
 }
 
-/// The agent CMD is, found as `executable` finds it; never an executable inside `untrusted` (the
-/// project, the current directory): a project's own `node_modules/@anthropic-ai/claude-code` is
-/// the project's code, and gets no agent's profile.
-pub(super) fn detect(
-    command: &[String],
-    cwd: &Path,
-    untrusted: &[&Path],
-) -> Option<agent::Detected> {
-    let found = agent::detect(command.first()?, cwd, std::env::var("PATH").ok().as_deref())?;
+/// The agent at `executable` (CMD, as `executable` found it), if any; never an executable inside
+/// `untrusted` (the project, the current directory): a project's own
+/// `node_modules/@anthropic-ai/claude-code` is the project's code, and gets no agent's profile.
+pub(super) fn detect(executable: Option<&Path>, untrusted: &[&Path]) -> Option<agent::Detected> {
+    let found = agent::detect_at(executable?.to_path_buf())?;
     (!untrusted.iter().any(|dir| inside(&found, dir))).then_some(found)
 }
 

@@ -96,7 +96,7 @@ fn decide(
     // --policy, then the configuration's, then the agent's when CMD is a known one, then default.
     let executable = executable(&options.command, &cwd);
     // The project is looked up (a git process) only when CMD is an agent at all.
-    let agent = detect(&options.command, &cwd, &[&cwd])
+    let agent = detect(executable.as_deref(), &[&cwd])
         .filter(|found| !project_top().is_some_and(|top| inside(found, &top)));
     let (policy_name, chosen) = match (&options.policy, &config.config.policy, &agent) {
         (Some(name), _, _) => (name.clone(), Chosen::Given),

@@ -113,8 +113,9 @@ fn take(options: &RunOptions, state: &Path, resumed: Resumed) -> Result<Prepared
         pull_request: wt.pull_request,
         started_from: wt.started_from.clone(),
     };
-    let agent = detect(&options.command, &path, &[&path, &project.top]);
-    let executable = executable(&options.command, &path).filter(|exe| {
+    let found = executable(&options.command, &path);
+    let agent = detect(found.as_deref(), &[&path, &project.top]);
+    let executable = found.filter(|exe| {
         [&path, &project.top, &root].iter().all(|dir| {
             !exe.starts_with(fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()))
         })

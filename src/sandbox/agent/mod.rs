@@ -79,7 +79,11 @@ pub struct Detected {
 
 /// The agent `command` (CMD's first word) is, run from `cwd` with `path` as `PATH`.
 pub fn detect(command: &str, cwd: &Path, path: Option<&str>) -> Option<Detected> {
-    let executable = resolve(command, cwd, path)?;
+    detect_at(resolve(command, cwd, path)?)
+}
+
+/// The agent `executable` (a canonical path, as `resolve` gives it) is, if any.
+pub fn detect_at(executable: PathBuf) -> Option<Detected> {
     let shown = executable.to_string_lossy();
     let agent = KNOWN.iter().find(|agent| {
         agent.markers.iter().any(|m| shown.contains(m))
