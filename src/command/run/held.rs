@@ -41,10 +41,11 @@ impl JobCgroup {
         self.0.as_ref()
     }
 
-    /// Keeps the cgroup only when `pid` (the job's main process, which moves itself in before
-    /// exec) is in it; if it could not, the walk of the process tree stops the job instead.
-    pub(super) fn holding(self, pid: nix::unistd::Pid) -> JobCgroup {
-        match self.0.as_ref().is_some_and(|cg| cg.contains(pid)) {
+    /// Keeps the cgroup only when `pid` (the job's main process) is in it: `placed` there by the
+    /// fork, or moved in by itself before exec; if it could not, the walk of the process tree
+    /// stops the job instead.
+    pub(super) fn holding(self, pid: nix::unistd::Pid, placed: bool) -> JobCgroup {
+        match self.0.as_ref().is_some_and(|cg| placed || cg.contains(pid)) {
             true => self,
             false => JobCgroup(None),
         }

@@ -116,7 +116,7 @@ pub(super) fn launch(
     if let Some(log) = held.log.as_mut() {
         log.start()?;
     }
-    let cgroup = held.cgroup.holding(pid);
+    let cgroup = held.cgroup.holding(pid, starting.placed.is_some());
     let mut record = held.record;
     record.cgroup = cgroup.path();
     record.pid = Some(pid.as_raw());

@@ -25,6 +25,8 @@ pub use probe::{probe, CgroupProbe};
 pub struct ForChild {
     pub dir: File,
     pub procs: File,
+    /// The cgroup's path: where a child placed by the fork is from its first instruction.
+    pub path: PathBuf,
 }
 
 #[derive(Debug)]
@@ -70,7 +72,11 @@ impl Cgroup {
             .write(true)
             .open(self.path.join("cgroup.procs"))
             .ok()?;
-        Some(ForChild { dir, procs })
+        Some(ForChild {
+            dir,
+            procs,
+            path: self.path.clone(),
+        })
     }
 
     /// Every process in the cgroup.

@@ -14,6 +14,7 @@ use crate::supervise::broker::Pending;
 
 pub(super) fn finish_start(
     pid: Pid,
+    placed: Option<std::path::PathBuf>,
     status_read: &std::os::fd::OwnedFd,
     pending: Option<Pending>,
     shown: String,
@@ -24,10 +25,12 @@ pub(super) fn finish_start(
             (None, _) => None,
             (Some(pending), Some(listener)) => {
                 // The job's own cgroup, not one it shares with this supervisor (a job nested in
-                // another job's cgroup has no cgroup of its own: its descendants then say who it is).
+                // another job's cgroup has no cgroup of its own: its descendants then say who it
+                // is). The one the fork placed it in is that, and needs no looking up.
                 use crate::supervise::cgroup::of_process;
-                let cgroup =
-                    of_process(pid).filter(|cg| of_process(Pid::this()).as_ref() != Some(cg));
+                let cgroup = placed.or_else(|| {
+                    of_process(pid).filter(|cg| of_process(Pid::this()).as_ref() != Some(cg))
+                });
                 Some(pending.start(listener, cgroup))
             }
             // CMD runs under a filter nobody would answer: it must not run on.

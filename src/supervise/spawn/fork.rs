@@ -8,7 +8,7 @@ use std::ffi::{c_char, CString, OsStr, OsString};
 use std::io::Read;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use nix::unistd::Pid;
 
@@ -45,8 +45,10 @@ pub(super) struct Child<'a> {
     pub keep: [RawFd; 2],
 }
 
-/// Forks the job's first process; its pid once it has exec'd the helper or entered the sandbox.
-pub(super) fn fork_child(child: Child<'_>) -> std::io::Result<Pid> {
+/// Forks the job's first process; its pid once it has exec'd the helper or entered the sandbox,
+/// and the cgroup the fork placed it in (`None`: none was asked for, or the child moves itself,
+/// which the caller must check).
+pub(super) fn fork_child(child: Child<'_>) -> std::io::Result<(Pid, Option<PathBuf>)> {
     // The helper's argv and environment, built before the fork; none to build for `Within`.
     let strings;
     let pointed;
@@ -111,7 +113,11 @@ pub(super) fn fork_child(child: Child<'_>) -> std::io::Result<Pid> {
         unsafe { child::start(&setup) }
     }
     drop(errors_write);
-    wait_exec(errors_read, pid)
+    let placed = match placed {
+        Placed::InCgroup => child.cgroup.map(|cg| cg.path.clone()),
+        Placed::Here => None,
+    };
+    Ok((wait_exec(errors_read, pid)?, placed))
 }
 
 /// Blocks every signal in this thread; returns the mask it had.

@@ -25,6 +25,8 @@ use crate::sys::process::threads;
 /// run, and it goes on when `release`d (a supervisor that dies first takes it with it).
 pub struct Starting {
     pub pid: Pid,
+    /// The job's cgroup, when the fork placed the first process in it (nothing to check).
+    pub placed: Option<std::path::PathBuf>,
     go: std::fs::File,
     status: std::os::fd::OwnedFd,
     pending: Option<Pending>,
@@ -94,7 +96,7 @@ pub fn start(job: Spawn) -> Result<Starting> {
             .map_err(|e| Error::io("cannot find the isolate executable", "/proc/self/exe", e))?;
         through_helper(&plan, &job.argv, &env, &helper)?
     };
-    let pid = fork::fork_child(fork::Child {
+    let (pid, placed) = fork::fork_child(fork::Child {
         start,
         cwd: &job.cwd,
         stdio: [job.stdin, job.stdout, job.stderr],
@@ -127,6 +129,7 @@ pub fn start(job: Spawn) -> Result<Starting> {
     drop(go_read);
     Ok(Starting {
         pid,
+        placed,
         go: std::fs::File::from(go_write),
         status: status_read,
         pending,
@@ -165,6 +168,7 @@ impl Starting {
     pub fn release(self) -> Result<Spawned> {
         let Starting {
             pid,
+            placed,
             mut go,
             status,
             pending,
@@ -173,6 +177,6 @@ impl Starting {
         // A first process that died meanwhile has its reason on the status socket.
         let _ = std::io::Write::write_all(&mut go, b"g");
         drop(go);
-        finish_start(pid, &status, pending, shown)
+        finish_start(pid, placed, &status, pending, shown)
     }
 }
