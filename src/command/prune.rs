@@ -24,7 +24,7 @@ use crate::sys::lock::Lock;
 use crate::words::{plural, timestamp};
 use crate::worktree::checkouts;
 use crate::worktree::cleanup::{
-    self, Action, Branch, BranchAction, Outcome, Recorded, Settling, Tree, Verdict,
+    self, Action, Branch, BranchAction, Outcome, Projects, Recorded, Settling, Tree, Verdict,
 };
 use crate::worktree::create::pin_ref;
 use crate::worktree::standing;
@@ -96,6 +96,7 @@ fn prune(args: &PruneArgs) -> Result<Vec<Line>> {
     let mut lines = Vec::new();
     let mut projects: Vec<PathBuf> = Vec::new();
     let mut trees: Vec<PathBuf> = Vec::new();
+    let mut found = Projects::default();
     for (dir, record) in store::list_all(&state) {
         let Some(wt) = record.worktree.clone() else {
             continue;
@@ -116,7 +117,7 @@ fn prune(args: &PruneArgs) -> Result<Vec<Line>> {
                 continue;
             }
         }
-        match settle(&state, &dir, &record, args.dry_run) {
+        match settle(&state, &dir, &record, args.dry_run, &mut found) {
             Ok(Some(line)) => lines.push(line),
             Ok(None) => {}
             Err(e) if wt.removed => {
@@ -154,9 +155,16 @@ fn prune(args: &PruneArgs) -> Result<Vec<Line>> {
 }
 
 /// One job with a worktree: surveyed, and, unless `dry_run` or the survey keeps everything,
-/// settled; `None` when nothing of it is left to settle.
-fn settle(state: &Path, dir: &Path, record: &Record, dry_run: bool) -> Result<Option<Line>> {
-    let recorded = Recorded::open(state, record)?;
+/// settled; `None` when nothing of it is left to settle. Its project from `found`, shared by the
+/// jobs of one prune.
+fn settle(
+    state: &Path,
+    dir: &Path,
+    record: &Record,
+    dry_run: bool,
+    found: &mut Projects,
+) -> Result<Option<Line>> {
+    let recorded = Recorded::open_among(state, record, found)?;
     let job = recorded.job(Settling::Prune);
     let (facts, verdict) = cleanup::survey(&job);
     if matches!(facts.tree, Tree::Removed) && facts.branch == Branch::Gone {

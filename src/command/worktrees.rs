@@ -5,13 +5,15 @@ use crate::cli::WorktreesArgs;
 use crate::command::print_json;
 use crate::error::Result;
 use crate::job::store;
+use crate::worktree::cleanup::Projects;
 use crate::worktree::marks::{self, Row};
 
 pub fn run(args: WorktreesArgs) -> Result<i32> {
     let state = store::state_dir()?;
+    let mut projects = Projects::default();
     let rows: Vec<Row> = store::list_all(&state)
         .iter()
-        .filter_map(|(_, record)| marks::row(&state, record))
+        .filter_map(|(_, record)| marks::row(&state, record, &mut projects))
         .collect();
     if args.json {
         return print_json(&rows);

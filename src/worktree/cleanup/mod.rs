@@ -43,7 +43,7 @@ pub use import_lock::import_now;
 pub use job::Job;
 pub use keep::{Keep, Unmerged};
 pub use outcome::{outcome, Action, BranchAction, Outcome};
-pub use recorded::Recorded;
+pub use recorded::{Projects, Recorded};
 pub use settle::{settle, Settled};
 pub use survey::survey;
 pub use validate::{validate, Mismatch};

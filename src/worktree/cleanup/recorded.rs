@@ -1,6 +1,7 @@
 //! A job's worktree as its record names it, with the record's claims checked against what isolate
 //! computes itself. Never takes the worktree's place from the record unchecked.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::facts::{Life, Settling};
@@ -25,15 +26,41 @@ pub struct Recorded {
     pub life: Life,
 }
 
+/// The projects a listing of many jobs found, each once: every kept worktree of one project names
+/// the same repository, and finding it is two git processes.
+#[derive(Debug, Default)]
+pub struct Projects(HashMap<String, Project>);
+
+impl Projects {
+    /// The project of the repository a record names, as `Project::discover` finds it.
+    fn discover(&mut self, repo: &str) -> Result<Project> {
+        if let Some(project) = self.0.get(repo) {
+            return Ok(project.clone());
+        }
+        let project = Project::discover(Path::new(repo))?;
+        self.0.insert(repo.to_string(), project.clone());
+        Ok(project)
+    }
+}
+
 impl Recorded {
     pub fn open(state: &Path, record: &crate::job::record::Record) -> Result<Recorded> {
+        Recorded::open_among(state, record, &mut Projects::default())
+    }
+
+    /// `open`, asking `projects` for the project, which keeps what it found for the next job.
+    pub fn open_among(
+        state: &Path,
+        record: &crate::job::record::Record,
+        projects: &mut Projects,
+    ) -> Result<Recorded> {
         let worktree = record.worktree.clone().ok_or_else(|| Error::NoWorktree {
             job: record.id.clone(),
         })?;
         let id = JobId::parse(&record.id).ok_or_else(|| Error::NotAJobId {
             id: record.id.clone(),
         })?;
-        let project = Project::discover(Path::new(&worktree.repo))?;
+        let project = projects.discover(&worktree.repo)?;
         // Where the worktree must be, computed from the project and configuration, never taken
         // from the record.
         let key_dir = crate::config::load(Some(&project))?
@@ -90,5 +117,26 @@ impl Recorded {
             });
         }
         Ok(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::scratch::repo_with_one_commit;
+
+    #[test]
+    fn a_listing_finds_each_project_once() {
+        let (tmp, top) = repo_with_one_commit();
+        let repo = top.display().to_string();
+        let mut projects = Projects::default();
+        let first = projects.discover(&repo).unwrap();
+        // Moved away: only what the listing found still answers for the path.
+        std::fs::rename(&top, tmp.path().join("moved")).unwrap();
+        assert!(Project::discover(&top).is_err());
+        let again = projects.discover(&repo).unwrap();
+        assert_eq!((again.top, again.git_dir), (first.top, first.git_dir));
+        // Another listing looks again.
+        assert!(Projects::default().discover(&repo).is_err());
     }
 }

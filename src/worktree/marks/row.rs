@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::fill::fill;
 use super::mark::Mark;
 use crate::job::record::Record;
-use crate::worktree::cleanup::{self, Action, Facts, Recorded, Settling, Tree, Verdict};
+use crate::worktree::cleanup::{self, Action, Facts, Projects, Recorded, Settling, Tree, Verdict};
 
 /// One managed worktree, its marks, and what `prune` would do with it.
 #[derive(Debug, Serialize)]
@@ -48,8 +48,9 @@ pub enum Prune {
     Kept,
 }
 
-/// The row of `record`'s worktree, when it has one that isolate did not remove.
-pub fn row(state: &Path, record: &Record) -> Option<Row> {
+/// The row of `record`'s worktree, when it has one that isolate did not remove; its project from
+/// `projects`, shared by the rows of one listing.
+pub fn row(state: &Path, record: &Record, projects: &mut Projects) -> Option<Row> {
     let wt = record.worktree.as_ref().filter(|wt| !wt.removed)?;
     let mut row = Row {
         id: record.id.clone(),
@@ -70,7 +71,7 @@ pub fn row(state: &Path, record: &Record) -> Option<Row> {
         facts: None,
         verdict: None,
     };
-    let recorded = match Recorded::open(state, record) {
+    let recorded = match Recorded::open_among(state, record, projects) {
         Ok(recorded) => recorded,
         Err(e) => {
             row.error = Some(e.to_string());
