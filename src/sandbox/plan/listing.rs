@@ -2,10 +2,12 @@
 //! it without an `lstat` each: a policy looks up ~80 credential stores under each home, nearly all
 //! missing, and on this machine 80 `lstat`s of missing names cost ~0.2 ms where one listing costs
 //! ~10 µs. A listing answers only where it answers exactly what `lstat` would: on a filesystem whose
-//! lookup finds nothing its listing does not show (not /proc, a network or FUSE filesystem, nor any
-//! other not named here), in a directory this process may search, where no entry could be the name
-//! under another case (a casefolded directory finds `.SSH` for `.ssh`). Anywhere else, and for every
-//! name it holds, the caller makes the `lstat` itself.
+//! lookup finds nothing its listing does not show (not /proc, a network or FUSE filesystem, nor
+//! overlayfs, which keeps a merged directory's listing while any descriptor that read it is open,
+//! and then misses a name written into a layer beside it; nor any other not named here), in a
+//! directory this process may search, where no entry could be the name under another case (a
+//! casefolded directory finds `.SSH` for `.ssh`), for a name `lstat` would not refuse as too long.
+//! Anywhere else, and for every name it holds, the caller makes the `lstat` itself.
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -21,14 +23,16 @@ use nix::unistd::{faccessat, AccessFlags};
 const MOST: usize = 4096;
 
 /// Filesystems whose directories list every name a lookup in them can find.
-const LISTS_ALL: [FsType; 6] = [
+const LISTS_ALL: [FsType; 5] = [
     statfs::TMPFS_MAGIC,
     statfs::EXT4_SUPER_MAGIC,
     statfs::XFS_SUPER_MAGIC,
     statfs::BTRFS_SUPER_MAGIC,
-    statfs::OVERLAYFS_SUPER_MAGIC,
     statfs::F2FS_SUPER_MAGIC,
 ];
+
+/// The longest name these filesystems hold: `lstat` of a longer one is ENAMETOOLONG, not ENOENT.
+const NAME_MAX: usize = 255;
 
 /// The names of one directory, folded to ASCII lower case, or why none are known.
 #[derive(Debug)]
@@ -66,11 +70,15 @@ impl Listing {
     }
 
     /// Whether `lstat` of `name` in this directory can only say ENOENT: no entry is `name`, under
-    /// any case.
+    /// any case, and the name is not too long to be one.
     pub(super) fn lacks(&self, name: &OsStr) -> bool {
         let name = name.as_bytes();
         match self {
-            Listing::Names(names) => name.is_ascii() && !names.contains(&name.to_ascii_lowercase()),
+            Listing::Names(names) => {
+                name.is_ascii()
+                    && name.len() <= NAME_MAX
+                    && !names.contains(&name.to_ascii_lowercase())
+            }
             Listing::Unlisted => false,
         }
     }
@@ -86,10 +94,14 @@ pub(super) enum Seen {
     Listed(Listing),
 }
 
-/// `path`'s directory and last component, where `path` is absolute and its last component a plain
-/// name (not empty, `.` or `..`): what `lstat` of it looks up in that directory.
+/// `path`'s directory and last component, where `path` is absolute, short enough for `lstat` to
+/// look up (under PATH_MAX) and its last component a plain name (not empty, `.` or `..`): what
+/// `lstat` of it looks up in that directory.
 pub(super) fn split(path: &OsStr) -> Option<(&OsStr, &OsStr)> {
     let bytes = path.as_bytes();
+    if bytes.len() >= libc::PATH_MAX as usize {
+        return None;
+    }
     let cut = bytes.iter().rposition(|&b| b == b'/')?;
     let name = &bytes[cut + 1..];
     if !bytes.starts_with(b"/") || matches!(name, b"" | b"." | b"..") {
@@ -194,6 +206,30 @@ mod tests {
         assert_eq!(resolve(&hidden, Access::Read, &mut lookup), Some(hidden));
         stop.send(()).unwrap();
         thread.join().unwrap();
+    }
+
+    /// A name or a path too long for `lstat` is its ENAMETOOLONG, never a listing's ENOENT.
+    #[test]
+    fn a_name_or_path_too_long_is_refused_as_lstat_refuses_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = fs::canonicalize(tmp.path()).unwrap();
+        let mut lookup = Lookup::new();
+        for i in 0..u32::from(LIST_AFTER) * 2 {
+            let store = dir.join(format!(".store{i}"));
+            assert_eq!(deny(&store, &mut lookup), Some(store));
+        }
+        let rule = PathRule {
+            path: dir.join("x".repeat(300)).display().to_string(),
+            missing: Missing::Ignore,
+        };
+        let detail = resolve_rule(&rule, Access::Deny, &mut lookup).detail;
+        assert!(
+            detail.as_deref().unwrap_or("").contains("os error 36"),
+            "{detail:?}"
+        );
+        // A path as long as PATH_MAX is never split, so never answered from a listing.
+        let deep = format!("{}/y", dir.join("d".repeat(4096)).display());
+        assert_eq!(split(OsStr::new(&deep)), None);
     }
 
     #[test]
