@@ -2694,6 +2694,40 @@ fn credential_stores(env: &TestEnv) -> Vec<String> {
         .collect()
 }
 
+/// The policy's resolution answers "missing" for a store from its directory's listing once it has
+/// looked up a few names there: a store that is a link, in a home where every store before it is
+/// missing, must still be found, and denied where it points, not at the link alone.
+#[test]
+fn a_store_that_is_a_link_among_missing_stores_is_denied_where_it_points() {
+    let env = TestEnv::new();
+    let outside = env.path().join("vault");
+    fs::create_dir_all(outside.join("gh")).unwrap();
+    fs::write(outside.join("pgpass"), "SECRET-pg\n").unwrap();
+    fs::write(outside.join("gh/hosts.yml"), "SECRET-gh\n").unwrap();
+    fs::write(outside.join("open.txt"), "open-vault\n").unwrap();
+    // Late in their directories' lists: the home's and ~/.config's earlier stores are missing.
+    fs::create_dir_all(env.home.join(".config")).unwrap();
+    std::os::unix::fs::symlink(outside.join("pgpass"), env.home.join(".pgpass")).unwrap();
+    std::os::unix::fs::symlink(outside.join("gh"), env.home.join(".config/gh")).unwrap();
+    let repo = env.repo("app");
+    let script = format!(
+        "cat ~/.pgpass ~/.config/gh/hosts.yml '{vault}/pgpass' '{vault}/gh/hosts.yml' 2>&1; \
+         cat '{vault}/open.txt'",
+        vault = outside.display()
+    );
+    let (out, _) = env.policy_job(&repo, &[], "default", &script);
+    let text = stdout(&out);
+    assert!(!text.contains("SECRET-"), "{text}");
+    assert!(
+        text.contains("open-vault"),
+        "the vault's other files stay readable: {text}"
+    );
+    assert_eq!(
+        fs::read_to_string(outside.join("pgpass")).unwrap(),
+        "SECRET-pg\n"
+    );
+}
+
 #[test]
 fn credential_stores_are_unreadable_under_every_profile_and_their_siblings_stay_readable() {
     let env = TestEnv::new();
