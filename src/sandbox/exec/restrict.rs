@@ -60,7 +60,8 @@ pub(super) fn drop_capabilities() -> std::io::Result<()> {
     // capset(2) with _LINUX_CAPABILITY_VERSION_3: a header and two words of each set, all empty.
     let header: [u32; 2] = [0x2008_0522, 0];
     let data = [0u32; 6];
-    // SAFETY: the kernel reads the header and the six words, and writes nothing.
+    // SAFETY: the kernel reads the header and the six words; it writes the header back only for
+    // a version it does not know, and both arrays outlive the call.
     if unsafe { libc::syscall(libc::SYS_capset, header.as_ptr(), data.as_ptr()) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
