@@ -621,14 +621,7 @@ print("done", flush=True)
     );
     let mut cmd = env.isolate_cmd(&repo, ["run", "-q", "--", "python3", &prog]);
     cmd.env("GITHUB_TOKEN", secret);
-    let out = on_a_pty(cmd);
-    assert_status(&out, 0);
-    let text = stdout(&out).replace('\r', "");
-    assert!(text.contains("done"), "{text}{}", stderr(&out));
-    assert!(
-        text.contains("parent leads the session True"),
-        "not a monitor's child: {text}"
-    );
+    let text = as_the_monitors_child(cmd);
     // Unreadable, or readable without the secret.
     for what in ["environ", "memory"] {
         assert!(!text.contains(&format!("{what}: 0")), "{what}: {text}");
@@ -641,6 +634,20 @@ print("done", flush=True)
                 .any(|theirs| l.contains(theirs))
     });
     assert_eq!(supervisors.count(), 0, "{text}");
+}
+
+/// What a probe printed, run as `cmd` on a terminal of its own, after checking that it ran to its
+/// end as the child of the job's job-control monitor (which leads the job's session).
+fn as_the_monitors_child(cmd: std::process::Command) -> String {
+    let out = on_a_pty(cmd);
+    assert_status(&out, 0);
+    let text = stdout(&out).replace('\r', "");
+    assert!(text.contains("done"), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("parent leads the session True"),
+        "not a monitor's child: {text}"
+    );
+    text
 }
 
 #[test]
@@ -681,14 +688,7 @@ print("done", flush=True)
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let out = on_a_pty(cmd);
-    assert_status(&out, 0);
-    let text = stdout(&out).replace('\r', "");
-    assert!(text.contains("done"), "{text}{}", stderr(&out));
-    assert!(
-        text.contains("parent leads the session True"),
-        "not a monitor's child: {text}"
-    );
+    let text = as_the_monitors_child(cmd);
     let above_the_streams = text
         .lines()
         .filter(|l| l.starts_with("descriptor ") && !l.starts_with("descriptor 0 "))
@@ -2373,23 +2373,7 @@ fn files_of_the_jobs_git_directory_that_never_end_neither_hang_nor_exhaust_isola
         );
         let (out, report) = attempt_with(&env, &repo, &[], &script, || {});
         assert_said(&out, "planted");
-        assert_eq!(report["worktree"]["removed"], false, "{what}: {report}");
-        let reason = report["worktree"]["reason"].as_str().unwrap();
-        assert!(reason.starts_with("kept:"), "{what}: {reason}");
-        let wt = PathBuf::from(report["worktree"]["path"].as_str().unwrap());
-        assert_eq!(fs::read_to_string(wt.join("work.txt")).unwrap(), "work\n");
-        for args in [["worktrees", "--json"], ["prune", "--json"]] {
-            let mut cmd = env.isolate_cmd(&repo, args);
-            cmd.stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            let out = finish(cmd.spawn().unwrap(), Duration::from_secs(60));
-            assert_status(&out, 0);
-        }
-        assert!(
-            wt.join("work.txt").exists(),
-            "{what}: prune removed the work"
-        );
+        assert_kept_through_worktrees_and_prune(&env, &repo, &report, what);
     }
 }
 
@@ -2441,21 +2425,30 @@ fn links_to_a_fifo_that_gix_follows_neither_hang_the_jobs_end_nor_later_commands
         assert_status(&out, 0);
         assert_said(&out, "planted");
         let report = env.report(&pending.report);
-        assert_eq!(report["worktree"]["removed"], false, "{what}: {report}");
-        let reason = report["worktree"]["reason"].as_str().unwrap();
-        assert!(reason.starts_with("kept:"), "{what}: {reason}");
-        let wt = PathBuf::from(report["worktree"]["path"].as_str().unwrap());
-        assert_eq!(fs::read_to_string(wt.join("work.txt")).unwrap(), "work\n");
-        for args in [["worktrees", "--json"], ["prune", "--json"]] {
-            let mut cmd = env.isolate_cmd(&repo, args);
-            cmd.stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            let out = finish(cmd.spawn().unwrap(), Duration::from_secs(60));
-            assert_status(&out, 0);
-        }
-        assert!(wt.join("work.txt").exists(), "{what}: prune removed the work");
+        assert_kept_through_worktrees_and_prune(&env, &repo, &report, what);
     }
+}
+
+/// The job's end kept its worktree with its work, and `worktrees` and `prune` each finish (within a
+/// minute, status 0) and keep it too.
+fn assert_kept_through_worktrees_and_prune(env: &TestEnv, repo: &Path, report: &Value, what: &str) {
+    assert_eq!(report["worktree"]["removed"], false, "{what}: {report}");
+    let reason = report["worktree"]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("kept:"), "{what}: {reason}");
+    let wt = PathBuf::from(report["worktree"]["path"].as_str().unwrap());
+    assert_eq!(fs::read_to_string(wt.join("work.txt")).unwrap(), "work\n");
+    for args in [["worktrees", "--json"], ["prune", "--json"]] {
+        let mut cmd = env.isolate_cmd(repo, args);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let out = finish(cmd.spawn().unwrap(), Duration::from_secs(60));
+        assert_status(&out, 0);
+    }
+    assert!(
+        wt.join("work.txt").exists(),
+        "{what}: prune removed the work"
+    );
 }
 
 // ---- isolate's own state, the home directory, and what isolate copies in ----

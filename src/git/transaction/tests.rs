@@ -1,26 +1,14 @@
 //! The started transaction against a real repository: committed it deletes what it checks at the
 //! commit, started it locks nothing, and anything short of a commit changes nothing.
 
-use crate::git::scratch::git_output as git;
+use crate::git::scratch::{git as ok, git_output as git, repo_with_one_commit};
 use std::path::Path;
 
 use super::start;
 
-fn ok(dir: &Path, args: &[&str]) -> String {
-    let out = git(dir, args);
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 /// A repository with one commit and two refs at it: a branch and a pin.
 fn repo() -> (tempfile::TempDir, std::path::PathBuf, String) {
-    let tmp = tempfile::tempdir().unwrap();
-    let top = tmp.path().join("p");
-    std::fs::create_dir(&top).unwrap();
-    ok(&top, &["init", "-q", "-b", "main"]);
-    std::fs::write(top.join("a"), "a\n").unwrap();
-    ok(&top, &["add", "a"]);
-    ok(&top, &["commit", "-q", "-m", "one"]);
+    let (tmp, top) = repo_with_one_commit();
     let base = ok(&top, &["rev-parse", "HEAD"]);
     ok(&top, &["update-ref", "refs/heads/isolate/x-1234", &base]);
     ok(&top, &["update-ref", "refs/isolate/x-1234/base", &base]);

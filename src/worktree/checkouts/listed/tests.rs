@@ -14,6 +14,18 @@ fn project() -> (tempfile::TempDir, Project) {
     (tmp, project)
 }
 
+/// `project()` with a linked checkout `side` beside it, on a new branch `isolate/x-1234`.
+fn project_with_side_checkout() -> (tempfile::TempDir, Project, std::path::PathBuf) {
+    let (tmp, project) = project();
+    let side = tmp.path().join("side");
+    let branch = ["worktree", "add", "-q", "-b", "isolate/x-1234"];
+    git(
+        &project.top,
+        &[&branch[..], &[side.to_str().unwrap()]].concat(),
+    );
+    (tmp, project, side)
+}
+
 fn sorted(mut listed: Vec<Listed>) -> Vec<Listed> {
     listed.sort_by(|a, b| a.dir.cmp(&b.dir));
     listed
@@ -71,13 +83,7 @@ fn checkouts_read_as_git_lists_them() {
 
 #[test]
 fn a_branch_checked_out_in_a_linked_checkout_is_held_there() {
-    let (tmp, project) = project();
-    let side = tmp.path().join("side");
-    let side_s = side.to_str().unwrap();
-    git(
-        &project.top,
-        &["worktree", "add", "-q", "-b", "isolate/x-1234", side_s],
-    );
+    let (_tmp, project, side) = project_with_side_checkout();
     let held = holding(&project, "refs/heads/isolate/x-1234")
         .unwrap()
         .unwrap();
@@ -190,13 +196,8 @@ fn a_branch_rebased_where_the_path_is_not_utf8_is_held_there() {
 
 #[test]
 fn a_branch_checked_out_where_a_locked_checkout_is_not_mounted_is_held_there() {
-    let (tmp, project) = project();
-    let side = tmp.path().join("side");
+    let (tmp, project, side) = project_with_side_checkout();
     let side_s = side.to_str().unwrap();
-    git(
-        &project.top,
-        &["worktree", "add", "-q", "-b", "isolate/x-1234", side_s],
-    );
     // Locked: on a device that is not always mounted (git-worktree(1), "lock"); now it is not.
     git(&project.top, &["worktree", "lock", side_s]);
     std::fs::rename(&side, tmp.path().join("unmounted")).unwrap();
