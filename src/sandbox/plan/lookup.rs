@@ -164,10 +164,12 @@ impl Lookup {
         let Some((dir, name)) = listing::split(path) else {
             return false;
         };
-        let seen = self
-            .dirs
-            .entry(dir.to_os_string())
-            .or_insert(Seen::Counted(0));
+        if !self.dirs.contains_key(dir) {
+            self.dirs.insert(dir.to_os_string(), Seen::Counted(0));
+        }
+        let Some(seen) = self.dirs.get_mut(dir) else {
+            return false;
+        };
         if let Seen::Counted(n) = seen {
             *n += 1;
             if *n < LIST_AFTER {
