@@ -26,7 +26,14 @@ fn record(env: &TestEnv, id: &str) -> serde_json::Value {
 }
 
 fn wait(env: &TestEnv, id: &str) -> i32 {
-    env.isolate(env.path(), ["wait", id]).status.code().unwrap()
+    let out = env.isolate(env.path(), ["wait", id]);
+    // What wait said, and the supervisor's own log, for a status no test expects to read.
+    if !out.status.success() {
+        let log = env.state.join("jobs").join(id).join("supervisor.log");
+        let log = fs::read_to_string(log).unwrap_or_default();
+        eprintln!("isolate wait {id}: {}\nsupervisor.log: {log}", stderr(&out));
+    }
+    out.status.code().unwrap()
 }
 
 /// The job's output once it shows `needle`.
