@@ -86,6 +86,14 @@ impl Project {
         })
     }
 
+    /// Where the project's repository is kept: its git dir, its object store and every store that
+    /// one borrows (a project that is itself a job's worktree borrows the real project's objects).
+    pub fn stores(&self) -> Vec<PathBuf> {
+        let mut stores = vec![self.git_dir.clone(), self.objects.clone()];
+        stores.extend(git::borrowed(&self.objects));
+        stores
+    }
+
     /// The full commit id `rev` names in the project (HEAD read in-process when it can be).
     pub fn resolve_commit(&self, rev: &str) -> Result<Option<String>> {
         if rev == "HEAD" {

@@ -2429,6 +2429,109 @@ fn links_to_a_fifo_that_gix_follows_neither_hang_the_jobs_end_nor_later_commands
     }
 }
 
+/// A job that swaps the file at `.git/<swapped>` (holding what git would write there) for a link to
+/// `target` and back, without end (`renameat2` with `RENAME_EXCHANGE`, so each is always whole).
+const SWAPPER: &str = r##"
+import ctypes, os, subprocess, sys
+swapped, target = ".git/" + sys.argv[1], sys.argv[2]
+head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+content = head + "\n"
+if swapped.endswith("packed-refs"):
+    content = "# pack-refs with: peeled fully-peeled sorted\n" + head + " refs/heads/packed\n"
+with open(swapped, "w") as f:
+    f.write(content)
+os.symlink(target, ".git/swap")
+libc = ctypes.CDLL(None, use_errno=True)
+print("swapping", flush=True)
+while libc.renameat2(-100, b".git/swap", -100, swapped.encode(), 2) == 0:
+    pass
+print("renameat2 failed:", ctypes.get_errno(), flush=True)
+"##;
+
+#[test]
+fn a_running_job_swapping_a_ref_for_a_link_neither_hangs_nor_exhausts_a_listing() {
+    // The checks made before isolate reads a job's repository see its files as they are; a job
+    // still running can swap one after the check and before gix opens it. Here the job swaps a
+    // loose ref, or packed-refs, for a link to a FIFO elsewhere on the machine (the open would wait
+    // for a writer forever) or to /dev/zero (a read to the end would never end), thousands of
+    // times a second, while `worktrees` lists it fifty times. Each listing must end at once, within
+    // an address space far below what the read would take: the reads of a job's repository run
+    // on a thread that may read nothing but the worktree and the project (Landlock), so an open
+    // through the link fails, and a read of what was checked opens without following a link.
+    let env = TestEnv::new();
+    let fifo = someone_elses_fifo(&env);
+    let swapper = env.path().join("swapper.py");
+    fs::write(&swapper, SWAPPER).unwrap();
+    let swapper = swapper.display().to_string();
+    for (n, (swapped, target)) in [
+        ("refs/heads/decoy", fifo.as_str()),
+        ("refs/heads/decoy", "/dev/zero"),
+        ("packed-refs", fifo.as_str()),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let what = format!("{swapped} swapped for a link to {target}");
+        let repo = env.repo(&format!("app-{n}"));
+        let out = env.isolate(
+            &repo,
+            [
+                "run",
+                "--bg",
+                "--worktree",
+                "--",
+                "python3",
+                &swapper,
+                swapped,
+                target,
+            ],
+        );
+        assert_status(&out, 0);
+        let id = stdout(&out).trim().to_string();
+        let swapping = wait_until(Duration::from_secs(30), || {
+            stdout(&env.isolate(&repo, ["logs", &id])).contains("swapping")
+        });
+        assert!(
+            swapping,
+            "{what}: {}",
+            stdout(&env.isolate(&repo, ["logs", &id]))
+        );
+        for round in 0..50 {
+            let mut cmd = env.isolate_cmd(&repo, ["worktrees", "--json"]);
+            cmd.stdin(Stdio::null());
+            limit_address_space(&mut cmd, 4 << 30);
+            let out = finish(cmd.spawn().unwrap(), Duration::from_secs(30));
+            assert_status(&out, 0);
+            assert!(
+                stdout(&out).contains(&id),
+                "{what}, round {round}: {}",
+                stdout(&out)
+            );
+        }
+        let log = stdout(&env.isolate(&repo, ["logs", &id]));
+        assert!(!log.contains("renameat2 failed"), "{what}: {log}");
+        assert_status(&env.isolate(&repo, ["stop", &id]), 0);
+    }
+}
+
+/// `cmd` runs with at most `bytes` of address space.
+fn limit_address_space(cmd: &mut std::process::Command, bytes: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe and touches nothing of the parent.
+    unsafe {
+        cmd.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+}
+
 /// The job's end kept its worktree with its work, and `worktrees` and `prune` each finish (within a
 /// minute, status 0) and keep it too.
 fn assert_kept_through_worktrees_and_prune(env: &TestEnv, repo: &Path, report: &Value, what: &str) {

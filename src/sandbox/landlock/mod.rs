@@ -9,6 +9,8 @@ mod rights;
 #[cfg(test)]
 mod tests;
 
+use std::path::PathBuf;
+
 use landlock::{
     Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, PathFd,
     RestrictionStatus, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus,
@@ -17,7 +19,7 @@ use landlock::{
 
 use crate::error::{Error, Result};
 use crate::sandbox::plan::{self, Rules};
-use crate::sandbox::step_failed;
+use crate::sandbox::{probe, step_failed};
 
 pub use rights::right_names;
 use rights::{fs_abi, rights, SCOPE_ABI};
@@ -30,6 +32,20 @@ pub fn restrict_self(rules: &Rules) -> Result<RestrictionStatus> {
         .map_err(step_failed("landlock restrict_self"))?;
     require_full(&status.ruleset, status.no_new_privs, &status)?;
     Ok(status)
+}
+
+/// Restricts the calling thread, and the threads it starts from then on, to reading beneath
+/// `roots` (every other right Landlock has is withheld: no write, no exec, nothing made). For
+/// isolate's own reads of what a job wrote: a link there to a FIFO, a device or any file elsewhere
+/// then fails at its open (EACCES) instead of blocking or never ending, whenever the job made it.
+/// Landlock binds a thread, not its process: the others are untouched. `Ok(false)` on a kernel
+/// without the Landlock isolate uses: the reads go unconfined, as the job's own did.
+pub fn confine_thread_to_reading(roots: Vec<PathBuf>) -> Result<bool> {
+    let Some(abi) = probe::landlock_abi().filter(|&abi| abi >= probe::MIN_ABI) else {
+        return Ok(false);
+    };
+    restrict_self(&Rules::reading(abi, roots))?;
+    Ok(true)
 }
 
 /// Fails closed on what `restrict_self` reports (`status`, shown in the error): every right was

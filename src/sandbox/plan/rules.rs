@@ -57,6 +57,27 @@ pub struct Rules {
 }
 
 impl Rules {
+    /// Rules that let read (and list) beneath `read` and nothing else: no write anywhere, no TCP
+    /// rule, no scope, no limit, no seccomp layer.
+    pub fn reading(abi: u32, read: Vec<PathBuf>) -> Rules {
+        Rules {
+            abi,
+            read,
+            list: Vec::new(),
+            write: Vec::new(),
+            worktree: Vec::new(),
+            write_files: Vec::new(),
+            devices: Vec::new(),
+            connect_tcp: None,
+            bind_tcp: None,
+            scope_signals: false,
+            scope_abstract_unix: false,
+            limits: Vec::new(),
+            sockets: None,
+            narrowed: None,
+        }
+    }
+
     /// These rules held also to `other`'s: its Landlock ruleset is added on top (the kernel then
     /// allows what both allow), its limits are set too (each only lowers), and the seccomp layer
     /// gets what both allow.

@@ -1,30 +1,50 @@
-//! A read of the job's repository bounded in time: the job can make a read block forever. Never
-//! waits past `INSPECT_LIMIT`.
+//! A read of the job's repository, confined and bounded in time: on a thread of its own that may
+//! read nothing but the worktree and the project's repository (Landlock), given up on after
+//! `INSPECT_LIMIT`. A job that is still running can swap what was checked before the read (a ref
+//! for a link to a FIFO or `/dev/zero` elsewhere): the open then fails instead of blocking forever
+//! or reading without end.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::worktree::inspect::{self, Inspection};
+use crate::git::project::Project;
+use crate::sandbox::landlock::confine_thread_to_reading;
+use crate::worktree::inspect::{self, InspectError, Inspection};
 
-/// How long a read of the job's repository may take. The job could have swapped a file there for a
-/// FIFO that blocks a reader forever; past this, the probe has not decided, and so it keeps.
+/// How long a read of the job's repository may take. Past this, the probe has not decided, and
+/// so it keeps (a file the read cannot reach, a FIFO among them, fails at once: see above).
 const INSPECT_LIMIT: Duration = Duration::from_secs(120);
 
-/// `inspect` on a thread of its own, given up on after `INSPECT_LIMIT` (the thread is left blocked;
-/// the supervisor exits soon after).
-pub fn inspect_bounded(path: &Path, branch: &str) -> Result<Inspection> {
+/// `inspect` of the job's worktree at `path`, confined and bounded.
+pub fn inspect_bounded(path: &Path, branch: &str, project: &Project) -> Result<Inspection> {
+    let branch = branch.to_string();
+    read_bounded(path, project, move |path| inspect::inspect(path, &branch))
+}
+
+/// `read(path)` on a thread of its own that may read only beneath `path` (the job's worktree) and
+/// the project's stores, given up on after `INSPECT_LIMIT` (the thread is then left blocked; the
+/// process exits soon after).
+pub(super) fn read_bounded<T, F>(path: &Path, project: &Project, read: F) -> Result<T>
+where
+    T: Send + 'static,
+    F: FnOnce(&Path) -> std::result::Result<T, InspectError> + Send + 'static,
+{
     let (tx, rx) = mpsc::channel();
-    let (owned, branch) = (path.to_path_buf(), branch.to_string());
+    let owned = path.to_path_buf();
+    let mut roots: Vec<PathBuf> = vec![owned.clone()];
+    roots.extend(project.stores());
     thread::spawn(move || {
-        let _ = tx.send(
-            inspect::inspect(&owned, &branch).map_err(|e| Error::Inspect {
+        let done = match confine_thread_to_reading(roots) {
+            Ok(_) => read(&owned).map_err(|e| Error::Inspect {
                 path: owned.clone(),
                 source: Box::new(e),
             }),
-        );
+            Err(e) => Err(e),
+        };
+        let _ = tx.send(done);
     });
     rx.recv_timeout(INSPECT_LIMIT).unwrap_or_else(|_| {
         Err(Error::InspectTimedOut {

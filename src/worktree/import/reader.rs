@@ -29,14 +29,8 @@ pub(super) fn reader_rules(
     .iter()
     .map(PathBuf::from)
     .collect();
-    read.extend([
-        project.top.clone(),
-        project.git_dir.clone(),
-        project.objects.clone(),
-        job_objects.to_path_buf(),
-    ]);
-    // A project that is itself a job's worktree borrows the real project's objects.
-    read.extend(git::borrowed(&project.objects));
+    read.extend([project.top.clone(), job_objects.to_path_buf()]);
+    read.extend(project.stores());
     read.retain(|p| p.exists());
     let read = read
         .iter()
@@ -44,12 +38,7 @@ pub(super) fn reader_rules(
         .collect();
     let no_tcp = (abi >= probe::NETWORK_ABI).then(Vec::new);
     Some(plan::Rules {
-        abi,
-        read,
-        list: Vec::new(),
         write: vec![tmp.to_path_buf()],
-        worktree: Vec::new(),
-        write_files: Vec::new(),
         devices: vec![PathBuf::from("/dev/null")],
         connect_tcp: no_tcp.clone(),
         bind_tcp: no_tcp,
@@ -60,7 +49,7 @@ pub(super) fn reader_rules(
             value: memory,
         }],
         sockets: probe::seccomp().is_ok().then(plan::Sockets::closed),
-        narrowed: None,
+        ..plan::Rules::reading(abi, read)
     })
 }
 

@@ -4,6 +4,7 @@
 //! only regular files, never through a link, at most a bound of them and of each.
 
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use gix::bstr::ByteSlice;
@@ -127,22 +128,26 @@ fn read_id(path: &Path) -> Result<Option<String>, InspectError> {
 }
 
 /// At most `limit` bytes of the regular file at `path`; `None` when it is not one (or missing).
+/// The type is asked of the file opened (never through a link, and without waiting for a FIFO's
+/// writer), so a file swapped in after a check is judged as what was opened.
 pub(super) fn read_small(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, InspectError> {
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_file() => {}
-        _ => return Ok(None),
-    }
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path);
+    let Ok(file) = opened else {
+        return Ok(None);
+    };
     let io = |source| InspectError::Io {
         path: path.to_owned(),
         what: "cannot read a linked worktree's file",
         source,
     };
+    if !file.metadata().map_err(io)?.is_file() {
+        return Ok(None);
+    }
     let mut content = Vec::new();
-    std::fs::File::open(path)
-        .map_err(io)?
-        .take(limit)
-        .read_to_end(&mut content)
-        .map_err(io)?;
+    file.take(limit).read_to_end(&mut content).map_err(io)?;
     Ok(Some(content))
 }
 

@@ -1,12 +1,12 @@
 //! The state files of a job's git directory read directly: the operations in progress and the stash
 //! reflog. Never reads a file that is not a regular one, never more than a bound.
 
-use std::io::Read;
 use std::path::Path;
 
 use gix::bstr::ByteSlice;
 
 use super::error::InspectError;
+use super::linked::read_small;
 
 pub(super) fn in_progress(git_dir: &Path) -> Vec<&'static str> {
     let exists = |name: &str| std::fs::symlink_metadata(git_dir.join(name)).is_ok();
@@ -30,26 +30,11 @@ pub(super) fn in_progress(git_dir: &Path) -> Vec<&'static str> {
 }
 
 /// Count the non-empty lines of the reflog at `path` (0 if it doesn't exist). Only a regular file
-/// is read, and at most 64 MiB of it (about 400,000 entries), so a planted FIFO or device can't
-/// block or exhaust the inspection.
+/// is read, opened without following a link or waiting for a FIFO's writer, and at most 64 MiB of
+/// it (about 400,000 entries), so a planted FIFO or device can't block or exhaust the inspection.
 pub(super) fn count_lines(path: &Path) -> Result<usize, InspectError> {
     const LIMIT: u64 = 64 << 20;
-    let io = |what: &'static str| {
-        let path = path.to_owned();
-        move |source: std::io::Error| InspectError::Io { path, what, source }
-    };
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_file() => {}
-        Ok(_) => return Ok(0),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-        Err(err) => return Err(io("cannot stat the stash reflog")(err)),
-    }
-    let mut content = Vec::new();
-    std::fs::File::open(path)
-        .map_err(io("cannot open the stash reflog"))?
-        .take(LIMIT)
-        .read_to_end(&mut content)
-        .map_err(io("cannot read the stash reflog"))?;
+    let content = read_small(path, LIMIT)?.unwrap_or_default();
     Ok(content
         .lines()
         .filter(|line| !line.trim().is_empty())
