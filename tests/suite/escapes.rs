@@ -2340,10 +2340,10 @@ fn someone_elses_fifo(env: &TestEnv) -> String {
 
 #[test]
 fn files_of_the_jobs_git_directory_that_never_end_neither_hang_nor_exhaust_isolate() {
-    // gix reads some files of the job's git directory whole: a link to a FIFO blocks that read
-    // forever (the job cannot make a FIFO in its worktree, but can link to any the machine has),
-    // a link to /dev/zero or a sparse file of gigabytes fills memory. Each must be refused at once,
-    // the worktree kept, by the job's end, `worktrees` and `prune` alike.
+    // gix reads some files of the job's git directory and work tree whole: a link to a FIFO
+    // blocks that read forever (the job cannot make a FIFO in its worktree, but can link to any the
+    // machine has), a link to /dev/zero or a sparse file of gigabytes fills memory. Each must be
+    // refused at once, the worktree kept, by the job's end, `worktrees` and `prune` alike.
     let env = TestEnv::new();
     let fifo = someone_elses_fifo(&env);
     for (what, plant) in [
@@ -2363,6 +2363,26 @@ fn files_of_the_jobs_git_directory_that_never_end_neither_hang_nor_exhaust_isola
             "a sparse config of 8 GiB",
             "cat .git/config > \"$TMPDIR/c\" && truncate -s 8G \"$TMPDIR/c\" && \
              cat .git/config >> \"$TMPDIR/c\" && mv \"$TMPDIR/c\" .git/config"
+                .into(),
+        ),
+        // And what gix reads whole of the refs and the work tree (git bounds a pattern file to
+        // 100 MiB and skips a larger one; gix has no bound).
+        (
+            "a sparse loose ref of 4 GiB",
+            "truncate -s 4G .git/refs/heads/big".into(),
+        ),
+        (
+            "a sparse .gitattributes of 4 GiB at the top",
+            "truncate -s 4G .gitattributes".into(),
+        ),
+        (
+            "a sparse .gitignore of 4 GiB in an untracked directory",
+            "mkdir -p u/v && echo x > u/v/f && truncate -s 4G u/v/.gitignore".into(),
+        ),
+        (
+            "a tracked directory's .gitattributes linked to a sparse file of 4 GiB",
+            "mkdir e && echo x > e/f && git add e && git commit -q -m e && \
+             truncate -s 4G big.bin && ln -s ../big.bin e/.gitattributes"
                 .into(),
         ),
     ] {

@@ -46,8 +46,8 @@ pub(super) fn check_layout(git_dir: &Path) -> Result<(), InspectError> {
             }
         }
     }
-    check_tree_of_files(git_dir, "refs").map_err(not_repo)?;
-    check_tree_of_files(git_dir, "worktrees").map_err(not_repo)?;
+    check_tree_of_files(git_dir, "refs", |_| LOOSE_REF).map_err(not_repo)?;
+    check_tree_of_files(git_dir, "worktrees", linked_file_limit).map_err(not_repo)?;
     check_alternates(&git_dir.join("objects"), &git_dir.join("objects"), 0).map_err(not_repo)
 }
 
@@ -121,16 +121,37 @@ fn shown(git_dir: &Path, path: &Path) -> String {
     crate::controls::name(&rel.to_string_lossy())
 }
 
-/// Every entry beneath `git_dir/name` is a directory or a regular file: gix opens a loose ref it
-/// looks up by name (HEAD's branch, `refs/stash`, a linked worktree's HEAD) through a symlink, and
-/// one to a FIFO would block that read forever. Walked without following links.
-fn check_tree_of_files(git_dir: &Path, name: &str) -> Result<(), String> {
+/// The most a loose ref holds here (an id, or `ref: ` and a ref's name). gix reads one whole: a
+/// sparse file of gigabytes would be read into memory all the same.
+const LOOSE_REF: u64 = 64 << 10;
+
+/// The most a file of a linked worktree's git directory (`worktrees/<name>/...`) holds: its index
+/// and reflogs as much as the main ones, its refs as a loose ref, anything else 4 MiB.
+fn linked_file_limit(rel: &Path) -> u64 {
+    let mut parts = rel.components().map(|c| c.as_os_str());
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(_), Some(n), None) if n == "index" => 1 << 30,
+        (Some(_), Some(n), Some(_)) if n == "logs" => 1 << 30,
+        (Some(_), Some(n), Some(_)) if n == "refs" => LOOSE_REF,
+        _ => 4 << 20,
+    }
+}
+
+/// Every entry beneath `git_dir/name` is a directory or a regular file of at most `limit(its path
+/// beneath git_dir/name)` bytes: gix opens a loose ref it looks up by name (HEAD's branch,
+/// `refs/stash`, a linked worktree's HEAD) through a symlink, and one to a FIFO would block that
+/// read forever; it reads one whole, however large. Walked without following links.
+fn check_tree_of_files(
+    git_dir: &Path,
+    name: &str,
+    limit: impl Fn(&Path) -> u64,
+) -> Result<(), String> {
     let top = git_dir.join(name);
     // The directory itself a link (to `/`, say) would have the walk list another tree.
     if std::fs::symlink_metadata(&top).is_ok_and(|meta| !meta.is_dir()) {
         return Err(format!("{name} is not a directory"));
     }
-    let mut pending = vec![top];
+    let mut pending = vec![top.clone()];
     while let Some(dir) = pending.pop() {
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
@@ -147,6 +168,15 @@ fn check_tree_of_files(git_dir: &Path, name: &str) -> Result<(), String> {
                 pending.push(path);
             } else if !meta.is_file() {
                 return Err(format!("{} is not a regular file", shown(git_dir, &path)));
+            } else {
+                let most = limit(path.strip_prefix(&top).unwrap_or(&path));
+                if meta.len() > most {
+                    return Err(format!(
+                        "{} is {} bytes, more than a job repository's ever is ({most})",
+                        shown(git_dir, &path),
+                        meta.len()
+                    ));
+                }
             }
         }
     }

@@ -61,6 +61,7 @@ mod linked_status;
 mod missing;
 mod nested;
 mod open;
+mod patterns;
 mod reflog;
 mod refresh;
 mod state;

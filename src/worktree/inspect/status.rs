@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use gix::bstr::BString;
 
 use super::inspection::Inspection;
+use super::patterns::check_tracked_dirs;
 use super::refresh::{refreshed, Judge};
 use super::tally::{NoSubmodules, Tally, Walked};
 
@@ -49,10 +50,16 @@ pub(super) fn count_status(repo: &gix::Repository, out: &mut Inspection) -> Resu
     };
     let interrupt = std::sync::atomic::AtomicBool::new(false);
 
+    // What the status reads whole of the work tree, bounded first (patterns.rs).
+    let root = repo
+        .workdir()
+        .ok_or_else(|| refused("no work tree".into()))?;
+    check_tracked_dirs(root, index).map_err(refused)?;
+
     let (walk_repo, worktree_repo) = (repo.clone(), repo.clone());
     let interrupt = &interrupt;
     let walked = move || {
-        let mut walked = Walked::default();
+        let mut walked = Walked::new(root);
         walk_repo
             .dirwalk(index, Vec::<BString>::new(), interrupt, walk, &mut walked)
             .map(|_| walked)
@@ -105,6 +112,9 @@ pub(super) fn count_status(repo: &gix::Repository, out: &mut Inspection) -> Resu
         })
     };
     let (staged, tally, walked) = (staged?, tally?, walked?);
+    if let Some(why) = walked.refused {
+        return Err(refused(why));
+    }
 
     let mut modified = tally.modified;
     modified.extend(staged);
@@ -113,4 +123,9 @@ pub(super) fn count_status(repo: &gix::Repository, out: &mut Inspection) -> Resu
     out.untracked = walked.untracked;
     out.ignored = walked.ignored;
     Ok(())
+}
+
+/// A status not computed: what it would have read is not what a job repository holds.
+fn refused(why: String) -> gix::Error {
+    gix::Error::from_error(std::io::Error::other(why))
 }

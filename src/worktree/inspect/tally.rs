@@ -2,8 +2,12 @@
 //! opens a submodule's configuration.
 
 use std::collections::HashSet;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
-use gix::bstr::BString;
+use gix::bstr::{BString, ByteSlice};
+
+use super::patterns::check_dir;
 
 /// What the index-to-work-tree comparison found.
 #[derive(Default)]
@@ -55,13 +59,52 @@ impl<'index> gix::status::plumbing::index_as_worktree_with_renames::VisitEntry<'
 
 /// What the directory walk found, counted as `Tally` counts it: what the status would have shown
 /// of it (never an entry of a kind git cannot track).
-#[derive(Default)]
 pub(super) struct Walked {
     pub(super) untracked: usize,
     pub(super) ignored: usize,
+    /// The work tree's top, and what was wrong with a pattern file of a directory the walk would
+    /// have entered (it then entered none more).
+    root: PathBuf,
+    pub(super) refused: Option<String>,
+}
+
+impl Walked {
+    pub(super) fn new(root: &Path) -> Walked {
+        Walked {
+            untracked: 0,
+            ignored: 0,
+            root: root.to_path_buf(),
+            refused: None,
+        }
+    }
 }
 
 impl gix::dir::walk::Delegate for Walked {
+    /// Before the walk enters a directory (and reads its `.gitignore`): its pattern files checked.
+    fn can_recurse(
+        &mut self,
+        entry: gix::dir::EntryRef<'_>,
+        for_deletion: Option<gix::dir::walk::ForDeletionMode>,
+        worktree_root_is_repository: bool,
+    ) -> bool {
+        if self.refused.is_some() {
+            return false;
+        }
+        let dir = self
+            .root
+            .join(std::ffi::OsStr::from_bytes(entry.rela_path.as_bytes()));
+        if let Err(why) = check_dir(&self.root, &dir) {
+            self.refused = Some(why);
+            return false;
+        }
+        entry.status.can_recurse(
+            entry.disk_kind,
+            entry.pathspec_match,
+            for_deletion,
+            worktree_root_is_repository,
+        )
+    }
+
     fn emit(
         &mut self,
         entry: gix::dir::EntryRef<'_>,

@@ -200,3 +200,49 @@ fn inspection_writes_nothing() {
     assert_eq!(snapshot(&f.wt.join(".git")), git_before);
     assert_eq!(snapshot(&f.project.join(".git")), project_before);
 }
+
+#[test]
+fn pattern_files_larger_than_git_reads_are_refused_before_gix_reads_them() {
+    // gix reads a `.gitignore` or `.gitattributes` whole, however large: a sparse file of
+    // gigabytes would be read into memory. git's bound (100 MiB) is the most one may be: in the
+    // top, in a tracked directory, in an untracked one the walk would enter, through a link.
+    let sparse = |path: &Path| {
+        std::fs::File::create(path)
+            .unwrap()
+            .set_len((100 << 20) + 1)
+            .unwrap();
+    };
+    for (what, plant) in [
+        ("top", ".gitattributes"),
+        ("tracked", "src/.gitignore"),
+        ("untracked", "new/deeper/.gitignore"),
+        ("link", "src/.gitattributes"),
+    ] {
+        let f = fixture();
+        let path = f.wt.join(plant);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        if what == "link" {
+            sparse(&f.wt.join("big.bin"));
+            std::os::unix::fs::symlink("../big.bin", &path).unwrap();
+        } else {
+            sparse(&path);
+        }
+        write(&f.wt.join("new/deeper/file"), "x\n");
+        let err = inspect(&f.wt, BRANCH).expect_err(what).to_string();
+        assert!(
+            err.contains("more than git reads of a pattern file"),
+            "{what}: {err}"
+        );
+    }
+    // At the bound, and a directory of that name, are read as git reads them.
+    let f = fixture();
+    std::fs::File::create(f.wt.join("src/.gitattributes"))
+        .unwrap()
+        .set_len(100 << 20)
+        .unwrap();
+    std::fs::create_dir(f.wt.join(".gitignore.d")).unwrap();
+    std::fs::create_dir_all(f.wt.join("new/.gitignore")).unwrap();
+    write(&f.wt.join("new/file"), "x\n");
+    let insp = inspect(&f.wt, BRANCH).unwrap();
+    assert_eq!(insp.untracked, 2, "{insp:?}");
+}
