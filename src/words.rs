@@ -1,13 +1,22 @@
 //! How isolate writes counts, times and names for people: `1 commit`, `2 commits`; RFC 3339
 //! timestamps to the second (the form of every time in a record); the slug a job's id and a
 //! project's key are made of, from whatever bytes a user named them with; sizes as people write
-//! them (`64M`).
+//! them (`64M`); a message cut short.
 
 use std::time::SystemTime;
 
 /// `n` and the word for `n` of it: `plural(1, "commit", "commits")` is `1 commit`.
 pub fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `text` cut to at most `most` characters, `…` saying where: for a message that quotes what a
+/// job wrote (gix quotes a whole unreadable file).
+pub fn clipped(text: &str, most: usize) -> String {
+    match text.char_indices().nth(most) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
 }
 
 /// `t` as a record writes it: `2026-12-01T14:25:17Z`.
@@ -81,6 +90,14 @@ mod tests {
         assert_eq!(plural(0, "commit", "commits"), "0 commits");
         assert_eq!(plural(1, "entry", "entries"), "1 entry");
         assert_eq!(plural(2, "file", "files"), "2 files");
+    }
+
+    #[test]
+    fn a_clipped_message_keeps_whole_characters_and_says_where_it_was_cut() {
+        assert_eq!(clipped("short", 10), "short");
+        assert_eq!(clipped("exactly10!", 10), "exactly10!");
+        assert_eq!(clipped("ééééé", 3), "ééé…");
+        assert_eq!(clipped(&"\\0".repeat(1_000_000), 4), "\\0\\0…");
     }
 
     #[test]

@@ -12,11 +12,14 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::git::project::Project;
 use crate::sandbox::landlock::confine_thread_to_reading;
+use crate::words::clipped;
 use crate::worktree::inspect::{self, InspectError, Inspection};
 
 /// How long a read of the job's repository may take. Past this, the probe has not decided, and
 /// so it keeps (a file the read cannot reach, a FIFO among them, fails at once: see above).
 const INSPECT_LIMIT: Duration = Duration::from_secs(120);
+/// The most characters of a read's error kept.
+const MESSAGE: usize = 1_000;
 
 /// `inspect` of the job's worktree at `path`, confined and bounded.
 pub fn inspect_bounded(path: &Path, branch: &str, project: &Project) -> Result<Inspection> {
@@ -38,9 +41,10 @@ where
     roots.extend(project.stores());
     thread::spawn(move || {
         let done = match confine_thread_to_reading(roots) {
+            // What gix says of an unreadable file can quote all of it: at most a few lines kept.
             Ok(_) => read(&owned).map_err(|e| Error::Inspect {
                 path: owned.clone(),
-                source: Box::new(e),
+                source: clipped(&e.to_string(), MESSAGE).into(),
             }),
             Err(e) => Err(e),
         };

@@ -190,7 +190,9 @@ const READ_FIRST: [(&str, u64); 9] = [
     ("HEAD", 4 << 10),
     ("config", 4 << 20),
     ("index", 1 << 30),
-    ("packed-refs", 1 << 30),
+    // (A job's repository holds its own few refs; gix quotes an unreadable one whole in its
+    // error, some ten times its size in memory.)
+    ("packed-refs", 64 << 20),
     ("info/exclude", 4 << 20),
     ("info/attributes", 4 << 20),
     ("info/grafts", 4 << 20),
