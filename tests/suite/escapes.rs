@@ -2385,6 +2385,14 @@ fn files_of_the_jobs_git_directory_that_never_end_neither_hang_nor_exhaust_isola
             "mkdir -p u/v && echo x > u/v/f && truncate -s 4G u/v/.gitignore".into(),
         ),
         (
+            // MAKE_FIFO is withheld in the worktree, but a directory holding a FIFO can be moved in
+            // from TMPDIR: Landlock checks the directory moved, not what it holds (found in review).
+            "a FIFO at a .gitignore, moved in inside a directory",
+            "mkdir \"$TMPDIR/d\" && mkfifo \"$TMPDIR/d/.gitignore\" && mv \"$TMPDIR/d\" d && \
+             echo x > d/file"
+                .into(),
+        ),
+        (
             "a tracked directory's .gitattributes linked to a sparse file of 4 GiB",
             "mkdir e && echo x > e/f && git add e && git commit -q -m e && \
              truncate -s 4G big.bin && ln -s ../big.bin e/.gitattributes"
