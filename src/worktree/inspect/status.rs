@@ -50,15 +50,19 @@ pub(super) fn count_status(repo: &gix::Repository, out: &mut Inspection) -> Resu
     };
     let interrupt = std::sync::atomic::AtomicBool::new(false);
 
-    // What the status reads whole of the work tree, bounded first (patterns.rs).
+    // What the status reads whole of the work tree, bounded before it is read (patterns.rs): on
+    // the walk's thread, which tells the comparison's once it knows, while that one refreshes.
     let root = repo
         .workdir()
         .ok_or_else(|| refused("no work tree".into()))?;
-    check_tracked_dirs(root, index).map_err(refused)?;
+    let (checked_tx, checked_rx) = std::sync::mpsc::channel();
 
     let (walk_repo, worktree_repo) = (repo.clone(), repo.clone());
     let interrupt = &interrupt;
     let walked = move || {
+        let checked = check_tracked_dirs(root, index);
+        let _ = checked_tx.send(checked.clone());
+        checked.map_err(refused)?;
         let mut walked = Walked::new(root);
         walk_repo
             .dirwalk(index, Vec::<BString>::new(), interrupt, walk, &mut walked)
@@ -68,6 +72,10 @@ pub(super) fn count_status(repo: &gix::Repository, out: &mut Inspection) -> Resu
         let refreshed = worktree_repo
             .workdir()
             .and_then(|root| refreshed(root, index, judge));
+        let checked = checked_rx
+            .recv()
+            .unwrap_or_else(|_| Err("not checked".into()));
+        checked.map_err(refused)?;
         let mut tally = Tally::default();
         worktree_repo
             .index_worktree_status(
@@ -97,7 +105,9 @@ pub(super) fn count_status(repo: &gix::Repository, out: &mut Inspection) -> Resu
         .map(|_| staged)
     };
     let (staged, tally, walked) = if small {
-        (staged(), tally(), walked())
+        // The walk first: it checks what the comparison may read.
+        let walked = walked();
+        (staged(), tally(), walked)
     } else {
         std::thread::scope(|scope| {
             let (walked, tally) = (scope.spawn(walked), scope.spawn(tally));

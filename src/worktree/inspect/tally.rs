@@ -90,12 +90,15 @@ impl gix::dir::walk::Delegate for Walked {
         if self.refused.is_some() {
             return false;
         }
-        let dir = self
-            .root
-            .join(std::ffi::OsStr::from_bytes(entry.rela_path.as_bytes()));
-        if let Err(why) = check_dir(&self.root, &dir) {
-            self.refused = Some(why);
-            return false;
+        // (A tracked directory's were checked from the index before the walk.)
+        if entry.status != gix::dir::entry::Status::Tracked {
+            let dir = self
+                .root
+                .join(std::ffi::OsStr::from_bytes(entry.rela_path.as_bytes()));
+            if let Err(why) = check_dir(&self.root, &dir) {
+                self.refused = Some(why);
+                return false;
+            }
         }
         entry.status.can_recurse(
             entry.disk_kind,
