@@ -91,13 +91,24 @@ const AWAIT_POLL: Duration = Duration::from_millis(20);
 pub fn await_end(job_dir: &Path, limit: Option<Duration>) -> Result<Record> {
     let deadline = limit.map(|limit| Instant::now() + limit);
     loop {
-        let record = read_record(job_dir)?;
+        let record = as_it_stands(job_dir, read_record(job_dir)?)?;
         let past = deadline.is_some_and(|d| Instant::now() > d);
         if record.effective_state() != State::Running || past {
             return Ok(record);
         }
         std::thread::sleep(AWAIT_POLL);
     }
+}
+
+/// `record`, read from `job_dir`, as it stands: a supervisor writes the job's end and then exits,
+/// so a record read as `running` whose supervisor is gone by the look at it may have been read
+/// just before its end was written (`wait` then took an ended job for a lost one): it is read once
+/// more.
+fn as_it_stands(job_dir: &Path, record: Record) -> Result<Record> {
+    if record.state() == State::Running && !record.supervisor_alive() {
+        return read_record(job_dir);
+    }
+    Ok(record)
 }
 
 /// Every job on record, in start order (not the tombstones `rm --force` leaves: they are not jobs
@@ -173,7 +184,7 @@ pub fn resolve(state: &Path, query: &str) -> Result<(PathBuf, Record)> {
     if let Some(id) = JobId::parse(query) {
         let dir = jobs_dir(state).join(id.as_str());
         if dir.join("job.json").exists() {
-            let record = read_record(&dir)?;
+            let record = as_it_stands(&dir, read_record(&dir)?)?;
             if !record.forgotten {
                 return Ok((dir, record));
             }
@@ -192,11 +203,42 @@ pub fn resolve(state: &Path, query: &str) -> Result<(PathBuf, Record)> {
         by_prefix
     };
     match matches.as_slice() {
-        [one] => Ok((*one).clone()),
+        [(dir, record)] => Ok((dir.clone(), as_it_stands(dir, record.clone())?)),
         [] => Err(Error::NoSuchJob(query.to_string())),
         many => Err(Error::AmbiguousJob {
             query: query.to_string(),
             jobs: many.iter().map(|(_, r)| r.id.clone()).collect(),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record read as `running` just before its supervisor wrote the end and exited: by the look
+    /// at the supervisor it is gone, and the record on disk says how the job ended. That is what
+    /// counts, not `lost`.
+    #[test]
+    fn a_record_read_just_before_its_end_is_taken_as_it_ended() {
+        let dir = tempfile::tempdir().unwrap();
+        let ended: Record =
+            serde_json::from_str(include_str!("../../tests/data/record-schema-1-exited.json"))
+                .unwrap();
+        let mut stale = ended.clone();
+        stale.set_state(State::Running);
+        // No process has pid 0's start time: the supervisor is gone.
+        stale.supervisor_pid = 0;
+        write_record(dir.path(), &ended).unwrap();
+        assert_eq!(stale.effective_state(), State::Lost);
+        let record = as_it_stands(dir.path(), stale).unwrap();
+        assert_eq!(record.effective_state(), State::Exited { code: 0 });
+        // A record still `running` on disk with its supervisor gone is lost.
+        let mut lost = ended;
+        lost.set_state(State::Running);
+        lost.supervisor_pid = 0;
+        write_record(dir.path(), &lost).unwrap();
+        let record = as_it_stands(dir.path(), lost).unwrap();
+        assert_eq!(record.effective_state(), State::Lost);
     }
 }
