@@ -2346,7 +2346,7 @@ fn files_of_the_jobs_git_directory_that_never_end_neither_hang_nor_exhaust_isola
     // refused at once, the worktree kept, by the job's end, `worktrees` and `prune` alike.
     let env = TestEnv::new();
     let fifo = someone_elses_fifo(&env);
-    for (what, plant) in [
+    for (n, (what, plant)) in [
         (
             "info/exclude -> a FIFO",
             format!("ln -sf \"{fifo}\" .git/info/exclude"),
@@ -2393,19 +2393,40 @@ fn files_of_the_jobs_git_directory_that_never_end_neither_hang_nor_exhaust_isola
                 .into(),
         ),
         (
-            "a tracked directory's .gitattributes linked to a sparse file of 4 GiB",
-            "mkdir e && echo x > e/f && git add e && git commit -q -m e && \
-             truncate -s 4G big.bin && ln -s ../big.bin e/.gitattributes"
+            // gix reads the index's blob where the work tree has a link (found in review).
+            "a .gitattributes blob of 256 MiB behind a link",
+            "id=$(head -c 256M /dev/zero | git hash-object -w --stdin) && \
+             git update-index --add --cacheinfo 100644,$id,.gitattributes && \
+             ln -s README .gitattributes && touch -d 2020-01-01 README"
                 .into(),
         ),
-    ] {
-        let repo = env.repo(&format!("app-{}", what.len()));
+        (
+            // With the job's core.ignoreCase, the walk took SRC for a tracked src (found in review).
+            "a sparse .gitignore in a directory named as a tracked one but for case",
+            "mkdir -p src && echo x > src/a && git add src && git commit -q -m src && \
+             git config core.ignoreCase true && mkdir SRC && echo x > SRC/f && \
+             truncate -s 4G SRC/.gitignore"
+                .into(),
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let repo = env.repo(&format!("app-{n}"));
         let script = format!(
             "echo work > work.txt && git add work.txt && git commit -q -m work && \
              mkdir -p .git/info && rm -f .git/info/exclude && {plant} && echo planted"
         );
         let (out, report) = attempt_with(&env, &repo, &[], &script, || {});
         assert_said(&out, "planted");
+        // Kept because the repository was refused before it was read, not for what a read of it
+        // found.
+        let reason = report["worktree"]["reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("cannot read the job's repository")
+                || reason.contains("record does not match the disk"),
+            "{what}: {reason}"
+        );
         assert_kept_through_worktrees_and_prune(&env, &repo, &report, what);
     }
 }

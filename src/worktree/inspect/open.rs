@@ -12,7 +12,8 @@ use super::error::InspectError;
 /// git does on Linux: stat times to the nanosecond (git's `USE_NSEC`; gix's default is whole
 /// seconds, so a fresh checkout's files, written in the index's second, would all be hashed), and
 /// the index's trailing checksum not verified on reading (git verifies it only in `fsck`; the
-/// entries are still parsed with their bounds).
+/// entries are still parsed with their bounds). And names compared case for case, whatever the
+/// job's `core.ignoreCase` says.
 pub(super) fn open_options() -> gix::open::Options {
     gix::open::Options::isolated()
         .open_path_as_is(true)
@@ -21,6 +22,10 @@ pub(super) fn open_options() -> gix::open::Options {
             "core.useReplaceRefs=false",
             "gitoxide.core.useNsec=true",
             "index.skipHash=true",
+            // Names compared as the kernel compares them: with the job's `core.ignoreCase` on, the
+            // walk took a directory `SRC` for the index's `src`, whose pattern files were the ones
+            // checked (patterns.rs).
+            "core.ignoreCase=false",
         ])
 }
 

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use gix::bstr::BString;
 
 use super::inspection::Inspection;
-use super::patterns::check_tracked_dirs;
+use super::patterns::{check_tracked, BUDGET};
 use super::refresh::{refreshed, Judge};
 use super::tally::{NoSubmodules, Tally, Walked};
 
@@ -60,10 +60,11 @@ pub(super) fn count_status(repo: &gix::Repository, out: &mut Inspection) -> Resu
     let (walk_repo, worktree_repo) = (repo.clone(), repo.clone());
     let interrupt = &interrupt;
     let walked = move || {
-        let checked = check_tracked_dirs(root, index);
+        let mut budget = BUDGET;
+        let checked = check_tracked(&walk_repo, root, index, &mut budget);
         let _ = checked_tx.send(checked.clone());
         checked.map_err(refused)?;
-        let mut walked = Walked::new(root);
+        let mut walked = Walked::new(root, budget);
         walk_repo
             .dirwalk(index, Vec::<BString>::new(), interrupt, walk, &mut walked)
             .map(|_| walked)

@@ -62,18 +62,21 @@ impl<'index> gix::status::plumbing::index_as_worktree_with_renames::VisitEntry<'
 pub(super) struct Walked {
     pub(super) untracked: usize,
     pub(super) ignored: usize,
-    /// The work tree's top, and what was wrong with a pattern file of a directory the walk would
-    /// have entered (it then entered none more).
+    /// The work tree's top, what is left of the pattern files' budget (patterns.rs), and what was
+    /// wrong with a pattern file of a directory the walk would have entered (it then entered none
+    /// more).
     root: PathBuf,
+    budget: u64,
     pub(super) refused: Option<String>,
 }
 
 impl Walked {
-    pub(super) fn new(root: &Path) -> Walked {
+    pub(super) fn new(root: &Path, budget: u64) -> Walked {
         Walked {
             untracked: 0,
             ignored: 0,
             root: root.to_path_buf(),
+            budget,
             refused: None,
         }
     }
@@ -90,12 +93,13 @@ impl gix::dir::walk::Delegate for Walked {
         if self.refused.is_some() {
             return false;
         }
-        // (A tracked directory's were checked from the index before the walk.)
+        // (A tracked directory's were checked from the index before the walk: the index's name
+        // exactly, as `core.ignoreCase` is off, open.rs.)
         if entry.status != gix::dir::entry::Status::Tracked {
             let dir = self
                 .root
                 .join(std::ffi::OsStr::from_bytes(entry.rela_path.as_bytes()));
-            if let Err(why) = check_dir(&self.root, &dir) {
+            if let Err(why) = check_dir(&self.root, &dir, &mut self.budget) {
                 self.refused = Some(why);
                 return false;
             }

@@ -202,47 +202,59 @@ fn inspection_writes_nothing() {
 }
 
 #[test]
-fn pattern_files_larger_than_git_reads_are_refused_before_gix_reads_them() {
-    // gix reads a `.gitignore` or `.gitattributes` whole, however large: a sparse file of
-    // gigabytes would be read into memory. git's bound (100 MiB) is the most one may be: in the
-    // top, in a tracked directory, in an untracked one the walk would enter, through a link.
-    let sparse = |path: &Path| {
-        std::fs::File::create(path)
-            .unwrap()
-            .set_len((100 << 20) + 1)
-            .unwrap();
+fn pattern_files_larger_than_isolate_reads_are_refused_before_gix_reads_them() {
+    // gix reads a `.gitignore` or `.gitattributes` whole, however large, and keeps every line: a
+    // sparse file of gigabytes, or many large ones, would be read into memory. Each is refused at
+    // once: in the top, in a tracked directory, in an untracked one the walk would enter, in a
+    // directory named as a tracked one but for case under the job's `core.ignoreCase`, the blob
+    // the index names where the work tree has a link, and too many together.
+    let sparse = |path: &Path, len: u64| {
+        std::fs::File::create(path).unwrap().set_len(len).unwrap();
     };
-    for (what, plant) in [
-        ("top", ".gitattributes"),
-        ("tracked", "src/.gitignore"),
-        ("untracked", "new/deeper/.gitignore"),
-        ("link", "src/.gitattributes"),
-    ] {
+    let over = (8 << 20) + 1;
+    for what in ["top", "tracked", "untracked", "case", "blob", "together"] {
         let f = fixture();
-        let path = f.wt.join(plant);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        if what == "link" {
-            sparse(&f.wt.join("big.bin"));
-            std::os::unix::fs::symlink("../big.bin", &path).unwrap();
-        } else {
-            sparse(&path);
-        }
         write(&f.wt.join("new/deeper/file"), "x\n");
+        match what {
+            "top" => sparse(&f.wt.join(".gitattributes"), over),
+            "tracked" => sparse(&f.wt.join("src/.gitignore"), over),
+            "untracked" => sparse(&f.wt.join("new/deeper/.gitignore"), over),
+            "case" => {
+                git(&f.wt, &["config", "core.ignoreCase", "true"]);
+                write(&f.wt.join("SRC/file"), "x\n");
+                sparse(&f.wt.join("SRC/.gitignore"), over);
+            }
+            "blob" => {
+                let big = f.wt.join("big");
+                sparse(&big, over);
+                let id = git(&f.wt, &["hash-object", "-w", "big"]);
+                std::fs::remove_file(&big).unwrap();
+                let info = format!("100644,{id},src/.gitattributes");
+                git(&f.wt, &["update-index", "--add", "--cacheinfo", &info]);
+                std::os::unix::fs::symlink("../a.txt", f.wt.join("src/.gitattributes")).unwrap();
+            }
+            _ => {
+                for n in 0..3 {
+                    let dir = f.wt.join(format!("many/d{n}"));
+                    write(&dir.join("file"), "x\n");
+                    sparse(&dir.join(".gitignore"), 6 << 20);
+                }
+            }
+        }
         let err = inspect(&f.wt, BRANCH).expect_err(what).to_string();
         assert!(
-            err.contains("more than git reads of a pattern file"),
+            err.contains("more than isolate reads of a pattern file") || err.contains("together"),
             "{what}: {err}"
         );
     }
-    // At the bound, and a directory of that name, are read as git reads them.
+    // At the bound, a directory of that name, and a link gix does not follow are read as git
+    // reads them.
     let f = fixture();
-    std::fs::File::create(f.wt.join("src/.gitattributes"))
-        .unwrap()
-        .set_len(100 << 20)
-        .unwrap();
+    sparse(&f.wt.join("src/.gitattributes"), 8 << 20);
     std::fs::create_dir(f.wt.join(".gitignore.d")).unwrap();
     std::fs::create_dir_all(f.wt.join("new/.gitignore")).unwrap();
     write(&f.wt.join("new/file"), "x\n");
+    std::os::unix::fs::symlink("/dev/zero", f.wt.join("new/.gitattributes")).unwrap();
     let insp = inspect(&f.wt, BRANCH).unwrap();
-    assert_eq!(insp.untracked, 2, "{insp:?}");
+    assert_eq!(insp.untracked, 3, "{insp:?}");
 }
