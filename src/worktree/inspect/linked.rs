@@ -140,7 +140,7 @@ pub(super) fn read_small(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, Ins
     };
     let io = |source| InspectError::Io {
         path: path.to_owned(),
-        what: "cannot read a linked worktree's file",
+        what: "cannot read a file of the git directory",
         source,
     };
     if !file.metadata().map_err(io)?.is_file() {
