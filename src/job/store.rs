@@ -59,9 +59,21 @@ pub fn record_path(job_dir: &Path) -> PathBuf {
 }
 
 pub fn write_record(job_dir: &Path, record: &Record) -> Result<()> {
+    write_atomic(&record_path(job_dir), &record_json(record)?)
+}
+
+/// Writes a record that the job passes through (`starting`, its pid once CMD runs), which a later
+/// write replaces: whole and atomic, but without waiting for the rename to reach the disk. After a
+/// crash of the machine the record reads as this one or the one before it; either reads as `lost`,
+/// since the crash ended the supervisor too.
+pub fn write_passing_record(job_dir: &Path, record: &Record) -> Result<()> {
+    crate::sys::atomic::write_passing(&record_path(job_dir), &record_json(record)?)
+}
+
+fn record_json(record: &Record) -> Result<Vec<u8>> {
     let mut json = serde_json::to_vec_pretty(record)?;
     json.push(b'\n');
-    write_atomic(&record_path(job_dir), &json)
+    Ok(json)
 }
 
 pub use crate::sys::atomic::write as write_atomic;

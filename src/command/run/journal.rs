@@ -1,6 +1,8 @@
 //! The job's record as `run` keeps it, and every write of it: while the worktree is made
 //! (`creating`), before anything of the job runs (`starting`), once CMD runs, and at the end. A
 //! supervisor killed at any point leaves a record that reads as `lost` and names what it was doing.
+//! The first and the last are written durably; the two between are states passed through, whole
+//! but not waited for (`store::write_passing_record`).
 
 use std::path::Path;
 
@@ -87,10 +89,18 @@ pub(super) fn starting(prepared: &Prepared, record: &Record) {
             None => "starting".into(),
         };
     }
-    let _ = store::write_record(&prepared.job_dir, &starting);
+    let _ = store::write_passing_record(&prepared.job_dir, &starting);
 }
 
-/// The record once CMD runs, and at the end: a failure is said, and the job goes on.
+/// The record once CMD runs: a state passed through, as `starting`; a failure is said, and the
+/// job goes on.
+pub(super) fn write_running(prepared: &Prepared, record: &Record) {
+    if let Err(e) = store::write_passing_record(&prepared.job_dir, record) {
+        report_error(&e);
+    }
+}
+
+/// The record at the end, durably: a failure is said.
 pub(super) fn write(prepared: &Prepared, record: &Record) {
     if let Err(e) = store::write_record(&prepared.job_dir, record) {
         report_error(&e);

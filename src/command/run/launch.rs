@@ -130,7 +130,7 @@ pub(super) fn launch(
     let broker = starting.release()?.broker;
     // CMD runs: from here its worktree is the job's, whatever happens to this process.
     prepared.disown();
-    journal::write(prepared, &record);
+    journal::write_running(prepared, &record);
     Ok(Launched {
         record,
         pid,
