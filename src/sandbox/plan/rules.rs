@@ -13,6 +13,12 @@ use super::limits::limits;
 use super::Limit;
 use super::{Access, Feature, FeatureState, Judge, Outcome, Resolved, Route, Sockets, DEVICES};
 use crate::sandbox::policy::Policy;
+use crate::sandbox::probe;
+
+/// The system's programs and libraries, which isolate's own readers read (`Rules::own_reader`).
+const SYSTEM: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt",
+];
 
 /// The Landlock rules and resource limits for one job, in the form the helper needs after exec.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -75,6 +81,37 @@ impl Rules {
             limits: Vec::new(),
             sockets: None,
             narrowed: None,
+        }
+    }
+
+    /// The rules of one of isolate's own readers of what a job wrote (the import's reading side,
+    /// the look at a live job's repository): the system and `read` to read, `write` to write,
+    /// `/dev/null`, no TCP, scoped signals and abstract sockets, every socket closed where the
+    /// seccomp layer is, and `limit`. Only paths that exist, canonical.
+    pub fn own_reader(
+        abi: u32,
+        read: &[PathBuf],
+        write: Vec<PathBuf>,
+        limit: Limit,
+        seccomp: bool,
+    ) -> Rules {
+        let read = SYSTEM
+            .iter()
+            .map(PathBuf::from)
+            .chain(read.iter().cloned())
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .collect();
+        let no_tcp = (abi >= probe::NETWORK_ABI).then(Vec::new);
+        Rules {
+            write,
+            devices: vec![PathBuf::from("/dev/null")],
+            connect_tcp: no_tcp.clone(),
+            bind_tcp: no_tcp,
+            scope_signals: abi >= probe::SCOPES_ABI,
+            scope_abstract_unix: abi >= probe::SCOPES_ABI,
+            limits: vec![limit],
+            sockets: seccomp.then(Sockets::closed),
+            ..Rules::reading(abi, read)
         }
     }
 

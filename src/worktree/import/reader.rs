@@ -4,7 +4,7 @@
 //! directory to read, and its own temporary directory to write.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::git;
 
@@ -23,34 +23,14 @@ pub(super) fn reader_rules(
     memory: u64,
 ) -> Option<plan::Rules> {
     let abi = probe::landlock_abi().filter(|&abi| abi >= probe::MIN_ABI)?;
-    let mut read: Vec<PathBuf> = [
-        "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt",
-    ]
-    .iter()
-    .map(PathBuf::from)
-    .collect();
-    read.extend([project.top.clone(), job_objects.to_path_buf()]);
+    let mut read = vec![project.top.clone(), job_objects.to_path_buf()];
     read.extend(project.stores());
-    read.retain(|p| p.exists());
-    let read = read
-        .iter()
-        .filter_map(|p| std::fs::canonicalize(p).ok())
-        .collect();
-    let no_tcp = (abi >= probe::NETWORK_ABI).then(Vec::new);
-    Some(plan::Rules {
-        write: vec![tmp.to_path_buf()],
-        devices: vec![PathBuf::from("/dev/null")],
-        connect_tcp: no_tcp.clone(),
-        bind_tcp: no_tcp,
-        scope_signals: abi >= probe::SCOPES_ABI,
-        scope_abstract_unix: abi >= probe::SCOPES_ABI,
-        limits: vec![plan::Limit {
-            resource: plan::Resource::AddressSpace,
-            value: memory,
-        }],
-        sockets: probe::seccomp().is_ok().then(plan::Sockets::closed),
-        ..plan::Rules::reading(abi, read)
-    })
+    let limit = plan::Limit {
+        resource: plan::Resource::AddressSpace,
+        value: memory,
+    };
+    let write = vec![tmp.to_path_buf()];
+    Some(plan::Rules::own_reader(abi, &read, write, limit, probe::seccomp().is_ok()))
 }
 
 /// The reader's environment: the caller's less what would point git elsewhere, with the hygiene of
