@@ -3456,3 +3456,184 @@ fn a_strict_nested_job_cannot_read_its_siblings_tmpdir_record_or_worktree() {
     assert!(!said.contains("s3cret"), "{said}");
     assert!(!said.contains("READ"), "{said}");
 }
+
+/// A merge git itself refuses (the job adds `.env/x` where the user's ignored `.env` is a file)
+/// used to be "put back" by removing every file the job added, by path: through a link of the
+/// user's (tracked or ignored), through a link an earlier job's merge brought, or inside a
+/// repository of the user's own in the checkout, that removed the user's files outside the
+/// project. Each variant's outside files and the project stay byte for byte as they were.
+#[test]
+fn a_merge_that_cannot_land_never_removes_files_through_a_link_or_inside_the_users_repositories() {
+    let in_the_way = "mkdir -p .env && : > .env/x && git add -f .env/x";
+    for (what, user, job) in [
+        (
+            "a tracked link of the user's",
+            "ln -s ../outside shared && git add shared && git commit -qm shared",
+            format!("git rm -q shared && mkdir shared && echo job > shared/notes.txt && {in_the_way} && git add -f shared"),
+        ),
+        (
+            "an ignored link of the user's",
+            "ln -s ../outside data && echo data >> .git/info/exclude",
+            format!("mkdir data && echo job > data/notes.txt && {in_the_way} && git add -f data"),
+        ),
+        (
+            "a repository of the user's own inside the checkout",
+            "mkdir -p tools && git init -q tools/mylib && echo mine > tools/mylib/notes.txt",
+            format!("mkdir -p tools/mylib && echo job > tools/mylib/notes.txt && {in_the_way} && git add -f tools"),
+        ),
+    ] {
+        let env = TestEnv::new();
+        let repo = env.repo("app");
+        let outside = env.path().join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        fs::write(outside.join("notes.txt"), "the user's notes\n").unwrap();
+        as_the_user(&env, &repo, &format!("echo .env >> .git/info/exclude && {user}"));
+        fs::write(repo.join(".env"), "SECRET=the users\n").unwrap();
+        let (out, report) = env.worktree_job(&repo, &[], &format!("{job} && git commit -qm job"));
+        assert_status(&out, 0);
+        let id = report["id"].as_str().unwrap();
+        let (outside_before, repo_before) = (Snapshot::take(&outside), Snapshot::take(&repo));
+        let main = env.git(&repo, ["rev-parse", "main"]);
+        let out = env.isolate(&repo, ["merge", "--yes", id]);
+        assert_status(&out, 1);
+        outside_before.assert_unchanged(&Snapshot::take(&outside), what);
+        repo_before.assert_unchanged(&Snapshot::take(&repo), what);
+        assert_eq!(env.git(&repo, ["rev-parse", "main"]), main, "{what}");
+    }
+}
+
+/// `sh -c SCRIPT` in `dir`, as the user, in the test's environment.
+fn as_the_user(env: &TestEnv, dir: &Path, script: &str) {
+    let mut cmd = std::process::Command::new("sh");
+    cmd.args(["-c", script]).current_dir(dir);
+    env.apply(&mut cmd);
+    assert!(cmd.status().unwrap().success(), "{script}");
+}
+
+/// The same through a link the job itself brought: a first job's merge lands `cache -> ../outside`
+/// (shown as a link out of the project, before anything else), a second replaces it with a
+/// directory of files named as the user's keys, and its merge cannot land.
+#[test]
+fn a_link_a_job_merged_is_shown_as_one_and_no_later_merge_removes_files_through_it() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let outside = env.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(outside.join("authorized_keys"), "ssh-ed25519 AAAA user\n").unwrap();
+    fs::write(repo.join(".gitignore"), ".env\n").unwrap();
+    env.git(&repo, ["commit", "-q", "-am", "ignore .env"]);
+    fs::write(repo.join(".env"), "SECRET=the users\n").unwrap();
+    let (out, report) = env.worktree_job(
+        &repo,
+        &[],
+        "ln -s ../outside cache && git add cache && git commit -qm cache",
+    );
+    assert_status(&out, 0);
+    let out = env.isolate(&repo, ["merge", "--yes", report["id"].as_str().unwrap()]);
+    assert_status(&out, 0);
+    let shown = stderr(&out);
+    let first = shown
+        .find("read these first")
+        .expect("the link is shown first");
+    let link = shown
+        .find("A cache -> ../outside  (a link out of the project")
+        .unwrap_or_else(|| panic!("the link and where it points are shown:\n{shown}"));
+    assert!(first < link, "{shown}");
+    let (out, report) = env.worktree_job(
+        &repo,
+        &[],
+        "git rm -q cache && mkdir cache .env && : > cache/authorized_keys && : > .env/x && \
+         git add -f cache .env && git commit -qm refresh",
+    );
+    assert_status(&out, 0);
+    let before = Snapshot::take(&outside);
+    let out = env.isolate(&repo, ["merge", "--yes", report["id"].as_str().unwrap()]);
+    assert_status(&out, 1);
+    before.assert_unchanged(&Snapshot::take(&outside), "the link's target");
+    assert!(
+        stderr(&out).contains("where the merge needs a directory"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A submodule's new commit lands with a merge: the preview shows it whatever the `.gitmodules` a
+/// job merged earlier (`ignore = all`) or the project's `diff.ignoreSubmodules` say.
+#[test]
+fn the_merge_preview_shows_a_submodule_moved_whatever_gitmodules_or_config_hide() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let commit = |n: char| n.to_string().repeat(40);
+    env.git(
+        &repo,
+        [
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{},lib", commit('1')),
+        ],
+    );
+    fs::write(
+        repo.join(".gitmodules"),
+        "[submodule \"lib\"]\n\tpath = lib\n\turl = ../lib\n",
+    )
+    .unwrap();
+    env.git(&repo, ["add", ".gitmodules"]);
+    env.git(&repo, ["commit", "-q", "-m", "submodule"]);
+    // As a clone leaves a submodule not yet fetched: an empty directory.
+    fs::create_dir_all(repo.join("lib")).unwrap();
+    let (out, report) = env.worktree_job(
+        &repo,
+        &[],
+        "git config -f .gitmodules submodule.lib.ignore all && git commit -qam quiet",
+    );
+    assert_status(&out, 0);
+    assert_status(
+        &env.isolate(&repo, ["merge", "--yes", report["id"].as_str().unwrap()]),
+        0,
+    );
+    env.git(&repo, ["config", "diff.ignoreSubmodules", "all"]);
+    let script = format!(
+        "git update-index --cacheinfo 160000,{},lib && echo more >> README && git commit -qam pin",
+        commit('2')
+    );
+    let (out, report) = env.worktree_job(&repo, &[], &script);
+    assert_status(&out, 0);
+    let out = env.isolate(&repo, ["merge", "--yes", report["id"].as_str().unwrap()]);
+    assert!(
+        stderr(&out).contains(&format!(
+            "M lib (a submodule, at commit {})",
+            &commit('2')[..12]
+        )),
+        "the submodule's move was not shown:\n{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("changing 2 files"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// The user's own filter driver (as `git lfs install` sets one) must not run on files the job's
+/// `.gitattributes` chose, with the user's rights, when the merge checks them out: the checkout
+/// applies the attributes of the commit shown.
+#[test]
+fn a_merge_checks_out_with_the_projects_attributes_not_those_the_job_brings() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let marker = env.path().join("smudged");
+    let smudge = format!("sh -c 'echo ran >> {}; cat'", marker.display());
+    env.git(&repo, ["config", "filter.demo.smudge", &smudge]);
+    let (out, report) = env.worktree_job(
+        &repo,
+        &["--policy", "offline"],
+        "echo '*.dat filter=demo' > .gitattributes && echo payload > a.dat && git add . && git commit -qm attrs",
+    );
+    assert_status(&out, 0);
+    let out = env.isolate(&repo, ["merge", "--yes", report["id"].as_str().unwrap()]);
+    assert_status(&out, 0);
+    assert_eq!(fs::read_to_string(repo.join("a.dat")).unwrap(), "payload\n");
+    assert!(!marker.exists(), "the user's filter ran on the job's files");
+    assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");
+}

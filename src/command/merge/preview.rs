@@ -10,7 +10,7 @@ use crate::controls;
 use crate::git::project::Project;
 use crate::words::plural;
 use crate::worktree::cleanup::Recorded;
-use crate::worktree::merge::{Change, Preview};
+use crate::worktree::merge::{Change, Kind, Preview};
 
 /// The job's own change, on stderr.
 pub(super) fn show(recorded: &Recorded, preview: &Preview) {
@@ -23,23 +23,23 @@ pub(super) fn show(recorded: &Recorded, preview: &Preview) {
         plural(preview.changes.len(), "file", "files")
     );
     let hooks = hooks_in_tree(&recorded.project);
-    let why = |path: &str| runs_code(path).or_else(|| in_hooks(path, hooks.as_deref()));
+    let why = |c: &Change| {
+        runs_code(&c.path)
+            .or_else(|| in_hooks(&c.path, hooks.as_deref()))
+            .or_else(|| reaches_out(c))
+    };
     let (first, rest): (Vec<&Change>, Vec<&Change>) =
-        preview.changes.iter().partition(|c| why(&c.path).is_some());
+        preview.changes.iter().partition(|c| why(c).is_some());
     if !first.is_empty() {
         say!("  read these first: they change what runs in the project");
         for change in &first {
-            let why = why(&change.path).unwrap_or_default();
-            say!(
-                "  {} {}  ({why})",
-                change.status,
-                controls::name(&change.path)
-            );
+            let why = why(change).unwrap_or_default();
+            say!("  {}  ({why})", line(change));
         }
         say!("  and {}:", plural(rest.len(), "other file", "other files"));
     }
     for change in &rest {
-        say!("  {} {}", change.status, controls::name(&change.path));
+        say!("  {}", line(change));
     }
     if preview.moved > 0 {
         say!(
@@ -49,6 +49,66 @@ pub(super) fn show(recorded: &Recorded, preview: &Preview) {
             &recorded.worktree.base[..12.min(recorded.worktree.base.len())]
         );
     }
+}
+
+/// A change as shown: its status and path, and what it is where that is not a plain file (a link
+/// and where it points, a submodule and its commit, an executable), escaped.
+fn line(change: &Change) -> String {
+    let what = match (change.after, &change.target) {
+        (Kind::Link, Some(target)) => format!(" -> {}", controls::name(target)),
+        (Kind::Link, None) => " (a link whose target is over 4 KiB)".to_string(),
+        (Kind::Submodule, _) => format!(
+            " (a submodule, at commit {})",
+            &change.object[..12.min(change.object.len())]
+        ),
+        (Kind::Executable, _) if change.before != Kind::Executable => " (executable)".into(),
+        (Kind::Other(mode), _) => format!(" (mode {mode:o})"),
+        _ => String::new(),
+    };
+    let was = match (change.status, change.before) {
+        ('T', Kind::Link) => " (was a link)",
+        ('T', Kind::Submodule) => " (was a submodule)",
+        ('T', _) => " (was a file)",
+        _ => "",
+    };
+    format!(
+        "{} {}{what}{was}",
+        change.status,
+        controls::name(&change.path)
+    )
+}
+
+/// Why a change reaches outside the files shown: a link out of the project (what is written
+/// through it lands where it points), or a submodule's commit (what a submodule update checks out).
+fn reaches_out(change: &Change) -> Option<&'static str> {
+    match change.after {
+        Kind::Submodule => Some("a submodule's commit: what `git submodule update` checks out"),
+        Kind::Link => match &change.target {
+            Some(target) if !leads_out(&change.path, target) => None,
+            _ => Some("a link out of the project: what is written through it lands there"),
+        },
+        _ => None,
+    }
+}
+
+/// Whether the link at `path` (in the project's tree) pointing to `target` leads out of the tree:
+/// an absolute target, or one whose `..` climb above the top.
+fn leads_out(path: &str, target: &str) -> bool {
+    if target.starts_with('/') {
+        return true;
+    }
+    let mut depth = path.matches('/').count() as i64;
+    for part in target.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => depth -= 1,
+            _ => depth += 1,
+        }
+        if depth < 0 {
+            return true;
+        }
+    }
+    false
 }
 
 /// The project's `core.hooksPath` as a path of its work tree (`scripts/git-hooks`) when it lies
@@ -182,6 +242,22 @@ mod tests {
             "scripts/git-hooks/pre-commit",
         ] {
             assert!(runs_code(path).is_none(), "{path}");
+        }
+    }
+
+    #[test]
+    fn a_link_out_of_the_project_is_told_from_one_within() {
+        use super::leads_out;
+        for (path, target) in [
+            ("cache", "/home/u/.ssh"),
+            ("cache", ".."),
+            ("a/b", "../../x"),
+            ("a/b", "c/../../../x"),
+        ] {
+            assert!(leads_out(path, target), "{path} -> {target}");
+        }
+        for (path, target) in [("a", "b"), ("a/b", "../c"), ("a/b", "./c/../d"), ("x", ".")] {
+            assert!(!leads_out(path, target), "{path} -> {target}");
         }
     }
 

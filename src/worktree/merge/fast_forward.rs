@@ -1,10 +1,14 @@
 //! The project's checkout of the project branch fast-forwarded to the merge, only where nothing of
-//! the user's is in the way, and put back if git fails part-way. Never over the user's changes.
+//! the user's is in the way, and put back if git fails part-way. Never over the user's changes,
+//! never through a link, never with attributes the job chose.
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use super::plan::{Change, Preview};
-use super::read::{changes, rev};
+use super::beneath::{in_the_way, open_top, present, remove_added};
+use super::plan::{Change, Kind, Preview};
+use super::read::{changes, rev, sizes};
 use crate::error::{Error, Result};
 use crate::git;
 use crate::git::project::Project;
@@ -14,8 +18,11 @@ const NAME_MAX: usize = 255;
 const PATH_MAX: usize = 4096;
 
 /// The checkout `dir` of the project branch, fast-forwarded from `preview.shown` to `result`: only
-/// if nothing of the user's is where the merge writes, and every name fits the filesystem (git
-/// would fail part-way and leave the checkout half-merged). If git fails all the same, the files
+/// if nothing of the user's is where the merge writes (no change of theirs, no link, file or
+/// repository of their own where a path's directory goes), and every name fits the filesystem
+/// (git would fail part-way and leave the checkout half-merged). The checkout applies the
+/// attributes of the commit shown, the user's, not those the job's change brings (which would
+/// choose the user's filter drivers for files the job chose). If git fails all the same, the files
 /// the merge touched are put back as they were at `preview.shown`.
 pub(super) fn fast_forward(
     project: &Project,
@@ -32,26 +39,40 @@ pub(super) fn fast_forward(
     };
     let top_len = dir.as_os_str().len() + 1;
     if let Some(long) = involved.iter().find(|c| {
-        top_len + c.path.len() >= PATH_MAX || c.path.split('/').any(|part| part.len() > NAME_MAX)
+        top_len + c.name.len() >= PATH_MAX
+            || c.name
+                .split(|&b| b == b'/')
+                .any(|part| part.len() > NAME_MAX)
     }) {
         return Err(refused(format!(
             "{} is a name longer than a checkout can hold",
             crate::controls::name(&long.path)
         )));
     }
+    let cannot_look = |e: std::io::Error| Error::io("cannot look at the checkout", dir, e);
+    let top = open_top(dir).map_err(cannot_look)?;
+    for change in &involved {
+        if let Some(obstacle) = in_the_way(&top, &change.name).map_err(cannot_look)? {
+            return Err(refused(obstacle.to_string()));
+        }
+    }
     // `:(literal)`: a name the job chose is a path, never pathspec magic.
-    let literal: Vec<String> = involved
+    let literal: Vec<Vec<u8>> = involved
         .iter()
-        .map(|c| format!(":(literal){}", c.path))
+        .map(|c| [b":(literal)".as_slice(), &c.name].concat())
         .collect();
-    let mut args = vec![
+    let mut args: Vec<&OsStr> = [
         "status",
         "--porcelain",
         "--untracked-files=all",
         "--ignored=matching",
+        "--ignore-submodules=none",
         "--",
-    ];
-    args.extend(literal.iter().map(String::as_str));
+    ]
+    .iter()
+    .map(OsStr::new)
+    .collect();
+    args.extend(literal.iter().map(|l| OsStr::from_bytes(l)));
     let dirty = git::run(dir, &args)?.text();
     if !dirty.is_empty() {
         let shown: Vec<String> = dirty.lines().map(crate::controls::name).collect();
@@ -60,6 +81,14 @@ pub(super) fn fast_forward(
             shown.join("\n")
         )));
     }
+    // What is there before the merge is never removed after it.
+    let mut added = Vec::new();
+    for change in involved.iter().filter(|c| c.before == Kind::Absent) {
+        if !present(&top, &change.name).map_err(cannot_look)? {
+            added.push(change);
+        }
+    }
+    let attributes = attributes(&involved, preview).map_err(refused)?;
     if rev(project, target_ref)? != preview.shown {
         return Err(refused(format!(
             "{} moved since the preview",
@@ -68,20 +97,25 @@ pub(super) fn fast_forward(
     }
     // --no-overwrite-ignore: an ignored file or directory in the way (a `.env`, `data/`) stops the
     // merge rather than go.
-    let merged = git::try_run(
-        dir,
-        [
-            "merge",
-            "--ff-only",
-            "--quiet",
-            "--no-overwrite-ignore",
-            result,
-        ],
-    )?;
+    let mut merge: Vec<&str> = attributes.iter().map(String::as_str).collect();
+    merge.extend([
+        "merge",
+        "--ff-only",
+        "--quiet",
+        "--no-overwrite-ignore",
+        result,
+    ]);
+    let merged = git::try_run(dir, &merge)?;
     if merged.status.success() {
         return Ok(());
     }
-    restore(dir, preview, &involved);
+    restore(
+        project,
+        dir,
+        &top,
+        (&attributes, preview),
+        (&involved, &added),
+    );
     Err(Error::git(
         "merge --ff-only (in the project's checkout, which is put back as it was)",
         merged.status.code(),
@@ -90,23 +124,59 @@ pub(super) fn fast_forward(
 }
 
 /// After a fast-forward that failed part-way: the files the merge touched as they were at the
-/// commit shown (those it added, where nothing of the user's was in the way, removed again).
-fn restore(dir: &Path, preview: &Preview, involved: &[Change]) {
-    let (added, existed): (Vec<&Change>, Vec<&Change>) =
-        involved.iter().partition(|c| c.status == 'A');
+/// commit shown. Those it added, where nothing was before, are removed again, and only where what
+/// is there is what the merge writes.
+fn restore(
+    project: &Project,
+    dir: &Path,
+    top: &std::os::fd::OwnedFd,
+    (attributes, preview): (&[String], &Preview),
+    (involved, added): (&[Change], &[&Change]),
+) {
+    let existed: Vec<&Change> = involved
+        .iter()
+        .filter(|c| c.before != Kind::Absent)
+        .collect();
     if !existed.is_empty() {
-        let mut args = vec![
-            "checkout".to_string(),
-            preview.shown.clone(),
-            "--".to_string(),
-        ];
-        args.extend(existed.iter().map(|c| format!(":(literal){}", c.path)));
-        let _ = git::try_run(dir, &args);
+        let mut args: Vec<Vec<u8>> = attributes
+            .iter()
+            .map(String::as_str)
+            .chain(["checkout", &preview.shown, "--"])
+            .map(|a| a.as_bytes().to_vec())
+            .collect();
+        args.extend(
+            existed
+                .iter()
+                .map(|c| [b":(literal)".as_slice(), &c.name].concat()),
+        );
+        let _ = git::try_run(dir, args.iter().map(|a| OsStr::from_bytes(a)));
     }
-    for change in added {
-        let path = dir.join(&change.path);
-        if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_dir()) {
-            let _ = std::fs::remove_file(&path);
-        }
+    let ids: Vec<&str> = added.iter().map(|c| c.object.as_str()).collect();
+    let sizes = sizes(project, &ids).unwrap_or_default();
+    for (n, change) in added.iter().enumerate() {
+        let _ = remove_added(
+            top,
+            &change.name,
+            change.after,
+            sizes.get(n).copied().flatten(),
+        );
+    }
+}
+
+/// The option that makes the checkout apply the attributes of the commit shown (git 2.40's
+/// `--attr-source`). Before 2.40, none is needed unless the merge changes a `.gitattributes`:
+/// then the checkout is refused, why given.
+fn attributes(involved: &[Change], preview: &Preview) -> std::result::Result<Vec<String>, String> {
+    if git::version().is_ok_and(|(major, minor, _)| (major, minor) >= (2, 40)) {
+        return Ok(vec![format!("--attr-source={}", preview.shown)]);
+    }
+    let name = |c: &&Change| c.name.rsplit(|&b| b == b'/').next() == Some(b".gitattributes");
+    match involved.iter().find(name) {
+        Some(change) => Err(format!(
+            "the merge changes {}, and a checkout before git 2.40 would apply it to the files it \
+             writes (and run your filter drivers on the files it chose)",
+            crate::controls::name(&change.path)
+        )),
+        None => Ok(Vec::new()),
     }
 }

@@ -12,10 +12,12 @@
 //! half-merged.
 //!
 //! What a merge shows and how it ends are plan.rs; the look before it preview.rs; the merge made in
-//! the project land.rs, the project's checkout fast-forwarded by fast_forward.rs; a conflict made
+//! the project land.rs, the project's checkout fast-forwarded by fast_forward.rs (looked at beneath
+//! its own directory, never through a link, by beneath.rs); a conflict made
 //! in the job's worktree conflict.rs (the worktree made again for it by recreate.rs); the reads of
 //! the project it takes read.rs.
 
+mod beneath;
 mod conflict;
 mod fast_forward;
 mod land;
@@ -25,5 +27,5 @@ mod read;
 mod recreate;
 
 pub use land::land;
-pub use plan::{Change, Landing, Plan, Preview};
+pub use plan::{Change, Kind, Landing, Plan, Preview};
 pub use preview::{preview, require_git};

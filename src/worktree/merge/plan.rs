@@ -7,7 +7,46 @@ use std::path::PathBuf;
 pub struct Change {
     /// git's status letter: `A`dded, `M`odified, `D`eleted, `T`ype changed.
     pub status: char,
+    /// The path, for showing (not UTF-8 where git's is not: see `name`).
     pub path: String,
+    /// The path as git names it, byte for byte: what pathspecs and the checkout are given.
+    pub name: Vec<u8>,
+    /// What it was and what it becomes (`Kind::Absent` for an addition or a deletion).
+    pub before: Kind,
+    pub after: Kind,
+    /// Where `after` is a link, the path it points to (`None` for a target over 4 KiB, which no
+    /// checkout makes).
+    pub target: Option<String>,
+    /// The object `after` is (a blob, or a submodule's commit), hex.
+    pub object: String,
+}
+
+/// What a path of a tree is, from its git mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Absent,
+    File,
+    Executable,
+    /// A symbolic link: its content is the path it points to.
+    Link,
+    /// A submodule: a commit of another repository.
+    Submodule,
+    /// A mode git does not write into a tree.
+    Other(u32),
+}
+
+impl Kind {
+    /// The kind of git's octal `mode`.
+    pub fn from_mode(mode: u32) -> Kind {
+        match mode {
+            0 => Kind::Absent,
+            0o100644 => Kind::File,
+            0o100755 => Kind::Executable,
+            0o120000 => Kind::Link,
+            0o160000 => Kind::Submodule,
+            other => Kind::Other(other),
+        }
+    }
 }
 
 /// What would land: the job's own change, as shown before asking.
