@@ -30,7 +30,13 @@ pub(super) fn reader_rules(
         value: memory,
     };
     let write = vec![tmp.to_path_buf()];
-    Some(plan::Rules::own_reader(abi, &read, write, limit, probe::seccomp().is_ok()))
+    Some(plan::Rules::own_reader(
+        abi,
+        &read,
+        write,
+        limit,
+        probe::seccomp().is_ok(),
+    ))
 }
 
 /// The reader's environment: the caller's less what would point git elsewhere, with the hygiene of
