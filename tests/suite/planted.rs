@@ -326,3 +326,43 @@ fn prune_run_inside_a_kept_worktree_runs_nothing_the_job_planted() {
         "the job's own branch is the job's"
     );
 }
+
+/// `run --worktree` started inside a kept worktree under a `worktree_root` of the user's (outside
+/// the state directory) whose job removed isolate's mark from its config: the worktree on record
+/// is still a job's, so it is refused before git runs there (its clean and smudge filters ran with
+/// the user's rights, and its `.isolate.toml` would have been the project's configuration).
+#[test]
+fn run_inside_a_kept_worktree_whose_job_removed_its_mark_runs_nothing_the_job_planted() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let markers = env.path().join("markers");
+    fs::create_dir_all(&markers).unwrap();
+    let root = env.path().join("trees");
+    fs::create_dir_all(env.home.join(".config/isolate")).unwrap();
+    fs::write(
+        env.home.join(".config/isolate/config.toml"),
+        format!("worktree_root = \"{}\"\n", root.display()),
+    )
+    .unwrap();
+    let m = markers.display();
+    let script = format!(
+        "git config --remove-section isolate; \
+         git config filter.pwn.clean 'touch {m}/clean; cat' && \
+         git config filter.pwn.smudge 'touch {m}/smudge; cat' && \
+         echo '* filter=pwn' > .gitattributes && git add .gitattributes && git commit -qm attrs && \
+         git branch main-copy && echo wip > untracked.txt"
+    );
+    let (out, value) = env.worktree_job(&repo, &[], &script);
+    assert_status(&out, 0);
+    assert_eq!(value["worktree"]["removed"], false, "{value}");
+    let kept = std::path::PathBuf::from(value["worktree"]["path"].as_str().unwrap());
+    assert!(kept.starts_with(&root), "{}", kept.display());
+    let out = env.isolate(&kept, ["run", "--worktree", "--", "true"]);
+    assert_status(&out, 125);
+    assert!(
+        stderr(&out).contains("is the worktree of an isolate job"),
+        "{}",
+        stderr(&out)
+    );
+    assert_no_marker(&markers);
+}

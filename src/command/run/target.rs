@@ -117,17 +117,19 @@ fn is_outer_worktree(top: &Path) -> bool {
         .is_some_and(|worktree| fs::canonicalize(top).is_ok_and(|top| top == worktree))
 }
 
-/// The top of the job worktree `dir` is in, if it is one: a repository whose config carries
-/// isolate's `[isolate]` mark, or a directory under the state's worktrees. Read as text: nothing
-/// runs there.
+/// The top of the job worktree `dir` is in, if it is one: a directory under the state directory
+/// (its worktrees, the jobs' TMPDIRs), a worktree on record (one under a `worktree_root` of the
+/// user's choosing), or a repository whose config carries isolate's `[isolate]` mark (which the
+/// job can remove: the record is what counts). Read as text: nothing runs there.
 pub(super) fn job_worktree(dir: &Path, state: &Path) -> Option<PathBuf> {
-    if let (Ok(dir), Ok(root)) = (
-        fs::canonicalize(dir),
-        fs::canonicalize(state.join("worktrees")),
-    ) {
-        if dir.starts_with(&root) {
-            return Some(dir);
-        }
+    let dir = fs::canonicalize(dir).ok()?;
+    if fs::canonicalize(state).is_ok_and(|state| dir.starts_with(state)) {
+        return Some(dir);
     }
-    crate::git::mark::marked_top(dir)
+    let on_record = crate::job::store::list(state)
+        .into_iter()
+        .filter_map(|(_, record)| record.worktree)
+        .filter_map(|wt| fs::canonicalize(wt.path).ok())
+        .find(|tree| dir.starts_with(tree));
+    on_record.or_else(|| crate::git::mark::marked_top(&dir))
 }
