@@ -3637,3 +3637,101 @@ fn a_merge_checks_out_with_the_projects_attributes_not_those_the_job_brings() {
     assert!(!marker.exists(), "the user's filter ran on the job's files");
     assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");
 }
+
+/// What acts on another process by id with only a uid check, which no Landlock rule or scope
+/// sees: System V shared memory of the user's (found by id in `/proc/sysvipc/shm`, an
+/// `IPC_PRIVATE` segment needs no key), and the limits, priority and affinity of a process of the
+/// user's outside the job (`RLIMIT_CPU` of 0 kills it where `kill` is refused). Each is refused,
+/// and the outside process and its segment are as they were.
+#[test]
+fn sysv_memory_and_the_limits_and_priority_of_outside_processes_are_out_of_reach() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let outside = env.file(
+        "outside.py",
+        "import ctypes, sys, time\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         libc.shmat.restype = ctypes.c_void_p\n\
+         seg = libc.shmget(0, 4096, 0o1600)\n\
+         addr = libc.shmat(seg, None, 0)\n\
+         ctypes.memmove(addr, b'OUTSIDE-ORIGINAL', 16)\n\
+         print(seg, flush=True)\n\
+         time.sleep(float(sys.argv[1]))\n\
+         print(ctypes.string_at(addr, 16).decode(), flush=True)\n",
+    );
+    let job = env.file(
+        "job.py",
+        "import ctypes, os, resource, sys\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         libc.shmat.restype = ctypes.c_void_p\n\
+         seg, victim = int(sys.argv[1]), int(sys.argv[2])\n\
+         addr = libc.shmat(seg, None, 0)\n\
+         if addr not in (None, ctypes.c_void_p(-1).value):\n\
+         \x20   ctypes.memmove(addr, b'WRITTEN-BY-JOB!!', 16); print('shm written')\n\
+         else: print('shmat', ctypes.get_errno())\n\
+         for what, call in [('prlimit', lambda: resource.prlimit(victim, resource.RLIMIT_CPU, (0, 0))),\n\
+         \x20   ('setpriority', lambda: os.setpriority(os.PRIO_PROCESS, victim, 19)),\n\
+         \x20   ('affinity', lambda: os.sched_setaffinity(victim, {0}))]:\n\
+         \x20   try: call(); print(what, 'done')\n\
+         \x20   except OSError as e: print(what, e.errno)\n\
+         print('attempted')\n",
+    );
+    let mut victim = std::process::Command::new("python3");
+    victim.arg(&outside).arg("8").stdout(Stdio::piped());
+    env.apply(&mut victim);
+    let mut victim = victim.spawn().unwrap();
+    let mut line = String::new();
+    let mut out = std::io::BufReader::new(victim.stdout.take().unwrap());
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    let seg = line.trim().to_string();
+    let pid = victim.id().to_string();
+    let nice_before = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let limits_before = fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let ran = env.isolate(
+        &repo,
+        [
+            "run",
+            "-q",
+            "--",
+            "python3",
+            job.to_str().unwrap(),
+            &seg,
+            &pid,
+        ],
+    );
+    let said = stdout(&ran);
+    assert!(said.contains("attempted"), "{said}{}", stderr(&ran));
+    for done in [
+        "shm written",
+        "prlimit done",
+        "setpriority done",
+        "affinity done",
+    ] {
+        assert!(!said.contains(done), "{done}: {said}");
+    }
+    assert_eq!(
+        fs::read_to_string(format!("/proc/{pid}/limits")).unwrap(),
+        limits_before
+    );
+    let field = |stat: &str, n: usize| {
+        stat.rsplit(')')
+            .next()
+            .unwrap()
+            .split(' ')
+            .nth(n)
+            .map(str::to_string)
+    };
+    let now = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    assert_eq!(
+        field(&now, 17),
+        field(&nice_before, 17),
+        "its nice value changed"
+    );
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    assert!(
+        victim.wait().unwrap().success(),
+        "the outside process was killed"
+    );
+    assert_eq!(rest.trim(), "OUTSIDE-ORIGINAL");
+}

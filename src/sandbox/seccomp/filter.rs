@@ -286,5 +286,42 @@ fn kernel_surface(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
     for call in [libc::SYS_keyctl, libc::SYS_add_key, libc::SYS_request_key] {
         ctx.add_rule(refuse(libc::EPERM), sys(call)?)?;
     }
+    // System V IPC is not namespaced for the job and no Landlock hook sees it: every segment,
+    // queue and semaphore set of the user's (`IPC_PRIVATE` ones too, by id) could be read, written
+    // or removed. POSIX queues: `mq_open` is a path Landlock refuses, `mq_unlink` is not.
+    for call in [
+        libc::SYS_shmget,
+        libc::SYS_shmat,
+        libc::SYS_shmctl,
+        libc::SYS_shmdt,
+        libc::SYS_msgget,
+        libc::SYS_msgsnd,
+        libc::SYS_msgrcv,
+        libc::SYS_msgctl,
+        libc::SYS_semget,
+        libc::SYS_semop,
+        libc::SYS_semtimedop,
+        libc::SYS_semctl,
+        libc::SYS_mq_open,
+        libc::SYS_mq_unlink,
+    ] {
+        ctx.add_rule(refuse(libc::EPERM), sys(call)?)?;
+    }
+    // Calls that act on another process by pid with only a uid check (no Landlock scope sees
+    // them): limits (`RLIMIT_CPU` of 0 kills the supervisor, `RLIMIT_NOFILE` of 0 blinds it),
+    // priority, scheduling, affinity, I/O priority. A job may set its own (pid or who 0, as libc
+    // passes), not another's.
+    let own = |index: u32| [arg(index, ScmpCompareOp::NotEqual, 0)];
+    for (call, pid) in [
+        (libc::SYS_prlimit64, 0),
+        (libc::SYS_setpriority, 1),
+        (libc::SYS_ioprio_set, 1),
+        (libc::SYS_sched_setaffinity, 0),
+        (libc::SYS_sched_setscheduler, 0),
+        (libc::SYS_sched_setparam, 0),
+        (libc::SYS_sched_setattr, 0),
+    ] {
+        ctx.add_rule_conditional(refuse(libc::EPERM), sys(call)?, &own(pid))?;
+    }
     Ok(())
 }
