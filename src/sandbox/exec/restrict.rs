@@ -11,7 +11,6 @@ pub(super) fn set_limit(limit: &Limit) -> std::io::Result<()> {
         Resource::Processes => libc::RLIMIT_NPROC,
         Resource::CoreSize => libc::RLIMIT_CORE,
         Resource::AddressSpace => libc::RLIMIT_AS,
-        Resource::Data => libc::RLIMIT_DATA,
     };
     let mut current = libc::rlimit {
         rlim_cur: 0,

@@ -19,9 +19,6 @@ pub enum Resource {
     Processes,
     CoreSize,
     AddressSpace,
-    /// The data segment and every private writable mapping (`RLIMIT_DATA`): what a process
-    /// allocates, without the files it maps to read (a project's packs).
-    Data,
 }
 
 /// The policy's resource limits, those it sets.
