@@ -9,6 +9,7 @@ mod exec;
 mod fanout;
 mod faults;
 mod helper;
+mod hidden_work;
 mod import;
 mod lifecycle;
 mod nested;

@@ -25,6 +25,8 @@ use super::status::count_status;
 /// The most gitlinks looked into, and the most commits walked from each one's remote refs.
 const MAX_LINKS: usize = 1_000;
 const MAX_WALK: usize = 200_000;
+/// The most entries counted beneath a gitlink that has no repository.
+const MAX_LOOSE: usize = 100_000;
 
 /// For each gitlink of `repo`'s index populated inside `worktree` that holds work, a line saying
 /// what (`sub: 2 modified, 1 untracked`, `sub: commits no remote has`).
@@ -54,10 +56,11 @@ pub(super) fn nested_work(
     let mut work = Vec::new();
     for rel in links {
         let top = worktree.join(&rel);
-        let Some(git_dir) = git_dir_of(&top, &inside)? else {
-            continue;
+        let what = match git_dir_of(&top, &inside)? {
+            Some(git_dir) => holds_work(&top, &git_dir)?,
+            None => loose_files(&top, &inside)?,
         };
-        if let Some(what) = holds_work(&top, &git_dir)? {
+        if let Some(what) = what {
             work.push(format!(
                 "{}: {what}",
                 crate::controls::name(&rel.to_string_lossy())
@@ -94,6 +97,46 @@ fn git_dir_of(top: &Path, inside: &Path) -> Result<Option<PathBuf>, InspectError
         }
         _ => Ok(None),
     }
+}
+
+/// What lies in the directory at `top` with no repository of its own inside the worktree to hold
+/// it (a plain directory where the index has a gitlink, or a `.git` naming one elsewhere): neither
+/// the job's status nor the walk looks beneath a gitlink, and removing the worktree removes it.
+/// Counted without following a link, at most `MAX_LOOSE` entries; an empty directory (a submodule
+/// not checked out) holds nothing.
+fn loose_files(top: &Path, inside: &Path) -> Result<Option<String>, InspectError> {
+    let is_dir = std::fs::symlink_metadata(top).is_ok_and(|m| m.file_type().is_dir());
+    if !is_dir || !canonical(top)?.starts_with(inside) {
+        return Ok(None);
+    }
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| InspectError::Io {
+            path,
+            what: "cannot list a directory the index calls a gitlink",
+            source,
+        }
+    };
+    let (mut files, mut seen, mut pending) = (0usize, 0usize, vec![top.to_owned()]);
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).map_err(io(&dir))? {
+            let entry = entry.map_err(io(&dir))?;
+            seen += 1;
+            if seen > MAX_LOOSE {
+                return Ok(Some(format!(
+                    "more than {MAX_LOOSE} entries no repository holds"
+                )));
+            }
+            match entry.file_type().map_err(io(&entry.path()))?.is_dir() {
+                true => pending.push(entry.path()),
+                false => files += 1,
+            }
+        }
+    }
+    Ok((files > 0).then(|| match files {
+        1 => "1 file no repository holds".to_string(),
+        n => format!("{n} files no repository holds"),
+    }))
 }
 
 /// What work the repository at `top` (git dir `git_dir`) holds, if any.

@@ -2,8 +2,13 @@
 //! tree. Never writes the refreshed stat data back, never reads `.gitmodules`.
 
 use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::io::ErrorKind;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 use gix::bstr::BString;
+use gix::index::entry::Flags;
 
 use super::inspection::Inspection;
 use super::patterns::{check_tracked, BUDGET};
@@ -28,7 +33,11 @@ pub(super) fn count_status(repo: &gix::Repository, out: &mut Inspection) -> Resu
     use gix::dir::walk::EmissionMode;
 
     let index = repo.index_or_empty()?;
-    let index: &gix::index::State = &index;
+    let root = repo
+        .workdir()
+        .ok_or_else(|| refused("no work tree".into()))?;
+    let unhidden = unhidden(root, &index);
+    let index: &gix::index::State = unhidden.as_ref().unwrap_or(&index);
     let head_tree = repo.head_tree_id_or_empty()?.detach();
     let walk = repo
         .dirwalk_options()?
@@ -52,9 +61,6 @@ pub(super) fn count_status(repo: &gix::Repository, out: &mut Inspection) -> Resu
 
     // What the status reads whole of the work tree, bounded before it is read (patterns.rs): on
     // the walk's thread, which tells the comparison's once it knows, while that one refreshes.
-    let root = repo
-        .workdir()
-        .ok_or_else(|| refused("no work tree".into()))?;
     let (checked_tx, checked_rx) = std::sync::mpsc::channel();
 
     let (walk_repo, worktree_repo) = (repo.clone(), repo.clone());
@@ -134,6 +140,31 @@ pub(super) fn count_status(repo: &gix::Repository, out: &mut Inspection) -> Resu
     out.untracked = walked.untracked;
     out.ignored = walked.ignored;
     Ok(())
+}
+
+/// A copy of `index` in which no entry hides its work-tree file from the comparison, `None` when
+/// none does. `--assume-unchanged` (`ASSUME_VALID`) and `--skip-worktree` make git's status and
+/// gix's skip the file however it was edited since; removing the worktree would lose the edit. So
+/// both are cleared, except a skip-worktree entry whose file is absent (a sparse checkout: its
+/// content is in the index, and the comparison would call it deleted).
+fn unhidden(root: &Path, index: &gix::index::State) -> Option<gix::index::State> {
+    let hiding = Flags::ASSUME_VALID | Flags::SKIP_WORKTREE;
+    if !index.entries().iter().any(|e| e.flags.intersects(hiding)) {
+        return None;
+    }
+    let mut copy = index.clone();
+    for (entry, path) in copy.entries_mut_with_paths() {
+        entry.flags.remove(Flags::ASSUME_VALID);
+        if entry.flags.contains(Flags::SKIP_WORKTREE) {
+            let path = root.join(OsStr::from_bytes(path));
+            let absent =
+                matches!(path.symlink_metadata(), Err(e) if e.kind() == ErrorKind::NotFound);
+            if !absent {
+                entry.flags.remove(Flags::SKIP_WORKTREE);
+            }
+        }
+    }
+    Some(copy)
 }
 
 /// A status not computed: what it would have read is not what a job repository holds.

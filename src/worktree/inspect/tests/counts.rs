@@ -200,3 +200,113 @@ fn a_job_repository_too_large_for_one_thread_counts_as_a_small_one() {
         "{got:?}"
     );
 }
+
+/// A file the index marks `--skip-worktree` or `--assume-unchanged`, edited afterwards (by the
+/// user through `--resume`, after the job set the flag), is work: `git status` hides it, removing
+/// the worktree would lose it. A skip-worktree file that is absent (a sparse checkout) is not.
+#[test]
+fn edits_the_index_flags_hide_from_git_status_are_counted() {
+    for flag in ["--skip-worktree", "--assume-unchanged"] {
+        let f = fixture();
+        git(&f.wt, &["update-index", flag, "a.txt"]);
+        write(&f.wt.join("a.txt"), "alpha edited after the flag\n");
+        assert_eq!(git(&f.wt, &["status", "--porcelain"]), "", "{flag}");
+        let got = inspect(&f.wt, BRANCH).unwrap();
+        assert_eq!((got.modified, got.untracked), (1, 0), "{flag}: {got:?}");
+    }
+    let f = fixture();
+    git(&f.wt, &["update-index", "--skip-worktree", "b.txt"]);
+    std::fs::remove_file(f.wt.join("b.txt")).unwrap();
+    let got = inspect(&f.wt, BRANCH).unwrap();
+    assert_eq!((got.modified, got.untracked), (0, 0), "sparse: {got:?}");
+}
+
+/// Files under a directory the index names as a gitlink, with no repository there, are work:
+/// neither git's status nor the walk looks inside, and removing the worktree removes them.
+#[test]
+fn files_beneath_a_gitlink_with_no_repository_are_counted() {
+    let f = fixture();
+    let sub = f.wt.join("vendor/lib");
+    write(&sub.join("notes.md"), "kept by nothing\n");
+    let commit = format!("160000,{},vendor/lib", f.base);
+    git(&f.wt, &["update-index", "--add", "--cacheinfo", &commit]);
+    git(&f.wt, &["commit", "-q", "-m", "gitlink"]);
+    let got = inspect(&f.wt, BRANCH).unwrap();
+    assert_eq!(got.nested.len(), 1, "{got:?}");
+    assert!(got.nested[0].starts_with("vendor/lib: "), "{got:?}");
+    assert!(
+        got.nested[0].ends_with("1 file no repository holds"),
+        "{got:?}"
+    );
+    // A `.git` there naming a repository outside the worktree holds none of them either.
+    let elsewhere = f.project.join(".git");
+    write(
+        &sub.join(".git"),
+        &format!("gitdir: {}\n", elsewhere.display()),
+    );
+    let got = inspect(&f.wt, BRANCH).unwrap();
+    assert!(
+        got.nested[0].ends_with("2 files no repository holds"),
+        "{got:?}"
+    );
+    // An empty directory (a submodule not checked out) holds nothing.
+    std::fs::remove_file(sub.join("notes.md")).unwrap();
+    std::fs::remove_file(sub.join(".git")).unwrap();
+    let got = inspect(&f.wt, BRANCH).unwrap();
+    assert!(got.nested.is_empty(), "{got:?}");
+}
+
+/// The job's own configuration does not choose what counts as ignored: an excludes file it names
+/// (anywhere, a FIFO included) is never read, and untracked files stay untracked.
+#[test]
+fn an_excludes_file_the_job_names_hides_nothing_and_is_never_read() {
+    let f = fixture();
+    let excludes = f.wt.join("../everything");
+    write(&excludes, "*\n");
+    git(
+        &f.wt,
+        &["config", "core.excludesFile", excludes.to_str().unwrap()],
+    );
+    write(&f.wt.join("notes.md"), "notes\n");
+    assert_eq!(git(&f.wt, &["status", "--porcelain"]), "");
+    let got = inspect(&f.wt, BRANCH).unwrap();
+    assert_eq!((got.untracked, got.ignored), (1, 0), "{got:?}");
+    let fifo = f.wt.join("../fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    for key in ["core.excludesFile", "core.attributesFile"] {
+        git(&f.wt, &["config", key, fifo.to_str().unwrap()]);
+    }
+    let got = inspect(&f.wt, BRANCH).unwrap();
+    assert_eq!((got.untracked, got.ignored), (1, 0), "{got:?}");
+}
+
+/// A sparse checkout, with and without a sparse index (directory entries standing for trees outside
+/// the cone): what a user puts outside the cone is counted, or the status fails and the worktree is
+/// kept; what the sparse checkout left out is not work.
+#[test]
+fn a_sparse_checkout_hides_nothing() {
+    for sparse_index in [false, true] {
+        let f = fixture();
+        write(&f.wt.join("docs/guide.md"), "guide\n");
+        git(&f.wt, &["add", "docs/guide.md"]);
+        git(&f.wt, &["commit", "-q", "-m", "docs"]);
+        let index = ["--no-sparse-index", "--sparse-index"][sparse_index as usize];
+        git(&f.wt, &["sparse-checkout", "init", "--cone", index]);
+        git(&f.wt, &["sparse-checkout", "set", "src"]);
+        assert!(!f.wt.join("docs/guide.md").exists());
+        let got = inspect(&f.wt, BRANCH);
+        if !sparse_index {
+            let got = got.unwrap();
+            assert_eq!((got.modified, got.untracked), (0, 0), "{got:?}");
+        }
+        write(&f.wt.join("docs/notes.md"), "the users\n");
+        write(&f.wt.join("docs/guide.md"), "guide, edited\n");
+        match (sparse_index, inspect(&f.wt, BRANCH)) {
+            (false, got) => {
+                let got = got.unwrap();
+                assert_eq!((got.modified, got.untracked), (1, 1), "{got:?}");
+            }
+            (true, got) => assert!(got.is_err(), "{got:?}"),
+        }
+    }
+}

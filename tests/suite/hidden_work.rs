@@ -1,0 +1,79 @@
+//! Work a job hides from the cleanup's status: git's own status does not show it, removing the
+//! worktree would lose it. A job plants the hiding; the user's later edits through `--resume` are
+//! what it would take. Each test asserts the worktree is kept and the edit is still there.
+
+use std::fs;
+use std::path::PathBuf;
+
+use crate::support::*;
+
+/// `run --resume ID -- sh -c SCRIPT`: the user's own session in the job's kept worktree.
+fn resume(env: &TestEnv, repo: &std::path::Path, id: &str, script: &str) -> serde_json::Value {
+    let report = env.path().join(format!("resume-{id}.json"));
+    let out = env.isolate(
+        repo,
+        [
+            "run",
+            "--resume",
+            id,
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    );
+    assert_status(&out, 0);
+    env.report(&report)
+}
+
+/// A job's kept worktree, its path and id, after `script` ran in it.
+fn kept_job(env: &TestEnv, repo: &std::path::Path, script: &str) -> (PathBuf, String) {
+    let (out, report) = env.worktree_job(repo, &["--keep"], script);
+    assert_status(&out, 0);
+    let wt = PathBuf::from(report["worktree"]["path"].as_str().unwrap());
+    (wt, report["id"].as_str().unwrap().to_string())
+}
+
+/// `--skip-worktree` and `--assume-unchanged` make `git status` skip a file however it changes.
+#[test]
+fn an_edit_to_a_file_the_job_flagged_hidden_keeps_the_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    for flag in ["--skip-worktree", "--assume-unchanged"] {
+        let (wt, id) = kept_job(&env, &repo, &format!("git update-index {flag} README"));
+        let report = resume(&env, &repo, &id, "echo 'the users edit' >> README");
+        assert_eq!(report["worktree"]["removed"], false, "{flag}: {report}");
+        assert_eq!(
+            report["worktree"]["dirty"]["modified"], 1,
+            "{flag}: {report}"
+        );
+        let readme = fs::read_to_string(wt.join("README")).unwrap();
+        assert!(readme.contains("the users edit"), "{flag}: {readme}");
+    }
+}
+
+/// A gitlink in the index over a plain directory: neither git's status nor the walk looks beneath
+/// it, whether the directory has no `.git` or one naming a repository outside the worktree.
+#[test]
+fn files_beneath_a_gitlink_the_job_committed_keep_the_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let project_git = repo.join(".git");
+    for dot_git in [
+        String::new(),
+        format!("echo 'gitdir: {}' > vendor/.git", project_git.display()),
+    ] {
+        let script = format!(
+            "git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),vendor && \
+             git commit -q -m vendor && mkdir vendor && {{ {dot_git} :; }}"
+        );
+        let (wt, id) = kept_job(&env, &repo, &script);
+        let report = resume(&env, &repo, &id, "echo notes > vendor/notes.md");
+        assert_eq!(report["worktree"]["removed"], false, "{report}");
+        let reason = report["worktree"]["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("vendor: "), "{report}");
+        assert!(wt.join("vendor/notes.md").exists());
+    }
+}
