@@ -195,6 +195,53 @@ fn strict_refuses_reading_the_home_directory_that_default_can_read() {
     env.assert_fsck(&repo);
 }
 
+/// A credential store a variable moves is refused where the variable moves it, in every profile:
+/// `GNUPGHOME`, `KUBECONFIG` (a list), `CARGO_HOME`'s credentials (not the rest of it), and the
+/// `~/.config` stores under `XDG_CONFIG_HOME`. What is beside them stays readable.
+#[test]
+fn credential_stores_a_variable_moves_are_refused_where_it_moves_them() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let keys = env.path().join("keys");
+    let files = [
+        ("gnupg/private-keys-v1.d/k.key", "gpg key"),
+        ("kube/one.yaml", "kube token one"),
+        ("kube/two.yaml", "kube token two"),
+        ("cargo/credentials.toml", "cargo token"),
+        ("cfg/gh/hosts.yml", "gh token"),
+    ];
+    for (path, text) in files {
+        let path = keys.join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, format!("{text}\n")).unwrap();
+    }
+    fs::write(keys.join("cargo/config.toml"), "beside\n").unwrap();
+    let at = |p: &str| keys.join(p).display().to_string();
+    let kubeconfig = format!("{}:{}", at("kube/one.yaml"), at("kube/two.yaml"));
+    let vars = [
+        ("GNUPGHOME", at("gnupg")),
+        ("KUBECONFIG", kubeconfig),
+        ("CARGO_HOME", at("cargo")),
+        ("XDG_CONFIG_HOME", at("cfg")),
+    ];
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let script = format!(
+        "for f in {}; do cat \"$f\" 2>/dev/null || echo refused; done; cat {} 2>/dev/null; true",
+        files.map(|(p, _)| at(p)).join(" "),
+        at("cargo/config.toml")
+    );
+    for policy in ["default", "strict"] {
+        let (out, _) = job_with(&env, &repo, &vars, policy, &script);
+        assert_status(&out, 0);
+        let refused = "refused\n".repeat(files.len());
+        let want = match policy {
+            "default" => format!("{refused}beside\n"),
+            _ => refused,
+        };
+        assert_eq!(stdout(&out), want, "{policy}: {}", stderr(&out));
+    }
+}
+
 #[test]
 fn allow_write_adds_to_any_policy() {
     let env = TestEnv::new();

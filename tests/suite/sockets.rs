@@ -269,6 +269,12 @@ fn control_variables_of_multiplexers_terminals_editors_and_desktops_are_removed(
         "DBUS_SESSION_BUS_ADDRESS",
         "SSH_AUTH_SOCK",
         "NOTIFY_SOCKET",
+        "GIT_ASKPASS",
+        "SSH_ASKPASS",
+        "VAULT_AGENT_ADDR",
+        "VAULT_ADDR",
+        "CONSUL_HTTP_ADDR",
+        "BUILDKIT_HOST",
     ];
     let mut vars: Vec<(&str, &str)> = doors.iter().map(|d| (*d, "/tmp/door")).collect();
     vars.push(("KEEP_ME", "kept"));

@@ -4,8 +4,10 @@
 //! (`deny_read`) and patterns (`remove_matching`), and re-allows exactly what its agent needs: a
 //! read rule naming a file inside a store, a variable under `keep`. Paths are as the tools'
 //! documentation gives them; one that does not exist on this machine is skipped.
-//! The stores are here; the secret variables' names in variables.rs.
+//! The stores are here, those the caller's variables name in named.rs; the secret variables'
+//! names in variables.rs.
 
+mod named;
 #[cfg(test)]
 mod tests;
 mod variables;
@@ -132,12 +134,18 @@ pub const STORES: &[&str] = &[
     "~/.config/github-copilot",
 ];
 
+/// Credential stores outside the home directory: Kerberos' default ticket cache, and the secrets
+/// a container or a Kubernetes pod is given (its service account's token).
+pub const SYSTEM_STORES: &[&str] = &["/tmp/krb5cc_$UID", "/run/secrets", "/var/run/secrets"];
+
 /// `STORES` as rules: under `~` (the caller's `HOME`), and under the user's home directory of the
 /// password database too when `HOME` names another place (`sudo -E`, a test's home), so that a
-/// changed `HOME` never opens the real stores.
+/// changed `HOME` never opens the real stores; the XDG directories' stores where the XDG variables
+/// move them; `SYSTEM_STORES`; and the stores the caller's variables name (named.rs).
 pub fn stores() -> Vec<String> {
+    let var = |name: &str| std::env::var_os(name);
     let mut out: Vec<String> = STORES.iter().map(|s| s.to_string()).collect();
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let home = var("HOME").map(std::path::PathBuf::from);
     let real = nix::unistd::User::from_uid(nix::unistd::getuid())
         .ok()
         .flatten()
@@ -150,5 +158,7 @@ pub fn stores() -> Vec<String> {
                 .map(|rest| real.join(rest).display().to_string()),
         );
     }
+    out.extend(SYSTEM_STORES.iter().map(|s| s.to_string()));
+    out.extend(named::stores(&var));
     out
 }

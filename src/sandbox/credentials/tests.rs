@@ -13,3 +13,52 @@ fn a_home_elsewhere_never_opens_the_real_stores() {
         assert!(stores.contains(&ssh), "{ssh} not in {stores:?}");
     }
 }
+
+/// The stores the caller's variables move, where they move them: a tool reads its keys where its
+/// variable says, and the job has the same variables.
+#[test]
+fn stores_named_by_variables_are_where_the_variables_say() {
+    let vars = [
+        ("HOME", "/home/u"),
+        ("GNUPGHOME", "/keys/gnupg/"),
+        (
+            "KUBECONFIG",
+            "/etc/kube/a.yaml::relative/b.yaml:/srv/kube/c.yaml",
+        ),
+        ("CARGO_HOME", "/opt/cargo"),
+        ("KRB5CCNAME", "FILE:/var/krb/cc_1000"),
+        ("XDG_CONFIG_HOME", "/home/u/cfg"),
+        ("DOCKER_CONFIG", "$OTHER/docker"),
+        ("PASSWORD_STORE_DIR", "/home"),
+        ("AWS_CONFIG_FILE", "aws/config"),
+    ];
+    let var = |name: &str| {
+        vars.iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| std::ffi::OsString::from(v))
+    };
+    let got = named::stores(&var);
+    for want in [
+        "/keys/gnupg",
+        "/etc/kube/a.yaml",
+        "/srv/kube/c.yaml",
+        "/opt/cargo/credentials",
+        "/opt/cargo/credentials.toml",
+        "/var/krb/cc_1000",
+        "/home/u/cfg/gh",
+        "/home/u/cfg/gcloud",
+    ] {
+        assert!(got.iter().any(|s| s == want), "{want} not in {got:?}");
+    }
+    // Never the tool's whole directory, nothing relative, nothing with a `$`, nothing over home.
+    for unwanted in [
+        "/opt/cargo",
+        "relative/b.yaml",
+        "/home",
+        "$OTHER/docker/config.json",
+    ] {
+        assert!(!got.iter().any(|s| s == unwanted), "{unwanted} in {got:?}");
+    }
+    assert!(!got.iter().any(|s| s.starts_with("aws")), "{got:?}");
+    assert!(named::stores(&|_: &str| None).is_empty());
+}

@@ -1,0 +1,105 @@
+//! Credential stores the caller's variables name: where a tool keeps its keys when a variable
+//! moves them (`GNUPGHOME`, `KUBECONFIG`, `DOCKER_CONFIG`, …), and the `~/.config`, `~/.local/share`
+//! and `~/.cache` stores of `STORES` where `XDG_CONFIG_HOME`, `XDG_DATA_HOME` and `XDG_CACHE_HOME`
+//! move those. The job is started with the same variables, so its tools look where these say.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use super::STORES;
+
+/// A variable and what beneath the path it holds is the store (`""`: the path itself). Each is
+/// a tool's documented way to move its credentials; a variable holding a directory the tool
+/// keeps much else in (`CARGO_HOME`, `HF_HOME`) names only the credential files in it.
+const NAMED: &[(&str, &[&str])] = &[
+    ("GNUPGHOME", &[""]),
+    ("PASSWORD_STORE_DIR", &[""]),
+    ("KUBECONFIG", &[""]),
+    ("DOCKER_CONFIG", &["config.json"]),
+    ("DOCKER_CERT_PATH", &[""]),
+    ("REGISTRY_AUTH_FILE", &[""]),
+    ("CLOUDSDK_CONFIG", &[""]),
+    ("AZURE_CONFIG_DIR", &[""]),
+    ("AWS_SHARED_CREDENTIALS_FILE", &[""]),
+    ("AWS_CONFIG_FILE", &[""]),
+    ("GOOGLE_APPLICATION_CREDENTIALS", &[""]),
+    ("OCI_CLI_CONFIG_FILE", &[""]),
+    ("BOTO_CONFIG", &[""]),
+    ("RCLONE_CONFIG", &[""]),
+    ("TF_CLI_CONFIG_FILE", &[""]),
+    ("VAULT_CONFIG_PATH", &[""]),
+    ("SOPS_AGE_KEY_FILE", &[""]),
+    ("KAGGLE_CONFIG_DIR", &["kaggle.json"]),
+    ("GH_CONFIG_DIR", &[""]),
+    ("GLAB_CONFIG_DIR", &[""]),
+    ("NETRC", &[""]),
+    ("NPM_CONFIG_USERCONFIG", &[""]),
+    ("npm_config_userconfig", &[""]),
+    ("PIP_CONFIG_FILE", &[""]),
+    ("CARGO_HOME", &["credentials", "credentials.toml"]),
+    ("HF_HOME", &["token"]),
+    ("HF_TOKEN_PATH", &[""]),
+    ("PGPASSFILE", &[""]),
+    ("MYSQL_HISTFILE", &[""]),
+    ("PSQL_HISTORY", &[""]),
+    ("NODE_REPL_HISTORY", &[""]),
+    ("HISTFILE", &[""]),
+    ("KRB5CCNAME", &[""]),
+];
+
+/// Where the XDG base directories move `STORES`' entries from: the variable and the default.
+const XDG: &[(&str, &str)] = &[
+    ("XDG_CONFIG_HOME", "~/.config/"),
+    ("XDG_DATA_HOME", "~/.local/share/"),
+    ("XDG_CACHE_HOME", "~/.cache/"),
+];
+
+/// The stores `var` names, as absolute paths. A value that is relative, holds a `$` (which the
+/// policy's expansion would take for a variable), or is the home directory or above it names
+/// none; `KUBECONFIG` is a list, `KRB5CCNAME` may say its cache's type (`FILE:`, `DIR:`).
+pub(super) fn stores(var: &dyn Fn(&str) -> Option<OsString>) -> Vec<String> {
+    let home = var("HOME").map(std::path::PathBuf::from);
+    let usable = |value: &str| -> Option<String> {
+        let value = value.trim_end_matches('/');
+        let above_home = home.as_deref().is_some_and(|h| h.starts_with(value));
+        (Path::new(value).is_absolute() && !value.contains('$') && !above_home)
+            .then(|| value.to_string())
+    };
+    let mut out = Vec::new();
+    for (name, parts) in NAMED {
+        let Some(value) = var(name).and_then(|v| v.into_string().ok()) else {
+            continue;
+        };
+        let values: Vec<&str> = match *name {
+            "KUBECONFIG" => value.split(':').collect(),
+            "KRB5CCNAME" => ["FILE:", "DIR:"]
+                .iter()
+                .find_map(|kind| value.strip_prefix(kind))
+                .into_iter()
+                .chain(value.starts_with('/').then_some(value.as_str()))
+                .collect(),
+            _ => vec![value.as_str()],
+        };
+        for base in values.into_iter().filter_map(usable) {
+            out.extend(parts.iter().map(|part| match *part {
+                "" => base.clone(),
+                part => format!("{base}/{part}"),
+            }));
+        }
+    }
+    for (name, default) in XDG {
+        let Some(base) = var(name).and_then(|v| v.into_string().ok()) else {
+            continue;
+        };
+        let Some(base) = usable(&base) else {
+            continue;
+        };
+        out.extend(
+            STORES
+                .iter()
+                .filter_map(|s| s.strip_prefix(default))
+                .map(|rest| format!("{base}/{rest}")),
+        );
+    }
+    out
+}
