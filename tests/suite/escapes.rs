@@ -3735,3 +3735,59 @@ fn sysv_memory_and_the_limits_and_priority_of_outside_processes_are_out_of_reach
     );
     assert_eq!(rest.trim(), "OUTSIDE-ORIGINAL");
 }
+
+/// A localhost service of the user's that binds its port with `SO_REUSEPORT` (TCP and UDP): a job
+/// of the same user that binds the same port with it would be handed part of the service's
+/// clients. The option is refused in the job (as a kernel without it refuses it), and the port
+/// stays the service's alone: binding it without the option fails too.
+#[test]
+fn a_port_a_users_service_shares_with_so_reuseport_is_not_shared_with_a_job() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let service = env.file(
+        "service.py",
+        "import socket, sys, time\n\
+         tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n\
+         tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)\n\
+         tcp.bind(('127.0.0.1', 0)); tcp.listen(16)\n\
+         port = tcp.getsockname()[1]\n\
+         udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+         udp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)\n\
+         udp.bind(('127.0.0.1', port))\n\
+         print(port, flush=True)\n\
+         time.sleep(float(sys.argv[1]))\n",
+    );
+    let job = env.file(
+        "job.py",
+        "import socket, sys\n\
+         port = int(sys.argv[1])\n\
+         for name, kind in [('tcp', socket.SOCK_STREAM), ('udp', socket.SOCK_DGRAM)]:\n\
+         \x20   s = socket.socket(socket.AF_INET, kind)\n\
+         \x20   try: s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1); print(name, 'option set')\n\
+         \x20   except OSError as e: print(name, 'option', e.errno)\n\
+         \x20   try: s.bind(('127.0.0.1', port)); print(name, 'bound')\n\
+         \x20   except OSError as e: print(name, 'bind', e.errno)\n\
+         print('attempted')\n",
+    );
+    let mut svc = std::process::Command::new("python3");
+    svc.arg(&service).arg("20").stdout(Stdio::piped());
+    env.apply(&mut svc);
+    let mut svc = svc.spawn().unwrap();
+    let mut line = String::new();
+    let mut out = std::io::BufReader::new(svc.stdout.take().unwrap());
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    let port = line.trim().to_string();
+    let ran = env.isolate(
+        &repo,
+        ["run", "-q", "--", "python3", job.to_str().unwrap(), &port],
+    );
+    let _ = svc.kill();
+    let _ = svc.wait();
+    let said = stdout(&ran);
+    assert!(said.contains("attempted"), "{said}{}", stderr(&ran));
+    for proto in ["tcp", "udp"] {
+        let option = format!("{proto} option {}", libc::ENOPROTOOPT);
+        assert!(said.contains(&option), "{said}");
+        assert!(!said.contains(&format!("{proto} bound")), "{said}");
+    }
+}

@@ -97,7 +97,8 @@ fn network(policy: &Policy, abi: u32, states: &[FeatureState]) -> Vec<String> {
         let why = probe::seccomp().err().unwrap_or("the kernel lacks it");
         gaps.push(format!(
             "no seccomp layer ({why}): path-named unix sockets outside the job, udp, mptcp, tcp fast open, \
-             listen() on an unbound socket, raw and packet sockets, io_uring and user namespaces are not restricted"
+             listen() on an unbound socket, raw and packet sockets, port sharing (SO_REUSEPORT), System V IPC, \
+             other processes' limits and priorities, io_uring and user namespaces are not restricted"
         ));
     } else {
         if net.udp.allowed() && !net.proxied() {

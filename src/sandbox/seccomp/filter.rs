@@ -1,6 +1,6 @@
 //! The seccomp filter's rules, in the order they are added: socket families, the protocols that
 //! slip past Landlock's TCP hooks, unix datagram sockets, the calls handed over to the supervisor,
-//! and the kernel surface a job never needs. Every rule refuses a call or hands it over: none lets
+//! port sharing, and the kernel surface a job never needs. Every rule refuses a call or hands it over: none lets
 //! through what it cannot judge.
 
 use libseccomp::error::SeccompError;
@@ -57,6 +57,7 @@ pub(super) fn context(sockets: &Sockets) -> Result<ScmpFilterContext, SeccompErr
     unix(&mut ctx, sockets)?;
     handed_over(&mut ctx, sockets)?;
     tcp_bypasses(&mut ctx, sockets)?;
+    port_sharing(&mut ctx)?;
     pty_peer(&mut ctx, sockets)?;
     kernel_surface(&mut ctx)?;
     Ok(ctx)
@@ -238,6 +239,26 @@ fn tcp_bypasses(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), Se
             )?;
         }
     }
+    Ok(())
+}
+
+/// `SO_REUSEPORT`: with it, a socket binds a port that another socket of the same user bound
+/// with it, and the kernel hands it part of that port's connections (TCP) or datagrams (UDP): a
+/// job would take some of the clients of a localhost service of the user's. Refused as a kernel
+/// without the option refuses it, so that a server that asks for it where it can binds alone.
+fn port_sharing(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
+    ctx.add_rule_conditional(
+        refuse(libc::ENOPROTOOPT),
+        sys(libc::SYS_setsockopt)?,
+        &[
+            arg(1, ScmpCompareOp::MaskedEqual(INT), libc::SOL_SOCKET as u64),
+            arg(
+                2,
+                ScmpCompareOp::MaskedEqual(INT),
+                libc::SO_REUSEPORT as u64,
+            ),
+        ],
+    )?;
     Ok(())
 }
 
