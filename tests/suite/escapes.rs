@@ -3791,3 +3791,33 @@ fn a_port_a_users_service_shares_with_so_reuseport_is_not_shared_with_a_job() {
         assert!(!said.contains(&format!("{proto} bound")), "{said}");
     }
 }
+
+/// POSIX shared memory of the user's (`/dev/shm`, where browsers and editors keep theirs) is not
+/// readable to a job under any profile, as no job may write there and so has nothing of its own
+/// there; the object is unchanged. (Its name is listed: `/dev` is list-only, a known gap.)
+#[test]
+fn read_the_users_posix_shared_memory() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let object = PathBuf::from("/dev/shm").join(format!(
+        "isolate-shm-{}-{}",
+        std::process::id(),
+        env.path().file_name().unwrap().to_string_lossy()
+    ));
+    fs::write(&object, "the users shared memory\n").unwrap();
+    fs::set_permissions(&object, fs::Permissions::from_mode(0o600)).unwrap();
+    let script = format!(
+        "cat '{0}'; ls /dev/shm; echo tampered > '{0}'; echo attempted",
+        object.display()
+    );
+    for policy in ["default", "strict"] {
+        let (out, _) = env.policy_job(&repo, &[], policy, &script);
+        let said = stdout(&out);
+        assert!(said.contains("attempted"), "{policy}: {said}{}", stderr(&out));
+        assert!(!said.contains("the users shared memory"), "{policy}: {said}");
+        assert_said(&out, "Permission denied");
+    }
+    let after = fs::read_to_string(&object).unwrap();
+    fs::remove_file(&object).unwrap();
+    assert_eq!(after, "the users shared memory\n");
+}

@@ -9,17 +9,17 @@ use std::path::PathBuf;
 /// job's own.
 pub const DEVICES: [&str; 3] = ["/dev/null", "/dev/ptmx", "/dev/tty"];
 
-/// What a read rule over `/dev` grants there: devices that hold nothing of anyone's (and the
-/// shared-memory directory, which libc's semaphores need). Never the rest, for `/dev` is where the
-/// user's terminals are (reading one takes the keystrokes typed there), and input, sound and video
-/// devices, which the user's groups may open.
-pub const DEVICE_READS: [&str; 6] = [
+/// What a read rule over `/dev` grants there: devices that hold nothing of anyone's. Never the
+/// rest, for `/dev` is where the user's terminals are (reading one takes the keystrokes typed
+/// there), and input, sound and video devices, which the user's groups may open; nor `/dev/shm`,
+/// which holds the user's POSIX shared memory and semaphores (a browser's, an editor's), and where
+/// a job, which may not write there, has nothing of its own to read.
+pub const DEVICE_READS: [&str; 5] = [
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/shm",
 ];
 
 /// Those of `devices` this machine has.
