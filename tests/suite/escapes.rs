@@ -3813,8 +3813,15 @@ fn read_the_users_posix_shared_memory() {
     for policy in ["default", "strict"] {
         let (out, _) = env.policy_job(&repo, &[], policy, &script);
         let said = stdout(&out);
-        assert!(said.contains("attempted"), "{policy}: {said}{}", stderr(&out));
-        assert!(!said.contains("the users shared memory"), "{policy}: {said}");
+        assert!(
+            said.contains("attempted"),
+            "{policy}: {said}{}",
+            stderr(&out)
+        );
+        assert!(
+            !said.contains("the users shared memory"),
+            "{policy}: {said}"
+        );
         assert_said(&out, "Permission denied");
     }
     let after = fs::read_to_string(&object).unwrap();

@@ -804,3 +804,47 @@ fn merge_of_a_tree_bomb_stops_at_the_output_bound() {
     assert!(err.contains("went over"), "{}", &err[..err.len().min(2000)]);
     assert_eq!(env.git(&repo, ["rev-parse", "main"]), before);
 }
+
+/// As an ordinary user (root passes every permission check): directories the job left that their
+/// owner may not list or write (`chmod 000`, `chmod 500`, the worktree's own top included) go with
+/// a worktree the cleanup removes, and nothing a link among them names is changed; an untracked
+/// directory the status cannot read keeps the worktree, with what is in it.
+#[test]
+fn directories_a_job_locked_go_with_its_worktree_and_unreadable_work_keeps_it() {
+    let env = TestEnv::new();
+    let script = r#"set -e
+        mkdir outside app && echo keep > outside/keep && chmod 500 outside
+        cd app && git init -q && printf 'target/\n' > .gitignore && echo hi > README
+        git add . && git commit -qm init
+        "$ISOLATE" run --worktree --report ../locked.json -- sh -c \
+          'mkdir -p target/x/y && echo a > target/x/y/f && ln -s "$0" target/x/link &&
+           chmod 000 target/x/y && chmod 500 target/x . && echo locked' "$TMPDIR/outside"
+        "$ISOLATE" run --worktree --report ../unreadable.json -- sh -c \
+          'mkdir notes && echo work > notes/plan.md && chmod 000 notes && echo hidden'
+        stat -c %a ../outside"#;
+    let out = env.as_ordinary_user(script);
+    assert_status(&out, 0);
+    let said = stdout(&out);
+    assert!(said.contains("locked") && said.contains("hidden"), "{said}");
+    assert!(said.ends_with("500\n"), "the link's target changed: {said}");
+    let locked = env.report(&env.path().join("locked.json"));
+    assert_eq!(locked["worktree"]["removed"], true, "{locked}");
+    let wt = PathBuf::from(locked["worktree"]["path"].as_str().unwrap());
+    assert!(!wt.exists(), "{}", wt.display());
+    let unreadable = env.report(&env.path().join("unreadable.json"));
+    assert_eq!(unreadable["worktree"]["removed"], false, "{unreadable}");
+    let wt = PathBuf::from(unreadable["worktree"]["path"].as_str().unwrap());
+    fs::set_permissions(
+        wt.join("notes"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    assert_eq!(
+        fs::read_to_string(wt.join("notes/plan.md")).unwrap(),
+        "work\n"
+    );
+    assert_eq!(
+        fs::read_to_string(env.path().join("outside/keep")).unwrap(),
+        "keep\n"
+    );
+}

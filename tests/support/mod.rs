@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 pub mod screen;
 pub mod snapshot;
+pub mod user;
 pub use snapshot::Snapshot;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_isolate");

@@ -3,14 +3,15 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Arc;
 
 use nix::dir::{Dir, Type};
-use nix::fcntl::{openat, OFlag};
-use nix::sys::stat::{fstatat, Mode, SFlag};
+use nix::errno::Errno;
+use nix::fcntl::{openat, OFlag, AT_FDCWD};
+use nix::sys::stat::{fchmod, fchmodat, fstat, fstatat, FchmodatFlags, Mode, SFlag};
 use nix::unistd::{unlinkat, UnlinkatFlags};
 
 /// One entry to remove: its name in the directory `parent`.
@@ -33,6 +34,39 @@ pub(super) fn open_dir(parent: &impl AsFd, name: &OsStr) -> nix::Result<OwnedFd>
         name,
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
         Mode::empty(),
+    )
+}
+
+/// A directory of the tree opened to be emptied. One its owner may not list, search or write (a
+/// job's `chmod 000` or `chmod 500`) is given those rights first, on the directory itself: opened
+/// with `O_PATH|O_NOFOLLOW`, changed through its descriptor's `/proc/self/fd` entry, which names
+/// that directory and no link. Only the rights of the owner are added, and only to what goes.
+pub(super) fn open_to_empty(parent: &impl AsFd, name: &OsStr) -> nix::Result<OwnedFd> {
+    let dir = match open_dir(parent, name) {
+        Err(Errno::EACCES) => {
+            let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+            let path = openat(parent, name, flags, Mode::empty())?;
+            grant_owner(&path)?;
+            open_dir(parent, name)?
+        }
+        other => other?,
+    };
+    let mode = Mode::from_bits_truncate(fstat(&dir)?.st_mode);
+    if !mode.contains(Mode::S_IRWXU) {
+        fchmod(&dir, mode | Mode::S_IRWXU)?;
+    }
+    Ok(dir)
+}
+
+/// Adds read, write and search for its owner to the directory `path` (an `O_PATH` descriptor).
+fn grant_owner(path: &OwnedFd) -> nix::Result<()> {
+    let mode = Mode::from_bits_truncate(fstat(path)?.st_mode);
+    let named = format!("/proc/self/fd/{}", path.as_raw_fd());
+    fchmodat(
+        AT_FDCWD,
+        named.as_str(),
+        mode | Mode::S_IRWXU,
+        FchmodatFlags::FollowSymlink,
     )
 }
 
@@ -67,7 +101,7 @@ pub(super) fn entries(dir: &Arc<OwnedFd>) -> nix::Result<Vec<Entry>> {
 pub(super) fn remove(entry: &Entry) -> nix::Result<()> {
     if entry.is_dir {
         // ELOOP or ENOTDIR: no longer a directory since it was listed. Nothing is followed.
-        let dir = Arc::new(open_dir(entry.parent.as_ref(), &entry.name)?);
+        let dir = Arc::new(open_to_empty(entry.parent.as_ref(), &entry.name)?);
         for inner in entries(&dir)? {
             remove(&inner)?;
         }

@@ -7,6 +7,9 @@
 //! is split into subtrees until there are enough to share, then the split directories are removed
 //! deepest first.
 //!
+//! A directory of the tree its owner may not list or write (a job's `chmod 000`) is given its
+//! owner's rights first (entry.rs): the tree goes as a whole, as `rm -rf` would not.
+//!
 //! A tree that changes under the removal (a directory turned into something else, one that is not
 //! empty when it should be) is left as it is from there on, and the error says so. Only call it on a
 //! directory isolate created and whose removal the cleanup decision allowed.
@@ -25,7 +28,7 @@ use nix::unistd::{unlinkat, UnlinkatFlags};
 
 mod entry;
 
-use entry::{changed, entries, open_dir, remove, Entry};
+use entry::{changed, entries, open_dir, open_to_empty, remove, Entry};
 
 /// Subtrees per thread before the split stops.
 const SHARE: usize = 16;
@@ -48,7 +51,7 @@ pub fn remove_tree(root: &Path) -> io::Result<()> {
         name: name.to_os_string(),
         is_dir: true,
     };
-    let root_fd = Arc::new(open_dir(top_parent.as_ref(), name).map_err(io::Error::from)?);
+    let root_fd = Arc::new(open_to_empty(top_parent.as_ref(), name).map_err(io::Error::from)?);
     let mut work = entries(&root_fd).map_err(|e| changed(root, e))?;
     // Directories opened to split the work, removed (deepest first) once their contents are gone.
     let mut split: Vec<Entry> = vec![top];
@@ -57,8 +60,9 @@ pub fn remove_tree(root: &Path) -> io::Result<()> {
             break;
         };
         let next = work.swap_remove(i);
-        let fd =
-            Arc::new(open_dir(next.parent.as_ref(), &next.name).map_err(|e| changed(root, e))?);
+        let fd = Arc::new(
+            open_to_empty(next.parent.as_ref(), &next.name).map_err(|e| changed(root, e))?,
+        );
         work.extend(entries(&fd).map_err(|e| changed(root, e))?);
         split.push(next);
     }
