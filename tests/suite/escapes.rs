@@ -3828,3 +3828,54 @@ fn read_the_users_posix_shared_memory() {
     fs::remove_file(&object).unwrap();
     assert_eq!(after, "the users shared memory\n");
 }
+
+/// The user's git-lfs (installed in the project) takes its server from the top's `.lfsconfig`,
+/// which a merge's checkout writes before the files LFS smudges: a job's `.lfsconfig` would send
+/// the user's git-lfs, with the user's credentials, to the job's server. The merge is refused,
+/// the server hears nothing, the checkout and the branch are as they were.
+#[test]
+fn a_merge_never_sends_the_users_git_lfs_to_a_server_the_job_names() {
+    use std::io::{Read, Write};
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.git(&repo, ["lfs", "install", "--local"]);
+    fs::write(
+        repo.join(".gitattributes"),
+        "*.bin filter=lfs diff=lfs merge=lfs -text\n",
+    )
+    .unwrap();
+    env.git(&repo, ["add", ".gitattributes"]);
+    env.git(&repo, ["commit", "-q", "-m", "lfs"]);
+    let before = env.git(&repo, ["rev-parse", "HEAD"]);
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    let heard = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = std::sync::Arc::clone(&heard);
+    std::thread::spawn(move || {
+        for mut conn in server.incoming().flatten() {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let _ = conn.read(&mut [0; 4096]);
+            let _ = conn.write_all(b"HTTP/1.1 500 No\r\nContent-Length: 0\r\n\r\n");
+        }
+    });
+    let script = format!(
+        "printf '[lfs]\\n\\turl = http://127.0.0.1:{port}/lfs\\n' > .lfsconfig && \
+         printf 'version https://git-lfs.github.com/spec/v1\\noid sha256:{}\\nsize 5\\n' > data.bin && \
+         git add .lfsconfig data.bin && git commit -qm data",
+        "a".repeat(64)
+    );
+    let (out, report) = env.worktree_job(&repo, &["--policy", "offline"], &script);
+    assert_status(&out, 0);
+    let out = env.isolate(&repo, ["merge", "--yes", report["id"].as_str().unwrap()]);
+    assert_status(&out, 1);
+    assert!(stderr(&out).contains(".lfsconfig"), "{}", stderr(&out));
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        heard.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "git-lfs reached the job's server"
+    );
+    assert_eq!(env.git(&repo, ["rev-parse", "HEAD"]), before);
+    assert!(!repo.join(".lfsconfig").exists() && !repo.join("data.bin").exists());
+    assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");
+}
