@@ -4,4 +4,5 @@ pub mod execs;
 pub mod id;
 pub mod nest;
 pub mod record;
+pub mod roots;
 pub mod store;

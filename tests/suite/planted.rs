@@ -357,12 +357,26 @@ fn run_inside_a_kept_worktree_whose_job_removed_its_mark_runs_nothing_the_job_pl
     assert_eq!(value["worktree"]["removed"], false, "{value}");
     let kept = std::path::PathBuf::from(value["worktree"]["path"].as_str().unwrap());
     assert!(kept.starts_with(&root), "{}", kept.display());
-    let out = env.isolate(&kept, ["run", "--worktree", "--", "true"]);
-    assert_status(&out, 125);
-    assert!(
-        stderr(&out).contains("is the worktree of an isolate job"),
-        "{}",
-        stderr(&out)
-    );
-    assert_no_marker(&markers);
+    // Known from the roots isolate keeps (job/roots.rs), and, in a state directory an earlier
+    // isolate left without them, from the records.
+    let named: Vec<String> = fs::read_dir(env.state.join("roots"))
+        .unwrap()
+        .map(|e| fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    let canonical = fs::canonicalize(&root).unwrap();
+    assert_eq!(named, [canonical.display().to_string()]);
+    for roots in ["kept", "removed"] {
+        if roots == "removed" {
+            fs::remove_dir_all(env.state.join("roots")).unwrap();
+        }
+        let out = env.isolate(&kept, ["run", "--worktree", "--", "true"]);
+        assert_status(&out, 125);
+        assert!(
+            stderr(&out).contains("is the worktree of an isolate job"),
+            "{roots}: {}",
+            stderr(&out)
+        );
+        assert_no_marker(&markers);
+    }
+    assert!(env.state.join("roots").is_dir());
 }

@@ -20,7 +20,7 @@ use super::detect::{detect, executable, inside, slug_source};
 use super::journal;
 use super::options::{RunOptions, Speech, Start};
 use super::prepared::{Chosen, JobWorktree, Prepared};
-use super::target::{worktree_target, Fetch, Target};
+use super::target::{register_root, worktree_target, Fetch, Target};
 use crate::git::remote;
 
 /// How many fresh ids to draw before giving up (each draw collides with 1/65536 chance per job).
@@ -54,6 +54,8 @@ pub(super) fn prepare(options: &RunOptions) -> Result<Prepared> {
     if let Some(t) = &target {
         fs::create_dir_all(&t.key_dir)
             .map_err(|e| Error::io("cannot create the worktree directory", &t.key_dir, e))?;
+        // Known before the worktree is made: `run --worktree` inside it is refused from then on.
+        register_root(&state, &t.root)?;
         config::exclude_root_in_project(&t.project, &t.root)?;
     }
     claim(options, &state, decided, target)

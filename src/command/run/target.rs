@@ -121,15 +121,41 @@ fn is_outer_worktree(top: &Path) -> bool {
 /// (its worktrees, the jobs' TMPDIRs), a worktree on record (one under a `worktree_root` of the
 /// user's choosing), or a repository whose config carries isolate's `[isolate]` mark (which the
 /// job can remove: the record is what counts). Read as text: nothing runs there.
+///
+/// The records are read only when `dir` is under a worktree root outside the state directory that
+/// a job's worktree was made under (job/roots.rs), or when those roots are not known yet.
 pub(super) fn job_worktree(dir: &Path, state: &Path) -> Option<PathBuf> {
+    use crate::job::{roots, store};
     let dir = fs::canonicalize(dir).ok()?;
-    if fs::canonicalize(state).is_ok_and(|state| dir.starts_with(state)) {
+    let state = fs::canonicalize(state).unwrap_or_else(|_| state.to_path_buf());
+    if dir.starts_with(&state) {
         return Some(dir);
     }
-    let on_record = crate::job::store::list(state)
-        .into_iter()
-        .filter_map(|(_, record)| record.worktree)
-        .filter_map(|wt| fs::canonicalize(wt.path).ok())
-        .find(|tree| dir.starts_with(tree));
+    let known = roots::known(&state);
+    let under_a_root = |roots: &[PathBuf]| roots.iter().any(|root| dir.starts_with(root));
+    let on_record = match &known {
+        Some(roots) if !under_a_root(roots) => None,
+        _ => {
+            let worktrees: Vec<PathBuf> = store::list_all(&state)
+                .into_iter()
+                .filter_map(|(_, record)| record.worktree)
+                .map(|wt| PathBuf::from(wt.path))
+                .collect();
+            if known.is_none() {
+                let _ = roots::fill(&state, worktrees.iter().map(PathBuf::as_path));
+            }
+            worktrees
+                .into_iter()
+                .filter_map(|wt| fs::canonicalize(wt).ok())
+                .find(|tree| dir.starts_with(tree))
+        }
+    };
     on_record.or_else(|| crate::git::mark::marked_top(&dir))
+}
+
+/// Records the root of a worktree about to be made, when it is outside the state directory.
+pub(super) fn register_root(state: &Path, root: &Path) -> Result<()> {
+    let root = fs::canonicalize(root).map_err(|e| Error::io("cannot resolve", root, e))?;
+    let state = fs::canonicalize(state).unwrap_or_else(|_| state.to_path_buf());
+    crate::job::roots::register(&state, &root)
 }
