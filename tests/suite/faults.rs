@@ -638,3 +638,48 @@ fn a_sigterm_to_the_jobs_first_process_before_cmd_runs_ends_it_and_cmd_never_run
         "no round caught the job's first process before CMD"
     );
 }
+
+/// A foreground job of an ordinary user with no cgroup (none is delegated to it) whose supervisor
+/// is killed with SIGKILL: a daemon that left the job's session with `setsid` is no one's child
+/// and in no session of the job's. The sentinel beside the job's first process ends it at once,
+/// and the job could not kill the sentinel first (it may not signal it); what the job may do is
+/// unchanged by the sentinel's domain around its own (a rename from one rule's tree to another's).
+#[test]
+fn a_daemon_that_left_the_session_of_a_lost_job_without_a_cgroup_is_ended() {
+    let env = TestEnv::new();
+    let script = r#"
+        mkdir out app && cd app && git init -q && echo hi > README && git add . && git commit -qm init
+        out=$(cd ../out && pwd)
+        "$ISOLATE" run -q --worktree --allow-write "$out" -- sh -c '
+            out=$0
+            for p in /proc/[0-9]*; do
+              [ "$(cat $p/comm 2>/dev/null)" = isolate-guard ] && { kill -9 ${p#/proc/} 2>/dev/null && echo guard-killed > $out/tried || echo guard-refused > $out/tried; }
+            done
+            mkdir "$TMPDIR/d" && mkfifo "$TMPDIR/d/.gitignore" && mv "$TMPDIR/d" d && echo renamed > $out/renamed
+            setsid sh -c "echo \$\$ > $out/daemon.pid; exec sleep 300" & sleep 300' "$out" &
+        supervisor=$!
+        for i in $(seq 200); do [ -s ../out/daemon.pid ] && break; sleep 0.05; done
+        daemon=$(cat ../out/daemon.pid)
+        [ -n "$daemon" ] && kill -0 "$daemon" && echo "daemon started"
+        cat ../out/tried 2>/dev/null || echo no-guard
+        cat ../out/renamed 2>/dev/null
+        kill -9 "$supervisor"
+        for i in $(seq 100); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.05; done
+        if kill -0 "$daemon" 2>/dev/null; then echo "daemon alive"; else echo "daemon ended"; fi
+        "$ISOLATE" prune >/dev/null 2>&1
+        for i in $(seq 100); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.05; done
+        if kill -0 "$daemon" 2>/dev/null; then echo "daemon survived prune"; kill -9 "$daemon"; fi
+        echo "jobs without a cgroup: $("$ISOLATE" ps --all --json | grep -c '"cgroup": null')""#;
+    let out = env.as_ordinary_user(script);
+    let said = stdout(&out);
+    assert!(said.contains("daemon started"), "{said}{}", stderr(&out));
+    // A rename from TMPDIR into the worktree still works in the job (the sentinel's domain
+    // grants Landlock's `Refer` everywhere; without it the kernel refuses it with EXDEV).
+    assert!(said.contains("renamed"), "{said}");
+    assert!(!said.contains("daemon survived prune"), "{said}");
+    let no_cgroup = said.contains("jobs without a cgroup: 1");
+    if no_cgroup {
+        assert!(said.contains("guard-refused"), "{said}");
+        assert!(said.contains("daemon ended"), "{said}");
+    }
+}

@@ -12,6 +12,7 @@
 
 mod program;
 mod restrict;
+mod sentinel;
 mod unexecutable;
 
 use std::ffi::OsString;
@@ -104,7 +105,7 @@ pub fn enter(plan: &Plan, cmd: &[String], env: Environment<'_>) -> ! {
         fail(SETUP_FAILED, "no command given".into());
     }
     if let Some(rules) = &plan.rules {
-        if let Err(e) = restrict(rules) {
+        if let Err(e) = restrict(rules, plan.sentinel) {
             fail(SETUP_FAILED, e.to_string());
         }
     }
@@ -181,14 +182,18 @@ fn of_another_build(args: &[String]) -> ! {
 }
 
 /// Every restriction of `rules` and of the rules narrowing them, in the order of docs/sandbox.md:
-/// the rlimits, every capability dropped, then Landlock. The error is what the helper reports.
-fn restrict(rules: &Rules) -> Result<()> {
+/// the rlimits, every capability dropped, then Landlock (first the sentinel's domain around the
+/// job's, with `sentinel`, where the rules scope signals). The error is what the helper reports.
+fn restrict(rules: &Rules, sentinel: bool) -> Result<()> {
     // A second policy's rules (`--resume` with another --policy) stack on the first.
     let stack = std::iter::successors(Some(rules), |r| r.narrowed.as_deref());
     for limit in stack.clone().flat_map(|r| &r.limits) {
         set_limit(limit).map_err(step_failed(format!("cannot set {:?}", limit.resource)))?;
     }
     drop_capabilities().map_err(step_failed("cannot drop capabilities"))?;
+    if sentinel && rules.scope_signals {
+        sentinel::post()?;
+    }
     for rules in stack {
         landlock::restrict_self(rules)?;
     }

@@ -48,6 +48,26 @@ pub fn confine_thread_to_reading(roots: Vec<PathBuf>) -> Result<bool> {
     Ok(true)
 }
 
+/// Restricts the calling thread (and everything it starts) to signalling processes in its new
+/// domain and those nested in it, and nothing else: the domain around a job's, for its sentinel
+/// (sandbox/exec/sentinel.rs). A requirement: fails on a kernel without scopes. `Refer` is the
+/// one right every layer withholds unless it grants it (a layer without it refuses every rename
+/// into another directory with EXDEV): this one grants it beneath `/`, and the job's own layer
+/// decides.
+pub fn restrict_signals() -> Result<()> {
+    let root = PathFd::new("/").map_err(step_failed("/"))?;
+    let status = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::Refer)
+        .and_then(|ruleset| ruleset.scope(Scope::Signal))
+        .and_then(|ruleset| ruleset.create())
+        .and_then(|created| created.add_rule(PathBeneath::new(root, AccessFs::Refer)))
+        .map_err(step_failed("landlock signal scope"))?
+        .restrict_self()
+        .map_err(step_failed("landlock restrict_self"))?;
+    require_full(&status.ruleset, status.no_new_privs, &status)
+}
+
 /// Fails closed on what `restrict_self` reports (`status`, shown in the error): every right was
 /// asked as a hard requirement, so a ruleset the kernel enforced only in part, or not at all, or
 /// without `no_new_privs`, is less than the plan says, and CMD must not run under it.

@@ -72,6 +72,10 @@ pub struct Plan {
     /// Interactive mode: CMD gets its own process group on its terminal, under a monitor.
     #[serde(default)]
     pub job_control: bool,
+    /// The job has no cgroup: a sentinel ends what is left of it should its supervisor be killed
+    /// (sandbox/exec/sentinel.rs; where the rules scope signals).
+    #[serde(default)]
+    pub sentinel: bool,
 }
 
 /// What `build` makes of a policy for one job.

@@ -57,6 +57,7 @@ pub fn start(job: Spawn) -> Result<Starting> {
         status_fd: status_write.as_raw_fd(),
         go_fd: go_read.as_raw_fd(),
         job_control: job.terminal.is_some(),
+        sentinel: job.cgroup_procs.is_none(),
     };
     // Nothing to serve for a job nested in another: its filter is sent at once, and read when the
     // child gets there.
