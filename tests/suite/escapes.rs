@@ -3879,3 +3879,52 @@ fn a_merge_never_sends_the_users_git_lfs_to_a_server_the_job_names() {
     assert!(!repo.join(".lfsconfig").exists() && !repo.join("data.bin").exists());
     assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");
 }
+
+/// A project whose configuration includes a tracked file (`include.path = ../.gitconfig`, a team's
+/// shared settings): the merge's checkout would write the job's version first, and git-lfs, which
+/// the checkout starts later, reads it and runs the transfer agent it names, with the user's
+/// rights (and every git command after it would run what it says). The merge is refused; nothing
+/// ran; the checkout and the branch are as they were.
+#[test]
+fn a_merge_never_lands_a_file_the_users_git_configuration_includes() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.git(&repo, ["lfs", "install", "--local"]);
+    env.git(&repo, ["config", "include.path", "../.gitconfig"]);
+    fs::write(
+        repo.join(".gitattributes"),
+        "*.bin filter=lfs diff=lfs merge=lfs -text\n",
+    )
+    .unwrap();
+    fs::write(repo.join(".gitconfig"), "[core]\n\tautocrlf = false\n").unwrap();
+    env.git(&repo, ["add", ".gitattributes", ".gitconfig"]);
+    env.git(&repo, ["commit", "-q", "-m", "shared settings"]);
+    let before = env.git(&repo, ["rev-parse", "HEAD"]);
+    let marker = env.path().join("agent-ran");
+    let script = format!(
+        "printf '[lfs]\\n\\tstandalonetransferagent = evil\\n[lfs \"customtransfer.evil\"]\\n\\tpath = /bin/sh\\n\\targs = \"-c \\\\\"touch {}; exit 1\\\\\"\"\\n' > .gitconfig && \
+         printf 'version https://git-lfs.github.com/spec/v1\\noid sha256:{}\\nsize 5\\n' > data.bin && \
+         git add .gitconfig data.bin && git commit -qm data",
+        marker.display(),
+        "b".repeat(64)
+    );
+    let (out, report) = env.worktree_job(&repo, &["--policy", "offline"], &script);
+    assert_status(&out, 0);
+    let out = env.isolate(&repo, ["merge", "--yes", report["id"].as_str().unwrap()]);
+    assert_status(&out, 1);
+    assert!(
+        stderr(&out).contains("configuration includes"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !marker.exists(),
+        "the job's transfer agent ran with the user's rights"
+    );
+    assert_eq!(env.git(&repo, ["rev-parse", "HEAD"]), before);
+    assert_eq!(
+        fs::read_to_string(repo.join(".gitconfig")).unwrap(),
+        "[core]\n\tautocrlf = false\n"
+    );
+    assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");
+}

@@ -1,12 +1,14 @@
 //! The project's checkout of the project branch fast-forwarded to the merge, only where nothing of
 //! the user's is in the way, and put back if git fails part-way. Never over the user's changes,
-//! never through a link, never with attributes (or an LFS server) the job chose.
+//! never through a link, never with attributes the job chose, never over configuration the user's
+//! programs would read (configuration.rs).
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::beneath::{in_the_way, open_top, present, remove_added};
+use super::configuration::read_as_configuration;
 use super::plan::{Change, Kind, Preview};
 use super::read::{changes, rev, sizes};
 use crate::error::{Error, Result};
@@ -89,7 +91,7 @@ pub(super) fn fast_forward(
         }
     }
     let attributes = attributes(&involved, preview).map_err(refused)?;
-    lfs_settings(dir, &involved).map_err(refused)?;
+    read_as_configuration(dir, &involved).map_err(refused)?;
     if rev(project, target_ref)? != preview.shown {
         return Err(refused(format!(
             "{} moved since the preview",
@@ -162,26 +164,6 @@ fn restore(
             sizes.get(n).copied().flatten(),
         );
     }
-}
-
-/// git-lfs's smudge filter, which the checkout runs with the user's rights and credentials, takes
-/// its server (`lfs.url`, `remote.*.lfsurl`, its access mode) from the top's `.lfsconfig`, which
-/// the checkout writes first: a merge that changes it, where the user's git runs git-lfs, is
-/// refused, why given (the preview showed it first).
-fn lfs_settings(dir: &Path, involved: &[Change]) -> std::result::Result<(), String> {
-    let Some(change) = involved.iter().find(|c| c.name == b".lfsconfig") else {
-        return Ok(());
-    };
-    let filters = git::try_run(dir, ["config", "--get-regexp", r"^filter\.lfs\."]);
-    // Exit 1: no such key; anything else, unknown, so taken as set.
-    if filters.is_ok_and(|out| out.status.code() == Some(1)) {
-        return Ok(());
-    }
-    Err(format!(
-        "the merge changes {}, which git-lfs would read with your credentials while the checkout \
-         writes the files it sends through LFS; read it, then merge with git yourself",
-        crate::controls::name(&change.path)
-    ))
 }
 
 /// The option that makes the checkout apply the attributes of the commit shown (git 2.40's

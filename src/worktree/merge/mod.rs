@@ -13,11 +13,13 @@
 //!
 //! What a merge shows and how it ends are plan.rs; the look before it preview.rs; the merge made in
 //! the project land.rs, the project's checkout fast-forwarded by fast_forward.rs (looked at beneath
-//! its own directory, never through a link, by beneath.rs); a conflict made
+//! its own directory, never through a link, by beneath.rs; refused over files the user's programs
+//! read as configuration, configuration.rs); a conflict made
 //! in the job's worktree conflict.rs (the worktree made again for it by recreate.rs); the reads of
 //! the project it takes read.rs.
 
 mod beneath;
+mod configuration;
 mod conflict;
 mod fast_forward;
 mod land;
