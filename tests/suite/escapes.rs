@@ -3928,3 +3928,37 @@ fn a_merge_never_lands_a_file_the_users_git_configuration_includes() {
     );
     assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");
 }
+
+/// Another local user's link where a store is denied (where `GNUPGHOME` or a policy's `deny_read`
+/// points, as another user could plant `/tmp/krb5cc_<uid>`): no rule follows it, and the run goes
+/// on, the store skipped as a missing one is (what lies there is not the user's). Before, every
+/// run failed (125). Making a link another user owns takes root (CI runs as root).
+#[test]
+fn another_users_link_where_a_store_is_denied_stops_no_run() {
+    if !nix::unistd::getuid().is_root() {
+        eprintln!("skipped: needs root to make a link owned by another user");
+        return;
+    }
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let shared = env.path().join("shared");
+    fs::create_dir(&shared).unwrap();
+    fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
+    let planted = shared.join("planted");
+    std::os::unix::fs::symlink("/usr", &planted).unwrap();
+    std::os::unix::fs::lchown(&planted, Some(12345), Some(12345)).unwrap();
+    let file = env.file(
+        "deny.toml",
+        &format!(
+            "extends = \"default\"\n[filesystem]\ndeny_read = [\"{}/lib\"]\n",
+            planted.display()
+        ),
+    );
+    let gnupg = planted.display().to_string();
+    let vars = [("GNUPGHOME", gnupg.as_str())];
+    for policy in ["default", file.to_str().unwrap()] {
+        let (out, _) = env.policy_job(&repo, &vars, policy, "ls /usr/lib >/dev/null && echo ran");
+        assert_status(&out, 0);
+        assert_said(&out, "ran");
+    }
+}

@@ -62,6 +62,7 @@ pub const STORES: &[&str] = &[
     // Firebase, Cloudflare's wrangler, Supabase, Vercel, Railway, Stripe, Sentry, ngrok, Doppler,
     // Gitea's tea, dbt and SnowSQL connection profiles, keyrings.alt's file keyring.
     "~/.cache/huggingface/token",
+    "~/.cache/huggingface/stored_tokens",
     "~/.huggingface/token",
     "~/.config/sops/age/keys.txt",
     "~/.pulumi/credentials.json",

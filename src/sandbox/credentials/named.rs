@@ -37,14 +37,32 @@ const NAMED: &[(&str, &[&str])] = &[
     ("npm_config_userconfig", &[""]),
     ("PIP_CONFIG_FILE", &[""]),
     ("CARGO_HOME", &["credentials", "credentials.toml"]),
-    ("HF_HOME", &["token"]),
+    ("HF_HOME", &["token", "stored_tokens"]),
     ("HF_TOKEN_PATH", &[""]),
     ("PGPASSFILE", &[""]),
     ("MYSQL_HISTFILE", &[""]),
     ("PSQL_HISTORY", &[""]),
     ("NODE_REPL_HISTORY", &[""]),
     ("HISTFILE", &[""]),
+    ("PYTHON_HISTORY", &[""]),
+    ("LESSHISTFILE", &[""]),
+    ("SQLITE_HISTORY", &[""]),
+    ("REDISCLI_HISTFILE", &[""]),
     ("KRB5CCNAME", &[""]),
+    ("KRB5_KTNAME", &[""]),
+    ("KRB5_CLIENT_KTNAME", &[""]),
+    ("AWS_WEB_IDENTITY_TOKEN_FILE", &[""]),
+    ("ANSIBLE_VAULT_PASSWORD_FILE", &[""]),
+    ("GRADLE_USER_HOME", &["gradle.properties"]),
+    ("COMPOSER_HOME", &["auth.json"]),
+    ("PULUMI_HOME", &["credentials.json"]),
+    ("DBT_PROFILES_DIR", &["profiles.yml"]),
+    ("BITWARDENCLI_APPDATA_DIR", &[""]),
+    ("HUB_CONFIG", &[""]),
+    // The agents' own logins where their variables move them (an agent's profile writes its own
+    // directory, which re-opens them to it alone, as with `~/.claude` and `~/.codex`).
+    ("CLAUDE_CONFIG_DIR", &[".credentials.json", ".claude.json"]),
+    ("CODEX_HOME", &["auth.json"]),
 ];
 
 /// Where the XDG base directories move `STORES`' entries from: the variable and the default.
@@ -72,12 +90,22 @@ pub(super) fn stores(var: &dyn Fn(&str) -> Option<OsString>) -> Vec<String> {
         };
         let values: Vec<&str> = match *name {
             "KUBECONFIG" => value.split(':').collect(),
-            "KRB5CCNAME" => ["FILE:", "DIR:"]
-                .iter()
-                .find_map(|kind| value.strip_prefix(kind))
-                .into_iter()
-                .chain(value.starts_with('/').then_some(value.as_str()))
-                .collect(),
+            // `DIR::/dir/tkt` names one cache of the collection `DIR:/dir`: the directory.
+            "KRB5CCNAME" | "KRB5_KTNAME" | "KRB5_CLIENT_KTNAME" => {
+                ["FILE:", "DIR::", "DIR:", "WRFILE:"]
+                    .iter()
+                    .find_map(|kind| value.strip_prefix(kind).map(|rest| (*kind, rest)))
+                    .map(|(kind, rest)| match kind {
+                        "DIR::" => Path::new(rest)
+                            .parent()
+                            .and_then(Path::to_str)
+                            .unwrap_or(rest),
+                        _ => rest,
+                    })
+                    .into_iter()
+                    .chain(value.starts_with('/').then_some(value.as_str()))
+                    .collect()
+            }
             _ => vec![value.as_str()],
         };
         for base in values.into_iter().filter_map(usable) {

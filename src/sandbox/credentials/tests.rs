@@ -27,6 +27,7 @@ fn stores_named_by_variables_are_where_the_variables_say() {
         ),
         ("CARGO_HOME", "/opt/cargo"),
         ("KRB5CCNAME", "FILE:/var/krb/cc_1000"),
+        ("KRB5_KTNAME", "DIR::/var/krb/dir/tkt"),
         ("XDG_CONFIG_HOME", "/home/u/cfg"),
         ("DOCKER_CONFIG", "$OTHER/docker"),
         ("PASSWORD_STORE_DIR", "/home"),
@@ -45,6 +46,7 @@ fn stores_named_by_variables_are_where_the_variables_say() {
         "/opt/cargo/credentials",
         "/opt/cargo/credentials.toml",
         "/var/krb/cc_1000",
+        "/var/krb/dir",
         "/home/u/cfg/gh",
         "/home/u/cfg/gcloud",
     ] {

@@ -33,11 +33,15 @@ fn reference(rule: &PathRule, access: Access) -> Resolved {
         return out;
     }
     if let Some((link, owner)) = foreign_link(Path::new(&expanded)) {
-        out.detail = Some(format!(
+        let why = format!(
             "{} is a symbolic link of another user (uid {owner}); isolate follows no other user's \
              link into a rule (one planted in /tmp would aim the rule anywhere)",
             link.display()
-        ));
+        );
+        if out.access == Access::Deny {
+            return missing(out, rule.missing, why, None);
+        }
+        out.detail = Some(why);
         return out;
     }
     match fs::canonicalize(&expanded) {

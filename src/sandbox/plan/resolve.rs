@@ -47,11 +47,18 @@ pub(super) fn resolve_rule(rule: &PathRule, access: Access, lookup: &mut Lookup)
         return out;
     }
     if let Some((link, owner)) = lookup.foreign_link(Path::new(&expanded)) {
-        out.detail = Some(format!(
+        let why = format!(
             "{} is a symbolic link of another user (uid {owner}); isolate follows no other user's \
              link into a rule (one planted in /tmp would aim the rule anywhere)",
             link.display()
-        ));
+        );
+        // A store denied there is not the user's: another user's link holds its place. Skipped
+        // as a missing one is, never a refusal of every run (another user could plant one in
+        // /tmp where a built-in store lies, `/tmp/krb5cc_$UID`).
+        if out.access == Access::Deny {
+            return missing(out, rule.missing, why, None);
+        }
+        out.detail = Some(why);
         return out;
     }
     match lookup.canonicalize(Path::new(&expanded)) {
