@@ -77,3 +77,54 @@ fn files_beneath_a_gitlink_the_job_committed_keep_the_worktree() {
         assert!(wt.join("vendor/notes.md").exists());
     }
 }
+
+/// A submodule as cloned (its commits on its remote) holds no work, but what the user keeps in it
+/// through `--resume` beside its branches does: a stash entry, a tag on a commit of its own, a
+/// checkout of another commit than the project records.
+#[test]
+fn a_stash_a_tag_or_another_checkout_in_a_submodule_keeps_the_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let library = env.repo("library");
+    let add = format!(
+        "git -c protocol.file.allow=always submodule --quiet add {} lib && git commit -q -m lib",
+        library.display()
+    );
+    let keeps = [
+        ("a stash entry", "cd lib && echo edit >> README && git stash -q"),
+        (
+            "a tag on a commit of its own",
+            "cd lib && git tag -a -m t v1 $(git commit-tree -m only-tagged HEAD^{tree})",
+        ),
+        (
+            "another commit checked out",
+            "cd lib && git commit -q --allow-empty -m local && git update-ref refs/remotes/origin/main HEAD",
+        ),
+    ];
+    for (what, script) in keeps {
+        let (wt, id) = kept_job(&env, &repo, &add);
+        let report = resume(&env, &repo, &id, script);
+        assert_eq!(report["worktree"]["removed"], false, "{what}: {report}");
+        let listed = report["worktree"]["other_refs"].to_string();
+        assert!(listed.contains("lib: "), "{what}: {report}");
+        assert!(wt.join("lib/.git").exists(), "{what}");
+    }
+}
+
+/// Work beneath a gitlink of a nested repository that is itself clean and published: the nested
+/// repository's own gitlinks are looked into as the job's are.
+#[test]
+fn work_beneath_a_gitlink_of_a_clean_nested_repository_keeps_the_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let script = "mkdir -p sub/inner && cd sub && git init -q && echo r > r && git add r && \
+        git update-index --add --cacheinfo 160000,1111111111111111111111111111111111111111,inner && \
+        git commit -q -m w && git update-ref refs/remotes/origin/main HEAD && cd .. && \
+        git add sub 2>/dev/null && git commit -q -m sub";
+    let (wt, id) = kept_job(&env, &repo, script);
+    let report = resume(&env, &repo, &id, "echo notes > sub/inner/notes.md");
+    assert_eq!(report["worktree"]["removed"], false, "{report}");
+    let listed = report["worktree"]["other_refs"].to_string();
+    assert!(listed.contains("sub/inner: "), "{report}");
+    assert!(wt.join("sub/inner/notes.md").exists());
+}

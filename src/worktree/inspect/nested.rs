@@ -29,45 +29,95 @@ const MAX_WALK: usize = 200_000;
 const MAX_LOOSE: usize = 100_000;
 
 /// For each gitlink of `repo`'s index populated inside `worktree` that holds work, a line saying
-/// what (`sub: 2 modified, 1 untracked`, `sub: commits no remote has`).
+/// what (`sub: 2 modified, 1 untracked`, `sub: commits no remote has`); a clean nested repository's
+/// own gitlinks are looked into in turn (`sub/inner: …`), at most `MAX_LINKS` in all.
 pub(super) fn nested_work(
     worktree: &Path,
     repo: &gix::Repository,
 ) -> Result<Vec<String>, InspectError> {
+    let inside = canonical(worktree)?;
+    let mut work = Vec::new();
+    let mut budget = MAX_LINKS;
+    let at = Level {
+        top: worktree,
+        shown: Path::new(""),
+        depth: 0,
+    };
+    links_of(&at, repo, &inside, &mut budget, &mut work)?;
+    Ok(work)
+}
+
+/// A repository whose gitlinks are looked into: its work tree, its path as shown (relative to the
+/// job's worktree), and how deep it is.
+struct Level<'a> {
+    top: &'a Path,
+    shown: &'a Path,
+    depth: usize,
+}
+
+/// The deepest a nested repository is looked into.
+const MAX_DEPTH: usize = 8;
+
+fn links_of(
+    at: &Level<'_>,
+    repo: &gix::Repository,
+    inside: &Path,
+    budget: &mut usize,
+    work: &mut Vec<String>,
+) -> Result<(), InspectError> {
     let index = repo.index_or_empty().map_err(|source| InspectError::Git {
-        path: worktree.to_owned(),
+        path: at.top.to_owned(),
         what: "cannot read the index",
         source,
     })?;
-    let links: Vec<PathBuf> = index
+    let links: Vec<(PathBuf, ObjectId)> = index
         .entries()
         .iter()
         .filter(|e| e.mode == gix::index::entry::Mode::COMMIT)
-        .map(|e| PathBuf::from(OsStr::from_bytes(e.path(&index).as_bytes())))
-        .take(MAX_LINKS + 1)
+        .map(|e| {
+            (
+                PathBuf::from(OsStr::from_bytes(e.path(&index).as_bytes())),
+                e.id,
+            )
+        })
+        .take(*budget + 1)
         .collect();
-    if links.len() > MAX_LINKS {
-        return Err(not_repo(
-            worktree,
-            &format!("more than {MAX_LINKS} gitlinks"),
-        ));
+    if links.len() > *budget {
+        return Err(not_repo(at.top, &format!("more than {MAX_LINKS} gitlinks")));
     }
-    let inside = canonical(worktree)?;
-    let mut work = Vec::new();
-    for rel in links {
-        let top = worktree.join(&rel);
-        let what = match git_dir_of(&top, &inside)? {
-            Some(git_dir) => holds_work(&top, &git_dir)?,
-            None => loose_files(&top, &inside)?,
-        };
-        if let Some(what) = what {
-            work.push(format!(
+    *budget -= links.len();
+    for (rel, recorded) in links {
+        let top = at.top.join(&rel);
+        let shown = at.shown.join(&rel);
+        let say = |what: String| {
+            format!(
                 "{}: {what}",
-                crate::controls::name(&rel.to_string_lossy())
+                crate::controls::name(&shown.to_string_lossy())
+            )
+        };
+        let Some(git_dir) = git_dir_of(&top, inside)? else {
+            work.extend(loose_files(&top, inside)?.map(say));
+            continue;
+        };
+        let nested = open_nested(&top, &git_dir)?;
+        if let Some(what) = holds_work(&nested, &top, recorded)? {
+            work.push(say(what));
+            continue;
+        }
+        if at.depth + 1 >= MAX_DEPTH {
+            return Err(not_repo(
+                &top,
+                &format!("nested more than {MAX_DEPTH} deep"),
             ));
         }
+        let deeper = Level {
+            top: &top,
+            shown: &shown,
+            depth: at.depth + 1,
+        };
+        links_of(&deeper, &nested, inside, budget, work)?;
     }
-    Ok(work)
+    Ok(())
 }
 
 /// The git directory of the repository populated at `top`, when there is one inside `inside`: a
@@ -139,13 +189,23 @@ fn loose_files(top: &Path, inside: &Path) -> Result<Option<String>, InspectError
     }))
 }
 
-/// What work the repository at `top` (git dir `git_dir`) holds, if any.
-fn holds_work(top: &Path, git_dir: &Path) -> Result<Option<String>, InspectError> {
+/// The repository at `top` (git dir `git_dir`), opened as the job's is.
+fn open_nested(top: &Path, git_dir: &Path) -> Result<gix::Repository, InspectError> {
     check_layout(git_dir).map_err(|e| relabel(top, e))?;
     let repo = open_untrusted(top, git_dir)?;
     check_head(&repo).map_err(|reason| not_repo(top, &reason))?;
+    Ok(repo)
+}
+
+/// What work the nested repository `repo` at `top` holds, if any; `recorded` is the commit the
+/// index above it records for it.
+fn holds_work(
+    repo: &gix::Repository,
+    top: &Path,
+    recorded: ObjectId,
+) -> Result<Option<String>, InspectError> {
     let mut counts = Inspection::default();
-    count_status(&repo, &mut counts).map_err(|source| InspectError::Git {
+    count_status(repo, &mut counts).map_err(|source| InspectError::Git {
         path: top.to_owned(),
         what: "cannot compute the status of a nested repository",
         source,
@@ -162,10 +222,17 @@ fn holds_work(top: &Path, git_dir: &Path) -> Result<Option<String>, InspectError
     if !dirty.is_empty() {
         return Ok(Some(dirty.join(", ")));
     }
-    Ok((!published(&repo, top)?).then(|| "commits no remote of it has".to_string()))
+    // git's status of the repository above shows it as changed (` M sub`, new commits).
+    if repo.head_id().ok().map(|id| id.detach()) != Some(recorded) {
+        return Ok(Some(
+            "checked out at another commit than the index records".into(),
+        ));
+    }
+    Ok((!published(repo, top)?).then(|| "commits no remote of it has".to_string()))
 }
 
-/// Whether HEAD and every local branch of `repo` are reached from its remote-tracking refs.
+/// Whether HEAD and every ref of `repo` but its remote-tracking ones (branches, tags, the stash,
+/// notes, anything else) are reached from its remote-tracking refs.
 fn published(repo: &gix::Repository, top: &Path) -> Result<bool, InspectError> {
     let git = |source: gix::Error| InspectError::Git {
         path: top.to_owned(),
@@ -180,12 +247,13 @@ fn published(repo: &gix::Repository, top: &Path) -> Result<bool, InspectError> {
             return Ok(false);
         };
         let name = reference.name().as_bstr().to_owned();
+        // A ref that cannot be peeled holds what cannot be told: as if not published.
         let Ok(id) = reference.peel_to_id() else {
-            continue;
+            return Ok(false);
         };
         if name.starts_with(b"refs/remotes/") {
             remote.push(id.detach());
-        } else if name.starts_with(b"refs/heads/") {
+        } else {
             local.push(id.detach());
         }
     }
