@@ -2763,23 +2763,32 @@ fn mount_unshare_and_chroot() {
     );
 }
 
+/// A link `shared/NAME` to `target` in the test's directory, owned by another user (uid 12345), in
+/// a directory every user may write (as /tmp is). Making a link another user owns takes root (CI
+/// runs as root): `None`, said, otherwise.
+fn another_users_link(env: &TestEnv, name: &str, target: &Path) -> Option<PathBuf> {
+    if !nix::unistd::getuid().is_root() {
+        eprintln!("skipped: needs root to make a link owned by another user");
+        return None;
+    }
+    let shared = env.path().join("shared");
+    fs::create_dir_all(&shared).unwrap();
+    fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
+    let planted = shared.join(name);
+    std::os::unix::fs::symlink(target, &planted).unwrap();
+    std::os::unix::fs::lchown(&planted, Some(12345), Some(12345)).unwrap();
+    Some(planted)
+}
+
 #[test]
 fn another_users_link_where_a_profile_writes_aims_no_rule() {
     // Another user plants a link where a profile grants a fixed path in a shared directory (Codex's
-    // /tmp/codex-daemon-<uid>), aimed at the home directory; isolate refuses to follow it. Making a
-    // link another user owns takes root (CI runs as root).
-    if !nix::unistd::getuid().is_root() {
-        eprintln!("skipped: needs root to make a link owned by another user");
-        return;
-    }
+    // /tmp/codex-daemon-<uid>), aimed at the home directory; isolate refuses to follow it.
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let shared = env.path().join("shared");
-    fs::create_dir(&shared).unwrap();
-    fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
-    let planted = shared.join("daemon-dir");
-    std::os::unix::fs::symlink(&env.home, &planted).unwrap();
-    std::os::unix::fs::lchown(&planted, Some(12345), Some(12345)).unwrap();
+    let Some(planted) = another_users_link(&env, "daemon-dir", &env.home) else {
+        return;
+    };
     let file = env.file(
         "daemon.toml",
         &format!(
@@ -3932,21 +3941,14 @@ fn a_merge_never_lands_a_file_the_users_git_configuration_includes() {
 /// Another local user's link where a store is denied (where `GNUPGHOME` or a policy's `deny_read`
 /// points, as another user could plant `/tmp/krb5cc_<uid>`): no rule follows it, and the run goes
 /// on, the store skipped as a missing one is (what lies there is not the user's). Before, every
-/// run failed (125). Making a link another user owns takes root (CI runs as root).
+/// run failed (125).
 #[test]
 fn another_users_link_where_a_store_is_denied_stops_no_run() {
-    if !nix::unistd::getuid().is_root() {
-        eprintln!("skipped: needs root to make a link owned by another user");
-        return;
-    }
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let shared = env.path().join("shared");
-    fs::create_dir(&shared).unwrap();
-    fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
-    let planted = shared.join("planted");
-    std::os::unix::fs::symlink("/usr", &planted).unwrap();
-    std::os::unix::fs::lchown(&planted, Some(12345), Some(12345)).unwrap();
+    let Some(planted) = another_users_link(&env, "planted", Path::new("/usr")) else {
+        return;
+    };
     let file = env.file(
         "deny.toml",
         &format!(
