@@ -3964,3 +3964,34 @@ fn another_users_link_where_a_store_is_denied_stops_no_run() {
         assert_said(&out, "ran");
     }
 }
+
+/// `setpriority(PRIO_USER, 0, …)` and `ioprio_set(IOPRIO_WHO_USER, 0, …)`: who 0 is not the job
+/// but every process of the user's uid (of root's, for the I/O priority), outside the job too, and
+/// a nice value raised cannot be lowered again without root. Refused. As an ordinary user: root's
+/// own call is refused by the kernel for want of `CAP_SYS_NICE`, and would show nothing.
+#[test]
+fn the_priority_of_every_process_of_the_user_is_out_of_reach() {
+    let env = TestEnv::new();
+    let script = r#"
+        mkdir app && cd app && git init -q && echo hi > README && git add . && git commit -qm init
+        sleep 30 & victim=$!
+        "$ISOLATE" run -q -- python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+try: os.setpriority(os.PRIO_USER, 0, 1); print("user priority changed")
+except OSError as e: print("user priority refused", e.errno)
+r = libc.syscall(251, 3, 0, (2 << 13) | 7)
+print("user io priority changed" if r == 0 else "user io priority refused %d" % ctypes.get_errno())
+'
+        echo "victim nice: $(ps -o ni= -p $victim | tr -d ' ')"
+        kill $victim"#;
+    let out = env.as_ordinary_user(script);
+    let said = stdout(&out);
+    assert!(
+        said.contains("user priority refused 1"),
+        "{said}{}",
+        stderr(&out)
+    );
+    assert!(said.contains("user io priority refused 1"), "{said}");
+    assert!(said.contains("victim nice: 0"), "{said}");
+}

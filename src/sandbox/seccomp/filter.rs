@@ -21,6 +21,8 @@ const SOCK_PACKET: i32 = 10;
 /// `TCP_FASTOPEN_CONNECT` and `TCP_ULP` (kernel TLS, MPTCP's subflows), options of `SOL_TCP`.
 const TCP_FASTOPEN_CONNECT: u64 = 30;
 const TCP_ULP: u64 = 31;
+/// `IOPRIO_WHO_USER`, `ioprio_set`'s `which` for every process of a uid.
+const IOPRIO_WHO_USER: u64 = 3;
 
 fn arg(index: u32, op: ScmpCompareOp, value: u64) -> ScmpArgCompare {
     ScmpArgCompare::new(index, op, value)
@@ -343,6 +345,19 @@ fn kernel_surface(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
         (libc::SYS_sched_setattr, 0),
     ] {
         ctx.add_rule_conditional(refuse(libc::EPERM), sys(call)?, &own(pid))?;
+    }
+    // For a user (`PRIO_USER`, `IOPRIO_WHO_USER`), who 0 is not the caller: it is every process
+    // of the caller's uid (`setpriority`), or of root (`ioprio_set`). Refused whoever is named;
+    // a process or a process group of 0 is the caller's own.
+    for (call, user) in [
+        (libc::SYS_setpriority, libc::PRIO_USER as u64),
+        (libc::SYS_ioprio_set, IOPRIO_WHO_USER),
+    ] {
+        ctx.add_rule_conditional(
+            refuse(libc::EPERM),
+            sys(call)?,
+            &[arg(0, ScmpCompareOp::MaskedEqual(INT), user)],
+        )?;
     }
     Ok(())
 }
