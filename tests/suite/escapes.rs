@@ -3995,3 +3995,45 @@ print("user io priority changed" if r == 0 else "user io priority refused %d" % 
     assert!(said.contains("user io priority refused 1"), "{said}");
     assert!(said.contains("victim nice: 0"), "{said}");
 }
+
+/// The same through a link (found in review): the include names a tracked link the job re-points
+/// at a file of its own, or a path whose directory the job adds as a link. The next git command
+/// of the user's would run the job's `core.fsmonitor`. Refused; nothing ran.
+#[test]
+fn a_merge_never_lands_a_link_on_the_way_to_an_included_file() {
+    let env = TestEnv::new();
+    let marker = env.path().join("fsmonitor-ran");
+    let evil = format!(
+        "[core]\n\tfsmonitor = \"touch {}; false\"\n",
+        marker.display()
+    );
+    for (n, (include, setup, job)) in [
+        (
+            "../.gitconfig",
+            "mkdir shared && printf '[core]\\n\\tautocrlf = false\\n' > shared/gitconfig && ln -s shared/gitconfig .gitconfig",
+            "cat > evil.cfg && ln -sfn evil.cfg .gitconfig && git add evil.cfg .gitconfig",
+        ),
+        (
+            "../cfg/git.cfg",
+            "echo kept > kept.txt",
+            "mkdir evil && cat > evil/git.cfg && ln -s evil cfg && git add evil cfg",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let repo = env.repo(&format!("app-{n}"));
+        as_the_user(&env, &repo, &format!("{setup} && git add -A && git commit -qm setup"));
+        env.git(&repo, ["config", "include.path", include]);
+        let before = env.git(&repo, ["rev-parse", "HEAD"]);
+        let script = format!("printf '%s' '{evil}' | {{ {job}; }} && git commit -qm cfg");
+        let (out, report) = env.worktree_job(&repo, &["--policy", "offline"], &script);
+        assert_status(&out, 0);
+        let out = env.isolate(&repo, ["merge", "--yes", report["id"].as_str().unwrap()]);
+        assert_status(&out, 1);
+        assert!(stderr(&out).contains("configuration includes"), "{include}: {}", stderr(&out));
+        assert_eq!(env.git(&repo, ["rev-parse", "HEAD"]), before, "{include}");
+        as_the_user(&env, &repo, "git status --porcelain >/dev/null");
+        assert!(!marker.exists(), "{include}: the job's fsmonitor ran");
+    }
+}

@@ -29,7 +29,14 @@ pub(super) fn read_as_configuration(dir: &Path, involved: &[Change]) -> Result<(
         }
     }
     let included = included(dir)?;
-    if let Some(change) = involved.iter().find(|c| included.contains(&c.name)) {
+    // The included file itself, or a directory (a link) on its way, as written or as resolved.
+    let on_the_way = |name: &[u8]| {
+        included.iter().any(|path| {
+            path.as_slice() == name
+                || (path.starts_with(name) && path.get(name.len()) == Some(&b'/'))
+        })
+    };
+    if let Some(change) = involved.iter().find(|c| on_the_way(&c.name)) {
         return Err(format!(
             "the merge changes {}, which your git configuration includes: every git command \
              (and git-lfs during this checkout) would run with what the job wrote there; read it, \
@@ -41,7 +48,9 @@ pub(super) fn read_as_configuration(dir: &Path, involved: &[Change]) -> Result<(
 }
 
 /// The files inside `dir` (relative, as bytes) that the configuration git reads there includes,
-/// whatever their condition; a configuration that cannot be read is an error.
+/// whatever their condition, each as written (`..` taken lexically) and as resolved through the
+/// links there are now; and those an include of isolate's environment names (`GIT_CONFIG_COUNT`'s,
+/// which git takes only as absolute or `~` paths). A configuration that cannot be read is an error.
 fn included(dir: &Path) -> Result<Vec<Vec<u8>>, String> {
     let out = git::try_run(
         dir,
@@ -66,31 +75,79 @@ fn included(dir: &Path) -> Result<Vec<Vec<u8>>, String> {
     }
     let top = std::fs::canonicalize(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut paths = Vec::new();
     // `--null`: origin NUL, then key NL value NUL, for each.
     let fields: Vec<&[u8]> = out.stdout.split(|&b| b == 0).collect();
-    let mut inside = Vec::new();
     for pair in fields.chunks(2) {
         let [origin, entry] = pair else { continue };
-        let Some(origin) = origin.strip_prefix(b"file:") else {
-            continue;
-        };
         let Some(value) = entry.splitn(2, |&b| b == b'\n').nth(1) else {
             continue;
         };
-        let origin = dir.join(OsStr::from_bytes(origin));
-        let value = Path::new(OsStr::from_bytes(value));
-        let path = match value.strip_prefix("~") {
-            Ok(rest) => match &home {
-                Some(home) => home.join(rest),
-                None => continue,
-            },
-            Err(_) => origin.parent().unwrap_or(dir).join(value),
+        let base = match origin.strip_prefix(b"file:") {
+            Some(file) => dir
+                .join(OsStr::from_bytes(file))
+                .parent()
+                .map(Path::to_path_buf),
+            None => None,
         };
-        if let Ok(rel) = resolved(&path).strip_prefix(&top) {
-            inside.push(rel.as_os_str().as_bytes().to_vec());
+        paths.extend(include_path(
+            OsStr::from_bytes(value),
+            base.as_deref(),
+            &home,
+        ));
+    }
+    // The hygiene of isolate's own git leaves these out; the user's next git reads them.
+    let count = std::env::var("GIT_CONFIG_COUNT")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok());
+    for n in 0..count.unwrap_or(0).min(1_000) {
+        let key = std::env::var(format!("GIT_CONFIG_KEY_{n}")).unwrap_or_default();
+        let key = key.to_ascii_lowercase();
+        if key == "include.path" || (key.starts_with("includeif.") && key.ends_with(".path")) {
+            if let Some(value) = std::env::var_os(format!("GIT_CONFIG_VALUE_{n}")) {
+                paths.extend(include_path(&value, None, &home));
+            }
+        }
+    }
+    let mut inside = Vec::new();
+    for path in paths {
+        for form in [lexical(&path), resolved(&path)] {
+            let rel = form
+                .strip_prefix(&top)
+                .ok()
+                .or_else(|| form.strip_prefix(dir).ok());
+            if let Some(rel) = rel {
+                inside.push(rel.as_os_str().as_bytes().to_vec());
+            }
         }
     }
     Ok(inside)
+}
+
+/// An include's `value` as a path: `~/` under `home`, absolute as it is, relative beneath `base`
+/// (the including file's directory; none for an include of the environment, which git refuses).
+fn include_path(value: &OsStr, base: Option<&Path>, home: &Option<PathBuf>) -> Option<PathBuf> {
+    let value = Path::new(value);
+    match value.strip_prefix("~") {
+        Ok(rest) => home.as_ref().map(|home| home.join(rest)),
+        Err(_) if value.is_absolute() => Some(value.to_path_buf()),
+        Err(_) => base.map(|base| base.join(value)),
+    }
+}
+
+/// `path` with `.` and `..` taken as written, no link followed.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// `path` with its existing directories resolved (links followed) and the rest taken lexically:
