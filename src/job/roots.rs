@@ -31,7 +31,7 @@ fn entry(state: &Path, root: &Path) -> PathBuf {
     roots_dir(state).join(format!("{hash:016x}"))
 }
 
-/// Records `root` (made absolute and canonical by the caller), if it is outside `state` and not
+/// Records `root` (absolute: as configured, or as it resolves), if it is outside `state` and not
 /// yet known.
 pub fn register(state: &Path, root: &Path) -> Result<()> {
     if root.starts_with(state) {
@@ -74,6 +74,9 @@ pub fn fill<'a>(state: &Path, worktrees: impl IntoIterator<Item = &'a Path>) -> 
     for worktree in worktrees {
         if let Some(root) = worktree.parent().and_then(Path::parent) {
             register(state, root)?;
+            if let Ok(real) = fs::canonicalize(root) {
+                register(state, &real)?;
+            }
         }
     }
     let dir = roots_dir(state);

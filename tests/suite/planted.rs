@@ -380,3 +380,59 @@ fn run_inside_a_kept_worktree_whose_job_removed_its_mark_runs_nothing_the_job_pl
     }
     assert!(env.state.join("roots").is_dir());
 }
+
+/// A `worktree_root` reached through a link: once the root's directory has moved and the link
+/// follows it, or in a state directory an earlier isolate left without its roots, `run --worktree`
+/// inside a kept worktree is still refused before git runs there (found in review).
+#[test]
+fn run_inside_a_kept_worktree_under_a_moved_or_linked_root_runs_nothing_the_job_planted() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let markers = env.path().join("markers");
+    fs::create_dir_all(&markers).unwrap();
+    let (first, moved, link) = (
+        env.path().join("trees-a"),
+        env.path().join("trees-b"),
+        env.path().join("trees"),
+    );
+    fs::create_dir_all(&first).unwrap();
+    std::os::unix::fs::symlink(&first, &link).unwrap();
+    fs::create_dir_all(env.home.join(".config/isolate")).unwrap();
+    fs::write(
+        env.home.join(".config/isolate/config.toml"),
+        format!("worktree_root = \"{}\"\n", link.display()),
+    )
+    .unwrap();
+    let m = markers.display();
+    let script = format!(
+        "git config --remove-section isolate; \
+         git config filter.pwn.clean 'touch {m}/clean; cat' && \
+         echo '* filter=pwn' > .gitattributes && git add .gitattributes && git commit -qm attrs && \
+         echo wip > untracked.txt"
+    );
+    let (out, value) = env.worktree_job(&repo, &[], &script);
+    assert_status(&out, 0);
+    let kept = std::path::PathBuf::from(value["worktree"]["path"].as_str().unwrap());
+    let real = fs::canonicalize(&first).unwrap();
+    let name = kept
+        .strip_prefix(&link)
+        .or_else(|_| kept.strip_prefix(&real))
+        .unwrap()
+        .to_path_buf();
+    fs::rename(&first, &moved).unwrap();
+    fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(&moved, &link).unwrap();
+    for roots in ["kept", "removed"] {
+        if roots == "removed" {
+            fs::remove_dir_all(env.state.join("roots")).unwrap();
+        }
+        let out = env.isolate(&link.join(&name), ["run", "--worktree", "--", "true"]);
+        assert_status(&out, 125);
+        assert!(
+            stderr(&out).contains("is the worktree of an isolate job"),
+            "{roots}: {}",
+            stderr(&out)
+        );
+        assert_no_marker(&markers);
+    }
+}

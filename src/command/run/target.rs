@@ -132,7 +132,14 @@ pub(super) fn job_worktree(dir: &Path, state: &Path) -> Option<PathBuf> {
         return Some(dir);
     }
     let known = roots::known(&state);
-    let under_a_root = |roots: &[PathBuf]| roots.iter().any(|root| dir.starts_with(root));
+    // Each root as it resolves now: one moved since, or reached through a link re-pointed since,
+    // is where its worktrees are now.
+    let under_a_root = |roots: &[PathBuf]| {
+        roots.iter().any(|root| {
+            let now = fs::canonicalize(root).unwrap_or_else(|_| root.clone());
+            dir.starts_with(now)
+        })
+    };
     let on_record = match &known {
         Some(roots) if !under_a_root(roots) => None,
         _ => {
@@ -153,9 +160,11 @@ pub(super) fn job_worktree(dir: &Path, state: &Path) -> Option<PathBuf> {
     on_record.or_else(|| crate::git::mark::marked_top(&dir))
 }
 
-/// Records the root of a worktree about to be made, when it is outside the state directory.
+/// Records the root of a worktree about to be made, when it is outside the state directory: as
+/// configured and as it resolves now (a link on its way may be re-pointed later).
 pub(super) fn register_root(state: &Path, root: &Path) -> Result<()> {
-    let root = fs::canonicalize(root).map_err(|e| Error::io("cannot resolve", root, e))?;
+    let real = fs::canonicalize(root).map_err(|e| Error::io("cannot resolve", root, e))?;
     let state = fs::canonicalize(state).unwrap_or_else(|_| state.to_path_buf());
-    crate::job::roots::register(&state, &root)
+    crate::job::roots::register(&state, root)?;
+    crate::job::roots::register(&state, &real)
 }
