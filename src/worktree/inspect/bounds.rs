@@ -20,6 +20,13 @@ pub(super) type Over = String;
 /// HEAD's tree, checked against the bounds before anything expands it; `Ok` also for an unborn
 /// HEAD or one whose objects are missing (what reads them says so).
 pub(super) fn check_head(repo: &gix::Repository) -> Result<(), Over> {
+    let mut left = MAX_PATHS;
+    check_head_within(repo, &mut left)
+}
+
+/// `check_head` with the paths counted against `left`, which several repositories share (the
+/// nested ones of a job's worktree: their bound is the one of a single repository, all together).
+pub(super) fn check_head_within(repo: &gix::Repository, left: &mut u64) -> Result<(), Over> {
     let Ok(head) = repo.head() else {
         return Ok(());
     };
@@ -44,11 +51,11 @@ pub(super) fn check_head(repo: &gix::Repository) -> Result<(), Over> {
             },
             Kind::Commit => {
                 return match repo.find_commit(id).ok().and_then(|c| c.tree_id().ok()) {
-                    Some(tree) => check_tree(repo, tree.detach()),
+                    Some(tree) => check_tree(repo, tree.detach(), left),
                     None => Ok(()),
                 };
             }
-            Kind::Tree => return check_tree(repo, id),
+            Kind::Tree => return check_tree(repo, id, left),
             Kind::Blob => return Ok(()),
         }
     }
@@ -70,8 +77,7 @@ fn small(repo: &gix::Repository, id: gix::ObjectId) -> Result<Option<Kind>, Over
 }
 
 /// The tree `root` expanded as an index would be, counting paths, never past the bounds.
-fn check_tree(repo: &gix::Repository, root: gix::ObjectId) -> Result<(), Over> {
-    let mut paths: u64 = 0;
+fn check_tree(repo: &gix::Repository, root: gix::ObjectId, left: &mut u64) -> Result<(), Over> {
     let mut pending = vec![root];
     while let Some(id) = pending.pop() {
         if small(repo, id)? != Some(Kind::Tree) {
@@ -84,12 +90,13 @@ fn check_tree(repo: &gix::Repository, root: gix::ObjectId) -> Result<(), Over> {
             continue;
         };
         for entry in &decoded.entries {
-            paths += 1;
-            if paths > MAX_PATHS {
+            if *left == 0 {
                 return Err(format!(
-                    "HEAD's tree holds more than {MAX_PATHS} paths (subtrees counted as often as named)"
+                    "HEAD's tree holds more than {MAX_PATHS} paths (subtrees counted as often as named; \
+                     the nested repositories' all together)"
                 ));
             }
+            *left -= 1;
             if entry.mode.is_tree() {
                 pending.push(entry.oid.to_owned());
             }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use gix::bstr::ByteSlice;
 use gix::ObjectId;
 
-use super::bounds::check_head;
+use super::bounds::check_head_within;
 use super::error::InspectError;
 use super::inspection::Inspection;
 use super::layout::check_layout;
@@ -37,7 +37,11 @@ pub(super) fn nested_work(
 ) -> Result<Vec<String>, InspectError> {
     let inside = canonical(worktree)?;
     let mut work = Vec::new();
-    let mut budget = MAX_LINKS;
+    let mut budget = Budget {
+        links: MAX_LINKS,
+        paths: MAX_PATHS,
+        seen: HashSet::new(),
+    };
     let at = Level {
         top: worktree,
         shown: Path::new(""),
@@ -46,6 +50,18 @@ pub(super) fn nested_work(
     links_of(&at, repo, &inside, &mut budget, &mut work)?;
     Ok(work)
 }
+
+/// What the nested repositories of one worktree may cost, all together: gitlinks looked at, paths
+/// of their HEADs' trees (one repository's bound), and the git directories already looked into
+/// (one reached by two gitlinks is looked into once).
+struct Budget {
+    links: usize,
+    paths: u64,
+    seen: HashSet<PathBuf>,
+}
+
+/// The most paths the HEADs of a worktree's nested repositories hold, all together.
+const MAX_PATHS: u64 = 4_000_000;
 
 /// A repository whose gitlinks are looked into: its work tree, its path as shown (relative to the
 /// job's worktree), and how deep it is.
@@ -62,7 +78,7 @@ fn links_of(
     at: &Level<'_>,
     repo: &gix::Repository,
     inside: &Path,
-    budget: &mut usize,
+    budget: &mut Budget,
     work: &mut Vec<String>,
 ) -> Result<(), InspectError> {
     let index = repo.index_or_empty().map_err(|source| InspectError::Git {
@@ -80,15 +96,21 @@ fn links_of(
                 e.id,
             )
         })
-        .take(*budget + 1)
+        .take(budget.links + 1)
         .collect();
-    if links.len() > *budget {
+    if links.len() > budget.links {
         return Err(not_repo(at.top, &format!("more than {MAX_LINKS} gitlinks")));
     }
-    *budget -= links.len();
+    budget.links -= links.len();
+    let here = canonical(at.top)?;
     for (rel, recorded) in links {
         let top = at.top.join(&rel);
         let shown = at.shown.join(&rel);
+        // Through a link on its way, the directory is not where the index says: what is there
+        // lies outside the worktree (not removed with it) or at its own path inside it (seen there).
+        if canonical(&top).ok().as_deref() != Some(here.join(&rel).as_path()) {
+            continue;
+        }
         let say = |what: String| {
             format!(
                 "{}: {what}",
@@ -99,7 +121,10 @@ fn links_of(
             work.extend(loose_files(&top, inside)?.map(say));
             continue;
         };
-        let nested = open_nested(&top, &git_dir)?;
+        if !budget.seen.insert(git_dir.clone()) {
+            continue;
+        }
+        let nested = open_nested(&top, &git_dir, &mut budget.paths)?;
         if let Some(what) = holds_work(&nested, &top, recorded)? {
             work.push(say(what));
             continue;
@@ -190,10 +215,14 @@ fn loose_files(top: &Path, inside: &Path) -> Result<Option<String>, InspectError
 }
 
 /// The repository at `top` (git dir `git_dir`), opened as the job's is.
-fn open_nested(top: &Path, git_dir: &Path) -> Result<gix::Repository, InspectError> {
+fn open_nested(
+    top: &Path,
+    git_dir: &Path,
+    paths: &mut u64,
+) -> Result<gix::Repository, InspectError> {
     check_layout(git_dir).map_err(|e| relabel(top, e))?;
     let repo = open_untrusted(top, git_dir)?;
-    check_head(&repo).map_err(|reason| not_repo(top, &reason))?;
+    check_head_within(&repo, paths).map_err(|reason| not_repo(top, &reason))?;
     Ok(repo)
 }
 
