@@ -80,9 +80,9 @@ fn files_beneath_a_gitlink_the_job_committed_keep_the_worktree() {
 
 /// A submodule as cloned (its commits on its remote) holds no work, but what the user keeps in it
 /// through `--resume` beside its branches does: a stash entry, a tag on a commit of its own, a
-/// checkout of another commit than the project records.
+/// checkout of another commit than the project records, a commit only its reflog names.
 #[test]
-fn a_stash_a_tag_or_another_checkout_in_a_submodule_keeps_the_worktree() {
+fn a_stash_a_tag_a_reflog_or_another_checkout_in_a_submodule_keeps_the_worktree() {
     let env = TestEnv::new();
     let repo = env.repo("app");
     let library = env.repo("library");
@@ -99,6 +99,10 @@ fn a_stash_a_tag_or_another_checkout_in_a_submodule_keeps_the_worktree() {
         (
             "another commit checked out",
             "cd lib && git commit -q --allow-empty -m local && git update-ref refs/remotes/origin/main HEAD",
+        ),
+        (
+            "a commit only its reflog names",
+            "cd lib && echo b > b && git add b && git commit -qm b && git reset -q --hard HEAD~1",
         ),
     ];
     for (what, script) in keeps {

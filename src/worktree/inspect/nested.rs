@@ -20,6 +20,7 @@ use super::inspection::Inspection;
 use super::layout::check_layout;
 use super::linked::{canonical, read_small};
 use super::open::open_untrusted;
+use super::reflog::reflog_ids;
 use super::status::count_status;
 
 /// The most gitlinks looked into, and the most commits walked from each one's remote refs.
@@ -125,7 +126,7 @@ fn links_of(
             continue;
         }
         let nested = open_nested(&top, &git_dir, &mut budget.paths)?;
-        if let Some(what) = holds_work(&nested, &top, recorded)? {
+        if let Some(what) = holds_work(&nested, (&top, &git_dir), recorded)? {
             work.push(say(what));
             continue;
         }
@@ -230,7 +231,7 @@ fn open_nested(
 /// index above it records for it.
 fn holds_work(
     repo: &gix::Repository,
-    top: &Path,
+    (top, git_dir): (&Path, &Path),
     recorded: ObjectId,
 ) -> Result<Option<String>, InspectError> {
     let mut counts = Inspection::default();
@@ -257,12 +258,13 @@ fn holds_work(
             "checked out at another commit than the index records".into(),
         ));
     }
-    Ok((!published(repo, top)?).then(|| "commits no remote of it has".to_string()))
+    Ok((!published(repo, (top, git_dir))?).then(|| "commits no remote of it has".to_string()))
 }
 
-/// Whether HEAD and every ref of `repo` but its remote-tracking ones (branches, tags, the stash,
-/// notes, anything else) are reached from its remote-tracking refs.
-fn published(repo: &gix::Repository, top: &Path) -> Result<bool, InspectError> {
+/// Whether HEAD, every ref of `repo` but its remote-tracking ones (branches, tags, the stash,
+/// notes, anything else) and every commit its reflogs name (a `reset --hard` leaves one there
+/// only) are reached from its remote-tracking refs.
+fn published(repo: &gix::Repository, (top, git_dir): (&Path, &Path)) -> Result<bool, InspectError> {
     let git = |source: gix::Error| InspectError::Git {
         path: top.to_owned(),
         what: "cannot read a nested repository's refs",
@@ -289,6 +291,7 @@ fn published(repo: &gix::Repository, top: &Path) -> Result<bool, InspectError> {
     if let Ok(head) = repo.head_id() {
         local.push(head.detach());
     }
+    local.extend(reflog_ids(git_dir)?);
     if local.is_empty() {
         return Ok(true);
     }

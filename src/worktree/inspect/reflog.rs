@@ -228,7 +228,7 @@ impl Walk<'_> {
 
 /// The new ids of every entry of the job's reflogs: HEAD's, every ref's but the stash's (counted on
 /// its own), each linked worktree's HEAD's; distinct, in no order.
-fn reflog_ids(git_dir: &Path) -> Result<HashSet<ObjectId>, InspectError> {
+pub(super) fn reflog_ids(git_dir: &Path) -> Result<HashSet<ObjectId>, InspectError> {
     let mut files = vec![git_dir.join("logs/HEAD")];
     collect(&git_dir.join("logs/refs"), 0, &mut files)?;
     if let Some(names) = list(&git_dir.join("worktrees"))? {
