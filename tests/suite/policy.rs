@@ -209,6 +209,7 @@ fn credential_stores_a_variable_moves_are_refused_where_it_moves_them() {
         ("kube/two.yaml", "kube token two"),
         ("cargo/credentials.toml", "cargo token"),
         ("cfg/gh/hosts.yml", "gh token"),
+        ("run/containers/auth.json", "registry login"),
     ];
     for (path, text) in files {
         let path = keys.join(path);
@@ -223,6 +224,7 @@ fn credential_stores_a_variable_moves_are_refused_where_it_moves_them() {
         ("KUBECONFIG", kubeconfig),
         ("CARGO_HOME", at("cargo")),
         ("XDG_CONFIG_HOME", at("cfg")),
+        ("XDG_RUNTIME_DIR", at("run")),
     ];
     let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let script = format!(

@@ -135,9 +135,16 @@ pub const STORES: &[&str] = &[
     "~/.config/github-copilot",
 ];
 
-/// Credential stores outside the home directory: Kerberos' default ticket cache, and the secrets
-/// a container or a Kubernetes pod is given (its service account's token).
-pub const SYSTEM_STORES: &[&str] = &["/tmp/krb5cc_$UID", "/run/secrets", "/var/run/secrets"];
+/// Credential stores outside the home directory: Kerberos' default ticket cache, the secrets a
+/// container or a Kubernetes pod is given (its service account's token), and the container
+/// registries' login kept in the runtime directory.
+pub const SYSTEM_STORES: &[&str] = &[
+    "/tmp/krb5cc_$UID",
+    "/run/secrets",
+    "/var/run/secrets",
+    // Podman's and Buildah's login (`podman login` keeps it in the runtime directory).
+    "/run/user/$UID/containers/auth.json",
+];
 
 /// `STORES` as rules: under `~` (the caller's `HOME`), and under the user's home directory of the
 /// password database too when `HOME` names another place (`sudo -E`, a test's home), so that a

@@ -18,6 +18,7 @@ const NAMED: &[(&str, &[&str])] = &[
     ("DOCKER_CONFIG", &["config.json"]),
     ("DOCKER_CERT_PATH", &[""]),
     ("REGISTRY_AUTH_FILE", &[""]),
+    ("XDG_RUNTIME_DIR", &["containers/auth.json"]),
     ("CLOUDSDK_CONFIG", &[""]),
     ("AZURE_CONFIG_DIR", &[""]),
     ("AWS_SHARED_CREDENTIALS_FILE", &[""]),
