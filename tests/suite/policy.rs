@@ -962,3 +962,45 @@ fn no_sandbox_is_a_gap_in_the_report() {
     assert_eq!(value["sandbox"]["enforced"], false);
     assert!(gaps(&value).contains("--no-sandbox"));
 }
+
+/// `--allow-write` over a directory that holds a credential store would open it (write rules are
+/// not carved): refused (125), naming the store; a directory beside it, or the store itself named
+/// on purpose, is not.
+#[test]
+fn allow_write_over_a_credential_store_is_refused() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::create_dir_all(env.home.join(".config/gh")).unwrap();
+    fs::write(
+        env.home.join(".config/gh/hosts.yml"),
+        "oauth_token: gho_secret\n",
+    )
+    .unwrap();
+    fs::create_dir_all(env.home.join(".config/nvim")).unwrap();
+    let config = env.home.join(".config");
+    let run = |dir: &std::path::Path| {
+        env.isolate(
+            &repo,
+            [
+                "run",
+                "--allow-write",
+                dir.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                "cat \"$HOME/.config/gh/hosts.yml\"; echo done",
+            ],
+        )
+    };
+    let out = run(&config);
+    assert_status(&out, 125);
+    assert!(
+        stderr(&out).contains("holds the credential store"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains(".config/gh"), "{}", stderr(&out));
+    let out = run(&config.join("nvim"));
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
+}

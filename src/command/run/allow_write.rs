@@ -10,7 +10,7 @@ use crate::sandbox::plan;
 
 /// `--allow-write` may not open what the sandbox is there to protect: `/`, the project or a directory
 /// above it, its git directory, isolate's state directory or the worktree root (and what holds
-/// them). With `--worktree` the project is the job's never, so a directory inside its checkout is
+/// them), or a directory holding a credential store that exists. With `--worktree` the project is the job's never, so a directory inside its checkout is
 /// refused too; without, a directory of the checkout (`target`) is what the option is for. Refused
 /// before anything is made (status 125).
 pub(super) fn check_allow_write(
@@ -30,6 +30,15 @@ pub(super) fn check_allow_write(
     }
     protected.push((real(state), "isolate's state directory", true));
     protected.push((real(worktree_root), "the worktree root", true));
+    // The credential stores there are: a write rule holding one would open it (write rules are
+    // not carved); one naming a store itself is the user's choice.
+    let stores: Vec<PathBuf> = crate::sandbox::credentials::stores()
+        .iter()
+        .filter_map(|store| plan::expand(store).ok())
+        .map(PathBuf::from)
+        .filter(|store| store.symlink_metadata().is_ok())
+        .map(|store| real(&store))
+        .collect();
     for path in paths {
         let canonical = plan::allowed_write(path)?;
         let refuse = |what: &str| {
@@ -50,6 +59,17 @@ pub(super) fn check_allow_write(
             if *inside && canonical.starts_with(place) {
                 return Err(refuse(&format!("inside {what}")));
             }
+        }
+        if let Some(store) = stores
+            .iter()
+            .find(|store| store.starts_with(&canonical) && **store != canonical)
+        {
+            return Err(Error::Usage(format!(
+                "--allow-write {}: it holds the credential store {}, which a job may never \
+                 read; name the directories beside it that the job needs",
+                path.display(),
+                store.display()
+            )));
         }
     }
     Ok(())
