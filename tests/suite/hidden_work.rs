@@ -132,3 +132,23 @@ fn work_beneath_a_gitlink_of_a_clean_nested_repository_keeps_the_worktree() {
     assert!(listed.contains("sub/inner: "), "{report}");
     assert!(wt.join("sub/inner/notes.md").exists());
 }
+
+/// Two gitlinks whose work trees share one git directory (the second's `.git` names the first's,
+/// a clean submodule as cloned): what lies in the second work tree is no status's. Kept.
+#[test]
+fn a_second_work_tree_of_a_nested_git_directory_keeps_the_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let library = env.repo("library");
+    let add = format!(
+        "git -c protocol.file.allow=always submodule --quiet add {} lib && \
+         mkdir zz && echo 'gitdir: ../.git/modules/lib' > zz/.git && \
+         git update-index --add --cacheinfo 160000,$(git -C lib rev-parse HEAD),zz && \
+         git commit -q -m lib",
+        library.display()
+    );
+    let (wt, id) = kept_job(&env, &repo, &add);
+    let report = resume(&env, &repo, &id, "echo notes > zz/notes.md");
+    assert_eq!(report["worktree"]["removed"], false, "{report}");
+    assert!(wt.join("zz/notes.md").exists());
+}

@@ -10,7 +10,7 @@ use gix::objs::Kind;
 /// The largest object read.
 const MAX_OBJECT: u64 = 64 << 20;
 /// The most paths HEAD's tree may hold, subtrees expanded as often as they are named.
-const MAX_PATHS: u64 = 4_000_000;
+pub(super) const MAX_PATHS: u64 = 4_000_000;
 /// The most tags followed from HEAD to its commit.
 const MAX_TAGS: usize = 32;
 

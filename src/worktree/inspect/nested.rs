@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use gix::bstr::ByteSlice;
 use gix::ObjectId;
 
-use super::bounds::check_head_within;
+use super::bounds::{check_head_within, MAX_PATHS};
 use super::error::InspectError;
 use super::inspection::Inspection;
 use super::layout::check_layout;
@@ -52,17 +52,14 @@ pub(super) fn nested_work(
     Ok(work)
 }
 
-/// What the nested repositories of one worktree may cost, all together: gitlinks looked at, paths
-/// of their HEADs' trees (one repository's bound), and the git directories already looked into
-/// (one reached by two gitlinks is looked into once).
+/// What the nested repositories of one worktree may cost, all together: gitlinks looked at, and
+/// paths of their HEADs' trees (one repository's bound); and the git directories already looked
+/// into (one reached by two gitlinks fails the inspection).
 struct Budget {
     links: usize,
     paths: u64,
     seen: HashSet<PathBuf>,
 }
-
-/// The most paths the HEADs of a worktree's nested repositories hold, all together.
-const MAX_PATHS: u64 = 4_000_000;
 
 /// A repository whose gitlinks are looked into: its work tree, its path as shown (relative to the
 /// job's worktree), and how deep it is.
@@ -122,8 +119,13 @@ fn links_of(
             work.extend(loose_files(&top, inside)?.map(say));
             continue;
         };
+        // A second work tree of one git directory: its files are no status's (the index is the
+        // first's), so nothing can tell what of them is work. Kept, why given.
         if !budget.seen.insert(git_dir.clone()) {
-            continue;
+            return Err(not_repo(
+                &top,
+                "a second work tree of a git directory already seen",
+            ));
         }
         let nested = open_nested(&top, &git_dir, &mut budget.paths)?;
         if let Some(what) = holds_work(&nested, (&top, &git_dir), recorded)? {
