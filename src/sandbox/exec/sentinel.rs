@@ -26,6 +26,8 @@ use crate::sys::pidfd::PidFd;
 /// The most rounds of kills, and the pause between two.
 const ROUNDS: usize = 500;
 const PAUSE: Duration = Duration::from_millis(10);
+/// How often the supervisor is looked for where no pidfd of it could be had.
+const PARENT_POLL: Duration = Duration::from_millis(200);
 
 /// Enters the domain around the job's and starts the sentinel in it; returns in this process.
 pub(super) fn post() -> Result<()> {
@@ -65,13 +67,20 @@ fn watch(supervisor: i32) -> ! {
         libc::setsid();
         libc::prctl(libc::PR_SET_NAME, c"isolate-guard".as_ptr());
     }
+    // SAFETY: getppid has no preconditions.
+    let parent = || unsafe { libc::getppid() };
     match PidFd::open(supervisor, 0) {
         // Still the supervisor's child: the descriptor is of the supervisor, not of a process
         // given its pid later.
-        // SAFETY: getppid has no preconditions.
-        Ok(pidfd) if unsafe { libc::getppid() } == supervisor => wait(&pidfd),
-        // The supervisor is already gone.
-        _ => {}
+        Ok(pidfd) if parent() == supervisor => wait(&pidfd),
+        Ok(_) => {}
+        // The supervisor is gone, or no pidfd could be had: until this process is no longer the
+        // supervisor's child (it is re-parented the moment the supervisor exits).
+        Err(_) => {
+            while parent() == supervisor {
+                std::thread::sleep(PARENT_POLL);
+            }
+        }
     }
     for _ in 0..ROUNDS {
         if kill_round() == 0 {
