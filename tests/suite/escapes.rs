@@ -4037,3 +4037,37 @@ fn a_merge_never_lands_a_link_on_the_way_to_an_included_file() {
         assert!(!marker.exists(), "{include}: the job's fsmonitor ran");
     }
 }
+
+/// An include set in the caller's environment (`GIT_CONFIG_COUNT`, as a wrapper or a CI sets it),
+/// naming a tracked file by its absolute path: isolate's own git leaves such variables out, the
+/// user's next git reads them. The merge that changes that file is refused; without the include,
+/// the same merge lands.
+#[test]
+fn a_merge_never_lands_a_file_an_include_of_the_environment_names() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(repo.join("shared.cfg"), "[core]\n\tautocrlf = false\n").unwrap();
+    env.git(&repo, ["add", "shared.cfg"]);
+    env.git(&repo, ["commit", "-q", "-m", "shared"]);
+    let included = repo.join("shared.cfg").display().to_string();
+    let vars = [
+        ("GIT_CONFIG_COUNT", "1"),
+        ("GIT_CONFIG_KEY_0", "include.path"),
+        ("GIT_CONFIG_VALUE_0", included.as_str()),
+    ];
+    let script = "printf '[core]\\n\\tfsmonitor = evil\\n' > shared.cfg && git commit -qam cfg";
+    let (out, report) = env.worktree_job(&repo, &["--policy", "offline"], script);
+    assert_status(&out, 0);
+    let id = report["id"].as_str().unwrap();
+    let before = env.git(&repo, ["rev-parse", "HEAD"]);
+    let out = env.isolate_with(&repo, &vars, &["merge", "--yes", id]);
+    assert_status(&out, 1);
+    assert!(
+        stderr(&out).contains("configuration includes"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(env.git(&repo, ["rev-parse", "HEAD"]), before);
+    let out = env.isolate(&repo, ["merge", "--yes", id]);
+    assert_status(&out, 0);
+}

@@ -64,8 +64,8 @@ fn included(dir: &Path) -> Result<Vec<Vec<u8>>, String> {
     )
     .map_err(|e| format!("cannot read your git configuration: {e}"))?;
     match out.status.code() {
-        Some(0) => {}
-        Some(1) => return Ok(Vec::new()),
+        // 1: no include in any file (the environment's are looked at below).
+        Some(0) | Some(1) => {}
         _ => {
             return Err(format!(
                 "cannot read your git configuration: {}",
