@@ -10,9 +10,9 @@ use crate::sandbox::plan;
 
 /// `--allow-write` may not open what the sandbox is there to protect: `/`, the project or a directory
 /// above it, its git directory, isolate's state directory or the worktree root (and what holds
-/// them), or a directory holding a credential store that exists. With `--worktree` the project is the job's never, so a directory inside its checkout is
-/// refused too; without, a directory of the checkout (`target`) is what the option is for. Refused
-/// before anything is made (status 125).
+/// them), or a directory holding a credential store that exists. With `--worktree` the project is
+/// the job's never, so a directory inside its checkout is refused too; without, a directory of the
+/// checkout (`target`) is what the option is for. Refused before anything is made (status 125).
 pub(super) fn check_allow_write(
     paths: &[PathBuf],
     state: &Path,

@@ -1,7 +1,7 @@
 //! The seccomp filter's rules, in the order they are added: socket families, the protocols that
 //! slip past Landlock's TCP hooks, unix datagram sockets, the calls handed over to the supervisor,
-//! port sharing, and the kernel surface a job never needs. Every rule refuses a call or hands it over: none lets
-//! through what it cannot judge.
+//! port sharing, and the kernel surface a job never needs. Every rule refuses a call or hands it
+//! over: none lets through what it cannot judge.
 
 use libseccomp::error::SeccompError;
 use libseccomp::{ScmpAction, ScmpArgCompare, ScmpCompareOp, ScmpFilterContext, ScmpSyscall};

@@ -104,8 +104,8 @@ fn links_of(
     for (rel, recorded) in links {
         let top = at.top.join(&rel);
         let shown = at.shown.join(&rel);
-        // Through a link on its way, the directory is not where the index says: what is there
-        // lies outside the worktree (not removed with it) or at its own path inside it (seen there).
+        // Through a link on its way, the directory is not where the index says: what is there lies
+        // outside the worktree (not removed with it) or at its own path inside it (seen there).
         if canonical(&top).ok().as_deref() != Some(here.join(&rel).as_path()) {
             continue;
         }
