@@ -3,7 +3,7 @@
 //! sandbox's writable paths, so only isolate itself could create them.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::support::*;
 
@@ -327,17 +327,9 @@ fn prune_run_inside_a_kept_worktree_runs_nothing_the_job_planted() {
     );
 }
 
-/// `run --worktree` started inside a kept worktree under a `worktree_root` of the user's (outside
-/// the state directory) whose job removed isolate's mark from its config: the worktree on record
-/// is still a job's, so it is refused before git runs there (its clean and smudge filters ran with
-/// the user's rights, and its `.isolate.toml` would have been the project's configuration).
-#[test]
-fn run_inside_a_kept_worktree_whose_job_removed_its_mark_runs_nothing_the_job_planted() {
-    let env = TestEnv::new();
-    let repo = env.repo("app");
-    let markers = env.path().join("markers");
-    fs::create_dir_all(&markers).unwrap();
-    let root = env.path().join("trees");
+/// The kept worktree of a job that removed its `[isolate]` mark and planted filter drivers, under
+/// the `worktree_root` `root` (the user's configuration names it); the job's markers go in `markers`.
+fn kept_with_planted_filters(env: &TestEnv, repo: &Path, root: &Path, markers: &Path) -> PathBuf {
     fs::create_dir_all(env.home.join(".config/isolate")).unwrap();
     fs::write(
         env.home.join(".config/isolate/config.toml"),
@@ -352,33 +344,52 @@ fn run_inside_a_kept_worktree_whose_job_removed_its_mark_runs_nothing_the_job_pl
          echo '* filter=pwn' > .gitattributes && git add .gitattributes && git commit -qm attrs && \
          git branch main-copy && echo wip > untracked.txt"
     );
-    let (out, value) = env.worktree_job(&repo, &[], &script);
+    let (out, value) = env.worktree_job(repo, &[], &script);
     assert_status(&out, 0);
     assert_eq!(value["worktree"]["removed"], false, "{value}");
-    let kept = std::path::PathBuf::from(value["worktree"]["path"].as_str().unwrap());
-    assert!(kept.starts_with(&root), "{}", kept.display());
-    // Known from the roots isolate keeps (job/roots.rs), and, in a state directory an earlier
-    // isolate left without them, from the records.
-    let named: Vec<String> = fs::read_dir(env.state.join("roots"))
-        .unwrap()
-        .map(|e| fs::read_to_string(e.unwrap().path()).unwrap())
-        .collect();
-    let canonical = fs::canonicalize(&root).unwrap();
-    assert_eq!(named, [canonical.display().to_string()]);
+    PathBuf::from(value["worktree"]["path"].as_str().unwrap())
+}
+
+/// `run --worktree` in `dir`, a kept worktree, is refused before git runs there, by the roots
+/// isolate keeps (job/roots.rs) and, in a state directory an earlier isolate left without them,
+/// by the records; nothing the job planted ran.
+fn refused_with_and_without_roots(env: &TestEnv, dir: &Path, markers: &Path) {
     for roots in ["kept", "removed"] {
         if roots == "removed" {
             fs::remove_dir_all(env.state.join("roots")).unwrap();
         }
-        let out = env.isolate(&kept, ["run", "--worktree", "--", "true"]);
+        let out = env.isolate(dir, ["run", "--worktree", "--", "true"]);
         assert_status(&out, 125);
         assert!(
             stderr(&out).contains("is the worktree of an isolate job"),
             "{roots}: {}",
             stderr(&out)
         );
-        assert_no_marker(&markers);
+        assert_no_marker(markers);
     }
     assert!(env.state.join("roots").is_dir());
+}
+
+/// `run --worktree` started inside a kept worktree under a `worktree_root` of the user's (outside
+/// the state directory) whose job removed isolate's mark from its config: the worktree on record
+/// is still a job's, so it is refused before git runs there (its clean and smudge filters ran with
+/// the user's rights, and its `.isolate.toml` would have been the project's configuration).
+#[test]
+fn run_inside_a_kept_worktree_whose_job_removed_its_mark_runs_nothing_the_job_planted() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let markers = env.path().join("markers");
+    fs::create_dir_all(&markers).unwrap();
+    let root = env.path().join("trees");
+    let kept = kept_with_planted_filters(&env, &repo, &root, &markers);
+    assert!(kept.starts_with(&root), "{}", kept.display());
+    let named: Vec<String> = fs::read_dir(env.state.join("roots"))
+        .unwrap()
+        .map(|e| fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    let canonical = fs::canonicalize(&root).unwrap();
+    assert_eq!(named, [canonical.display().to_string()]);
+    refused_with_and_without_roots(&env, &kept, &markers);
 }
 
 /// A `worktree_root` reached through a link: once the root's directory has moved and the link
@@ -397,22 +408,7 @@ fn run_inside_a_kept_worktree_under_a_moved_or_linked_root_runs_nothing_the_job_
     );
     fs::create_dir_all(&first).unwrap();
     std::os::unix::fs::symlink(&first, &link).unwrap();
-    fs::create_dir_all(env.home.join(".config/isolate")).unwrap();
-    fs::write(
-        env.home.join(".config/isolate/config.toml"),
-        format!("worktree_root = \"{}\"\n", link.display()),
-    )
-    .unwrap();
-    let m = markers.display();
-    let script = format!(
-        "git config --remove-section isolate; \
-         git config filter.pwn.clean 'touch {m}/clean; cat' && \
-         echo '* filter=pwn' > .gitattributes && git add .gitattributes && git commit -qm attrs && \
-         echo wip > untracked.txt"
-    );
-    let (out, value) = env.worktree_job(&repo, &[], &script);
-    assert_status(&out, 0);
-    let kept = std::path::PathBuf::from(value["worktree"]["path"].as_str().unwrap());
+    let kept = kept_with_planted_filters(&env, &repo, &link, &markers);
     let real = fs::canonicalize(&first).unwrap();
     let name = kept
         .strip_prefix(&link)
@@ -422,17 +418,5 @@ fn run_inside_a_kept_worktree_under_a_moved_or_linked_root_runs_nothing_the_job_
     fs::rename(&first, &moved).unwrap();
     fs::remove_file(&link).unwrap();
     std::os::unix::fs::symlink(&moved, &link).unwrap();
-    for roots in ["kept", "removed"] {
-        if roots == "removed" {
-            fs::remove_dir_all(env.state.join("roots")).unwrap();
-        }
-        let out = env.isolate(&link.join(&name), ["run", "--worktree", "--", "true"]);
-        assert_status(&out, 125);
-        assert!(
-            stderr(&out).contains("is the worktree of an isolate job"),
-            "{roots}: {}",
-            stderr(&out)
-        );
-        assert_no_marker(&markers);
-    }
+    refused_with_and_without_roots(&env, &link.join(&name), &markers);
 }
