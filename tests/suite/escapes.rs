@@ -3801,6 +3801,94 @@ fn a_port_a_users_service_shares_with_so_reuseport_is_not_shared_with_a_job() {
     }
 }
 
+/// A UDP port a localhost service of the user's bound with `SO_REUSEADDR` (as DNS forwarders and
+/// metrics collectors do): a second socket that sets the option binds it too, of any user, and the
+/// kernel then hands the newest socket every datagram. In a job the option is refused on a UDP
+/// socket (as a kernel without it refuses it), so the port stays the service's and so do its
+/// datagrams; on a TCP socket it is set as asked, as every server needs it.
+#[test]
+fn a_udp_port_a_users_service_shares_with_so_reuseaddr_is_not_taken_by_a_job() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let service = env.file(
+        "service.py",
+        "import socket, sys\n\
+         udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+         udp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n\
+         udp.bind(('127.0.0.1', 0))\n\
+         print(udp.getsockname()[1], flush=True)\n\
+         udp.settimeout(20)\n\
+         while True:\n\
+         \x20   data = udp.recv(64)\n\
+         \x20   print('service got', data.decode(), flush=True)\n\
+         \x20   if data == b'last': break\n",
+    );
+    let job = env.file(
+        "job.py",
+        "import socket, sys\n\
+         port = int(sys.argv[1])\n\
+         udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+         try: udp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); print('udp option set')\n\
+         except OSError as e: print('udp option', e.errno)\n\
+         try: udp.bind(('127.0.0.1', port)); print('udp bound')\n\
+         except OSError as e: print('udp bind', e.errno)\n\
+         udp.settimeout(1)\n\
+         try: print('job got', udp.recv(64).decode())\n\
+         except OSError: pass\n\
+         other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+         other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 0); print('udp option cleared')\n\
+         tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n\
+         tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n\
+         print('tcp option', tcp.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR) != 0)\n\
+         tcp.bind(('127.0.0.1', 0)); tcp.listen(1); print('tcp listening')\n",
+    );
+    let mut svc = std::process::Command::new("python3");
+    svc.arg(&service).stdout(Stdio::piped());
+    env.apply(&mut svc);
+    let mut svc = svc.spawn().unwrap();
+    let mut out = std::io::BufReader::new(svc.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    let port: u16 = line.trim().parse().unwrap();
+    // A client of the service's, sending while the job runs.
+    let client = std::thread::spawn(move || {
+        let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        for _ in 0..20 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let _ = socket.send_to(b"datagram", ("127.0.0.1", port));
+        }
+        let _ = socket.send_to(b"last", ("127.0.0.1", port));
+    });
+    let ran = env.isolate(
+        &repo,
+        [
+            "run",
+            "-q",
+            "--",
+            "python3",
+            job.to_str().unwrap(),
+            &port.to_string(),
+        ],
+    );
+    client.join().unwrap();
+    let mut heard = String::new();
+    std::io::Read::read_to_string(&mut out, &mut heard).unwrap();
+    let _ = svc.wait();
+    let said = stdout(&ran);
+    assert!(said.contains("tcp listening"), "{said}{}", stderr(&ran));
+    assert!(
+        said.contains(&format!("udp option {}", libc::ENOPROTOOPT)),
+        "{said}"
+    );
+    assert!(said.contains("udp option cleared"), "{said}");
+    assert!(said.contains("tcp option True"), "{said}");
+    assert!(
+        !said.contains("udp bound") && !said.contains("job got"),
+        "{said}"
+    );
+    assert_eq!(heard.matches("service got datagram").count(), 20, "{heard}");
+}
+
 /// POSIX shared memory of the user's (`/dev/shm`, where browsers and editors keep theirs) is not
 /// readable to a job under any profile, as no job may write there and so has nothing of its own
 /// there; the object is unchanged. (Its name is listed: `/dev` is list-only, a known gap.)

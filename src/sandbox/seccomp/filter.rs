@@ -206,6 +206,19 @@ fn handed_over(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), Sec
     // Every connect is the supervisor's to judge and to make: a filter sees a pointer, never the
     // address, nor which kind of socket the descriptor is.
     ctx.add_rule(ScmpAction::Notify, sys(libc::SYS_connect)?)?;
+    // SO_REUSEADDR shares a UDP port with a socket that set it, but not a TCP one (inet/reuse.rs).
+    ctx.add_rule_conditional(
+        ScmpAction::Notify,
+        sys(libc::SYS_setsockopt)?,
+        &[
+            arg(1, ScmpCompareOp::MaskedEqual(INT), libc::SOL_SOCKET as u64),
+            arg(
+                2,
+                ScmpCompareOp::MaskedEqual(INT),
+                libc::SO_REUSEADDR as u64,
+            ),
+        ],
+    )?;
     if sockets.tcp_bind.is_some() || sockets.route.is_some() {
         // listen() on an unbound TCP socket binds a port on every address by itself; under a
         // domain allowlist a job listens on loopback only.

@@ -1,5 +1,5 @@
 //! The verdict on one call: the caller's arguments read once through its pidfd, its socket taken,
-//! and the decision made on that socket and that address (unix/, inet/, pty.rs). It never
+//! and the decision made on that socket and that address or option (unix/, inet/, pty.rs). It never
 //! decides on anything the job can change after it was read.
 
 use std::os::fd::OwnedFd;
@@ -60,8 +60,37 @@ pub(super) fn decide(
                 addr: Vec::new(),
             })
         }
+        libc::SYS_setsockopt => reuse_address(call, &caller, take),
         _ => Decided::failed(libc::ENOSYS),
     }
+}
+
+/// The verdict on `setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, value, len)`, the only option the
+/// filter hands over: the value read once, then the socket taken.
+fn reuse_address(
+    call: &Call,
+    caller: &Caller,
+    take: impl Fn(u64) -> Result<OwnedFd, Decision>,
+) -> Decision {
+    // The kernel takes an int, and refuses a shorter one (its optlen is 32 bits).
+    let len = std::mem::size_of::<libc::c_int>();
+    if ((call.args[4] & 0xffff_ffff) as usize) < len {
+        return Decided::failed(libc::EINVAL);
+    }
+    let value = match caller.read(call.args[3], len) {
+        Ok(bytes) => libc::c_int::from_ne_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]),
+        Err(e) => return Decided::failed(e),
+    };
+    let socket = match take(call.args[0]) {
+        Ok(socket) => socket,
+        Err(decision) => return decision,
+    };
+    Decision::Decided(Decided {
+        verdict: inet::reuse_address(&socket, value),
+        kind: Kind::Listen,
+        socket: Some(socket),
+        addr: Vec::new(),
+    })
 }
 
 /// The verdict on a `connect`: the address read once, then the socket taken, then decided by its

@@ -1,10 +1,11 @@
 //! The broker: the job's supervisor answering the calls the seccomp filter hands over (every
-//! `connect`, `listen` where TCP bind is restricted, and `ioctl(TIOCGPTPEER)`: pty.rs), on a thread of its own so that a job that
-//! floods it slows only itself while the supervisor goes on relaying output and honouring `stop`.
+//! `connect`, `listen` where TCP bind is restricted, `setsockopt(SO_REUSEADDR)` and
+//! `ioctl(TIOCGPTPEER)`: pty.rs), on a thread of its own so that a job that floods it slows only
+//! itself while the supervisor goes on relaying output and honouring `stop`.
 //!
 //! For each call it reads the caller's arguments once, takes the caller's socket itself
-//! (`pidfd_getfd`), decides on that socket and that address (unix/, inet/), and makes the
-//! connection (or the listen) itself: the job's call returns the broker's result, and nothing the
+//! (`pidfd_getfd`), decides on that socket and that address or value (unix/, inet/), and makes the
+//! connection (or the listen, or sets the option) itself: the job's call returns the broker's result, and nothing the
 //! job changes after the check reaches what was connected. The broker thread holds no capability
 //! (it drops its effective set), so what it does for the job it does with the job's own rights.
 //! A blocking TCP connect may take minutes: it is made on a worker thread, a bounded number at once.

@@ -9,6 +9,7 @@
 //! the kernel only: a port of another process is a door the broker's own rights must not open.
 
 mod listen;
+mod reuse;
 #[cfg(test)]
 mod tests;
 
@@ -21,6 +22,7 @@ use crate::supervise::broker::connection::option;
 use crate::supervise::broker::Verdict;
 
 pub use listen::listen;
+pub use reuse::reuse_address;
 
 /// The port of an AF_INET or AF_INET6 address (the same offset in both), if it is one.
 pub(super) fn port(addr: &[u8]) -> Option<u16> {
