@@ -152,3 +152,48 @@ fn a_second_work_tree_of_a_nested_git_directory_keeps_the_worktree() {
     assert_eq!(report["worktree"]["removed"], false, "{report}");
     assert!(wt.join("zz/notes.md").exists());
 }
+
+/// Ignore rules the job wrote where nobody reviews them: a rule in `.git/info/exclude` (beyond
+/// those isolate copied from the project's), or a `.gitignore` the index does not hold in a
+/// directory of tracked files, would hide the user's later files as ignored, and ignored files
+/// never keep a worktree. Both keep it now, saying why.
+#[test]
+fn ignore_rules_the_job_wrote_where_nobody_reviews_them_keep_the_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    // The top's own `.gitignore` goes: the job writes one where the index has none.
+    env.git(&repo, ["rm", "-q", ".gitignore"]);
+    env.git(&repo, ["commit", "-q", "-m", "no ignore rules"]);
+    for (plant, reason) in [
+        ("printf '*\\n' >> .git/info/exclude", ".git/info/exclude"),
+        ("printf '*\\n' > .gitignore", ".gitignore is not tracked"),
+        (
+            "printf '*\\n' > src/.gitignore",
+            "src/.gitignore is not tracked",
+        ),
+    ] {
+        let (wt, id) = kept_job(&env, &repo, plant);
+        let report = resume(&env, &repo, &id, "echo 'the users notes' > src/notes.md");
+        assert_eq!(report["worktree"]["removed"], false, "{plant}: {report}");
+        let said = report["worktree"]["reason"].as_str().unwrap_or_default();
+        assert!(said.contains(reason), "{plant}: {report}");
+        assert!(wt.join("src/notes.md").exists(), "{plant}");
+    }
+}
+
+/// What the project's own `info/exclude` ignores, and what a directory the job made ignores of
+/// itself (a virtual environment's `.gitignore` of `*`), still never keeps a worktree.
+#[test]
+fn the_projects_own_excludes_and_a_made_directorys_gitignore_keep_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let exclude = repo.join(".git/info/exclude");
+    let mut rules = fs::read_to_string(&exclude).unwrap_or_default();
+    rules.push_str("*.log\n");
+    fs::write(&exclude, rules).unwrap();
+    let script = "echo noise > build.log && mkdir venv && printf '*\\n' > venv/.gitignore && \
+                  echo x > venv/pyvenv.cfg";
+    let (out, report) = env.worktree_job(&repo, &[], script);
+    assert_status(&out, 0);
+    assert_eq!(report["worktree"]["removed"], true, "{report}");
+}

@@ -24,7 +24,11 @@ const MESSAGE: usize = 1_000;
 /// `inspect` of the job's worktree at `path`, confined and bounded.
 pub fn inspect_bounded(path: &Path, branch: &str, project: &Project) -> Result<Inspection> {
     let branch = branch.to_string();
-    read_bounded(path, project, move |path| inspect::inspect(path, &branch))
+    // The user's own rules, read here: the confined thread reads only what the job may have written.
+    let trusted = inspect::ProjectExcludes::read(&project.git_dir);
+    read_bounded(path, project, move |path| {
+        inspect::inspect(path, &branch, &trusted)
+    })
 }
 
 /// `read(path)` on a thread of its own that may read only beneath `path` (the job's worktree) and

@@ -8,6 +8,10 @@ pub enum InspectError {
     /// `<worktree>/.git` is missing, not a real directory, or laid out unlike isolate's job repositories.
     #[error("cannot inspect {path}: {reason}")]
     NotARepository { path: PathBuf, reason: String },
+    /// Ignore rules the job wrote where nobody reviews them (patterns.rs): what they would hide
+    /// cannot be told from what the job left on purpose.
+    #[error("cannot inspect {path}: {reason}")]
+    Untrusted { path: PathBuf, reason: String },
     /// gix failed to open or read the repository.
     #[error("cannot inspect {path}: {what}: {source}")]
     Git {

@@ -13,6 +13,7 @@ use super::linked::linked_refs;
 use super::linked_status::add_linked_status;
 use super::nested::nested_work;
 use super::open::open_untrusted;
+use super::patterns::{check_excludes, ProjectExcludes};
 use super::state::{count_lines, in_progress};
 use super::status::count_status;
 
@@ -56,9 +57,17 @@ pub struct Inspection {
 }
 
 /// Inspect the repository whose work tree is `worktree` (git dir `worktree/.git`). `branch` is the short branch name isolate created ("isolate/<id>").
-pub fn inspect(worktree: &Path, branch: &str) -> Result<Inspection, InspectError> {
+pub fn inspect(
+    worktree: &Path,
+    branch: &str,
+    trusted: &ProjectExcludes,
+) -> Result<Inspection, InspectError> {
     let git_dir = worktree.join(".git");
     check_layout(&git_dir)?;
+    check_excludes(&git_dir, trusted).map_err(|reason| InspectError::Untrusted {
+        path: worktree.to_owned(),
+        reason,
+    })?;
     let repo = open_untrusted(worktree, &git_dir)?;
     let git = |what: &'static str| {
         let path = worktree.to_owned();

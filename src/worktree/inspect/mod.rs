@@ -71,6 +71,7 @@ mod tally;
 pub use error::InspectError;
 pub use inspection::{inspect, Inspection};
 pub use missing::missing_from;
+pub use patterns::ProjectExcludes;
 pub use reflog::reflog_only;
 
 #[cfg(test)]

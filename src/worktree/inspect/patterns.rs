@@ -5,11 +5,21 @@
 //! gix opens them without following a link, and where the work tree has a link or nothing it
 //! reads the blob the index names instead: so each present must be a regular file (a FIFO would
 //! block the open), each file or blob at most `MAX`, and all of them together at most `BUDGET`.
-//! Never opens anything itself.
+//! Never opens anything itself, but the job's `info/exclude`.
+//!
+//! Where the rules come from matters as much: ignored files never keep a worktree, so a rule the
+//! job wrote where git reads rules but nobody reviews them would hide the files the user makes
+//! later in it (`--resume`) from the cleanup. Two such places are refused, and the worktree kept:
+//! a rule in `info/exclude` that the project's own (which isolate copied there: create/init.rs)
+//! does not have, and a `.gitignore` the index does not hold in a directory that holds tracked
+//! files (an untracked one that does not ignore itself counts as untracked work anyway). A
+//! directory the job made holds its own `.gitignore` as it likes (a virtual environment's `*`).
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
+use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use gix::bstr::ByteSlice;
@@ -54,6 +64,7 @@ pub(super) fn check_tracked(
     budget: &mut u64,
 ) -> Result<(), String> {
     check_dir(root, root, budget)?;
+    check_ignore_tracked(root, index, b"")?;
     let mut seen: HashSet<&[u8]> = HashSet::new();
     let mut last: &[u8] = b"";
     for entry in index.entries() {
@@ -73,6 +84,7 @@ pub(super) fn check_tracked(
         let mut dir = parent;
         while seen.insert(dir) {
             check_dir(root, &root.join(OsStr::from_bytes(dir)), budget)?;
+            check_ignore_tracked(root, index, dir)?;
             match dir.rfind_byte(b'/') {
                 Some(slash) => dir = &dir[..slash],
                 None => break,
@@ -80,6 +92,82 @@ pub(super) fn check_tracked(
         }
     }
     Ok(())
+}
+
+/// The `.gitignore` of `dir`, a directory that holds tracked files (`b""`: the top), is one the
+/// index holds, if it is there at all.
+fn check_ignore_tracked(root: &Path, index: &gix::index::State, dir: &[u8]) -> Result<(), String> {
+    let mut path = dir.to_vec();
+    if !path.is_empty() {
+        path.push(b'/');
+    }
+    path.extend_from_slice(b".gitignore");
+    let on_disk = root.join(OsStr::from_bytes(&path));
+    let present = std::fs::symlink_metadata(&on_disk).is_ok_and(|meta| meta.is_file());
+    if !present || index.entry_by_path(path.as_bstr()).is_some() {
+        return Ok(());
+    }
+    Err(format!(
+        "{} is not tracked, and rules in it could hide files from the cleanup",
+        shown(root, &on_disk)
+    ))
+}
+
+/// The rules of the project's own `info/exclude`: those of the job's that are trusted.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectExcludes(HashSet<Vec<u8>>);
+
+impl ProjectExcludes {
+    /// The rules of the project's `info/exclude` under `git_dir` (none if it cannot be read: then
+    /// a job's repository with rules there is kept).
+    pub fn read(git_dir: &Path) -> ProjectExcludes {
+        let text = read_bounded(&git_dir.join("info/exclude")).unwrap_or_default();
+        ProjectExcludes(rules(&text).map(<[u8]>::to_vec).collect())
+    }
+}
+
+/// Every rule of the job's `info/exclude` under `git_dir` is one of `trusted`.
+pub(super) fn check_excludes(git_dir: &Path, trusted: &ProjectExcludes) -> Result<(), String> {
+    let path = git_dir.join("info/exclude");
+    let text = match read_bounded(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!(".git/info/exclude cannot be read: {e}")),
+    };
+    let untrusted = rules(&text).find(|rule| !trusted.0.contains(*rule));
+    match untrusted {
+        None => Ok(()),
+        Some(rule) => Err(format!(
+            ".git/info/exclude has a rule the project's has not ({}), which could hide files \
+             from the cleanup",
+            crate::controls::name(&String::from_utf8_lossy(rule))
+        )),
+    }
+}
+
+/// The rules of an exclude file's text: its lines, without blank lines and comments.
+fn rules(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    text.split(|&b| b == b'\n')
+        .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
+        .filter(|line| !line.trim_ascii().is_empty() && !line.starts_with(b"#"))
+}
+
+/// A regular file, opened without following a link or blocking on a FIFO, read up to `MAX`
+/// bytes (more is refused).
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut text = Vec::new();
+    file.take(MAX + 1).read_to_end(&mut text)?;
+    if text.len() as u64 > MAX {
+        return Err(std::io::Error::other(format!("more than {MAX} bytes")));
+    }
+    Ok(text)
 }
 
 /// The blob the index names for the pattern file at `path`, where gix would read it: the work tree

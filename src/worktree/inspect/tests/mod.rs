@@ -2,7 +2,12 @@
 //! nothing planted runs and nothing is written.
 
 pub(super) use super::status::count_status;
-pub(super) use super::{inspect, missing_from, InspectError, Inspection};
+pub(super) use super::{missing_from, InspectError, Inspection, ProjectExcludes};
+
+/// The inspection of a job repository made from a project whose `info/exclude` has no rule.
+fn inspect(worktree: &Path, branch: &str) -> Result<Inspection, InspectError> {
+    super::inspect(worktree, branch, &ProjectExcludes::default())
+}
 pub(super) use std::path::{Path, PathBuf};
 use std::process::Command;
 
