@@ -34,9 +34,14 @@ fn spawn_on(slave: &OwnedFd, script: &str) -> Child {
     let fd = slave.as_raw_fd();
     let mut cmd = Command::new("sh");
     cmd.arg("-c").arg(script);
-    // SAFETY: setsid, ioctl, dup2 and fcntl are async-signal-safe.
+    // SAFETY: signal, setsid, ioctl, dup2 and fcntl are async-signal-safe.
     unsafe {
         cmd.pre_exec(move || {
+            // A runner started in the background without job control ignores SIGINT and SIGQUIT,
+            // and a shell cannot trap a signal ignored when it started: the job gets the defaults.
+            for sig in [libc::SIGINT, libc::SIGQUIT] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
             if libc::setsid() < 0 {
                 return Err(io::Error::last_os_error());
             }
