@@ -314,6 +314,27 @@ fn connect_to_an_abstract_unix_socket_outside() {
     );
 }
 
+/// A python script of the user's started outside any job (`script` with `args`), and the first line
+/// it prints (what it set up: a port, an id); the rest of its output stays readable.
+fn started_outside(
+    env: &TestEnv,
+    script: &Path,
+    args: &[&str],
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStdout>,
+    String,
+) {
+    let mut cmd = std::process::Command::new("python3");
+    cmd.arg(script).args(args).stdout(Stdio::piped());
+    env.apply(&mut cmd);
+    let mut child = cmd.spawn().unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    (child, out, line.trim().to_string())
+}
+
 /// Writes a helper program for a job to run (the default policy reads everything) and returns its
 /// path, so that attempts in Python need no shell quoting.
 fn program(env: &TestEnv, name: &str, text: &str) -> String {
@@ -3685,14 +3706,7 @@ fn sysv_memory_and_the_limits_and_priority_of_outside_processes_are_out_of_reach
          \x20   except OSError as e: print(what, e.errno)\n\
          print('attempted')\n",
     );
-    let mut victim = std::process::Command::new("python3");
-    victim.arg(&outside).arg("8").stdout(Stdio::piped());
-    env.apply(&mut victim);
-    let mut victim = victim.spawn().unwrap();
-    let mut line = String::new();
-    let mut out = std::io::BufReader::new(victim.stdout.take().unwrap());
-    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
-    let seg = line.trim().to_string();
+    let (mut victim, mut out, seg) = started_outside(&env, &outside, &["8"]);
     let pid = victim.id().to_string();
     let nice_before = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     let limits_before = fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
@@ -3778,14 +3792,7 @@ fn a_port_a_users_service_shares_with_so_reuseport_is_not_shared_with_a_job() {
          \x20   except OSError as e: print(name, 'bind', e.errno)\n\
          print('attempted')\n",
     );
-    let mut svc = std::process::Command::new("python3");
-    svc.arg(&service).arg("20").stdout(Stdio::piped());
-    env.apply(&mut svc);
-    let mut svc = svc.spawn().unwrap();
-    let mut line = String::new();
-    let mut out = std::io::BufReader::new(svc.stdout.take().unwrap());
-    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
-    let port = line.trim().to_string();
+    let (mut svc, _out, port) = started_outside(&env, &service, &["20"]);
     let ran = env.isolate(
         &repo,
         ["run", "-q", "--", "python3", job.to_str().unwrap(), &port],
@@ -3842,14 +3849,8 @@ fn a_udp_port_a_users_service_shares_with_so_reuseaddr_is_not_taken_by_a_job() {
          print('tcp option', tcp.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR) != 0)\n\
          tcp.bind(('127.0.0.1', 0)); tcp.listen(1); print('tcp listening')\n",
     );
-    let mut svc = std::process::Command::new("python3");
-    svc.arg(&service).stdout(Stdio::piped());
-    env.apply(&mut svc);
-    let mut svc = svc.spawn().unwrap();
-    let mut out = std::io::BufReader::new(svc.stdout.take().unwrap());
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
-    let port: u16 = line.trim().parse().unwrap();
+    let (mut svc, mut out, port) = started_outside(&env, &service, &[]);
+    let port: u16 = port.parse().unwrap();
     // A client of the service's, sending while the job runs.
     let client = std::thread::spawn(move || {
         let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();

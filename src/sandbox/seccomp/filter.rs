@@ -210,14 +210,7 @@ fn handed_over(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), Sec
     ctx.add_rule_conditional(
         ScmpAction::Notify,
         sys(libc::SYS_setsockopt)?,
-        &[
-            arg(1, ScmpCompareOp::MaskedEqual(INT), libc::SOL_SOCKET as u64),
-            arg(
-                2,
-                ScmpCompareOp::MaskedEqual(INT),
-                libc::SO_REUSEADDR as u64,
-            ),
-        ],
+        &socket_option(libc::SO_REUSEADDR),
     )?;
     if sockets.tcp_bind.is_some() || sockets.route.is_some() {
         // listen() on an unbound TCP socket binds a port on every address by itself; under a
@@ -265,16 +258,17 @@ fn port_sharing(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
     ctx.add_rule_conditional(
         refuse(libc::ENOPROTOOPT),
         sys(libc::SYS_setsockopt)?,
-        &[
-            arg(1, ScmpCompareOp::MaskedEqual(INT), libc::SOL_SOCKET as u64),
-            arg(
-                2,
-                ScmpCompareOp::MaskedEqual(INT),
-                libc::SO_REUSEPORT as u64,
-            ),
-        ],
+        &socket_option(libc::SO_REUSEPORT),
     )?;
     Ok(())
+}
+
+/// The arguments of `setsockopt(_, SOL_SOCKET, option, ...)` (the kernel reads both as ints).
+fn socket_option(option: libc::c_int) -> [ScmpArgCompare; 2] {
+    [
+        arg(1, ScmpCompareOp::MaskedEqual(INT), libc::SOL_SOCKET as u64),
+        arg(2, ScmpCompareOp::MaskedEqual(INT), option as u64),
+    ]
 }
 
 /// A pty's other end, opened by the supervisor (the outer job's, which its filter asks).
