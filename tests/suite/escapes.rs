@@ -314,6 +314,13 @@ fn connect_to_an_abstract_unix_socket_outside() {
     );
 }
 
+/// `run -q -- python3 JOB ARGS` in `repo`.
+fn python_job(env: &TestEnv, repo: &Path, job: &Path, args: &[&str]) -> Output {
+    let mut argv = vec!["run", "-q", "--", "python3", job.to_str().unwrap()];
+    argv.extend_from_slice(args);
+    env.isolate(repo, argv)
+}
+
 /// A python script of the user's started outside any job (`script` with `args`), and the first line
 /// it prints (what it set up: a port, an id); the rest of its output stays readable.
 fn started_outside(
@@ -3710,18 +3717,7 @@ fn sysv_memory_and_the_limits_and_priority_of_outside_processes_are_out_of_reach
     let pid = victim.id().to_string();
     let nice_before = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     let limits_before = fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
-    let ran = env.isolate(
-        &repo,
-        [
-            "run",
-            "-q",
-            "--",
-            "python3",
-            job.to_str().unwrap(),
-            &seg,
-            &pid,
-        ],
-    );
+    let ran = python_job(&env, &repo, &job, &[&seg, &pid]);
     let said = stdout(&ran);
     assert!(said.contains("attempted"), "{said}{}", stderr(&ran));
     for done in [
@@ -3793,10 +3789,7 @@ fn a_port_a_users_service_shares_with_so_reuseport_is_not_shared_with_a_job() {
          print('attempted')\n",
     );
     let (mut svc, _out, port) = started_outside(&env, &service, &["20"]);
-    let ran = env.isolate(
-        &repo,
-        ["run", "-q", "--", "python3", job.to_str().unwrap(), &port],
-    );
+    let ran = python_job(&env, &repo, &job, &[&port]);
     let _ = svc.kill();
     let _ = svc.wait();
     let said = stdout(&ran);
@@ -3860,17 +3853,7 @@ fn a_udp_port_a_users_service_shares_with_so_reuseaddr_is_not_taken_by_a_job() {
         }
         let _ = socket.send_to(b"last", ("127.0.0.1", port));
     });
-    let ran = env.isolate(
-        &repo,
-        [
-            "run",
-            "-q",
-            "--",
-            "python3",
-            job.to_str().unwrap(),
-            &port.to_string(),
-        ],
-    );
+    let ran = python_job(&env, &repo, &job, &[&port.to_string()]);
     client.join().unwrap();
     let mut heard = String::new();
     std::io::Read::read_to_string(&mut out, &mut heard).unwrap();
