@@ -87,6 +87,7 @@ fn reuse_address(
     };
     Decision::Decided(Decided {
         verdict: inet::reuse_address(&socket, value),
+        // Never counted: the verdict is always a result (`Done`), never `Refused`.
         kind: Kind::Listen,
         socket: Some(socket),
         addr: Vec::new(),

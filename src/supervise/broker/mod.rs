@@ -5,10 +5,11 @@
 //!
 //! For each call it reads the caller's arguments once, takes the caller's socket itself
 //! (`pidfd_getfd`), decides on that socket and that address or value (unix/, inet/), and makes the
-//! connection (or the listen, or sets the option) itself: the job's call returns the broker's result, and nothing the
-//! job changes after the check reaches what was connected. The broker thread holds no capability
-//! (it drops its effective set), so what it does for the job it does with the job's own rights.
-//! A blocking TCP connect may take minutes: it is made on a worker thread, a bounded number at once.
+//! connection (or the listen, or sets the option) itself: the job's call returns the broker's
+//! result, and nothing the job changes after the check reaches what was connected. The broker
+//! thread holds no capability (it drops its effective set), so what it does for the job it does
+//! with the job's own rights. A blocking TCP connect may take minutes: it is made on a worker
+//! thread, a bounded number at once.
 //!
 //! When the job's last process ends the filter's listener hangs up and the thread ends. When the
 //! supervisor dies, the kernel fails the job's pending and later calls (`ENOSYS`).
