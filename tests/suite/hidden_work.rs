@@ -197,3 +197,51 @@ fn the_projects_own_excludes_and_a_made_directorys_gitignore_keep_nothing() {
     assert_status(&out, 0);
     assert_eq!(report["worktree"]["removed"], true, "{report}");
 }
+
+/// A repository among the ignored files (`target/` is ignored): a commit made in it, or a file
+/// left uncommitted there, is no ignored file's to lose, at any depth and in a bare repository
+/// too. The job's clone of a repository, left as cloned, holds nothing and keeps nothing.
+#[test]
+fn a_repository_the_job_committed_in_among_ignored_files_keeps_the_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let commit = "git -c user.name=j -c user.email=j@x commit -q -m mine";
+    for (plant, shown) in [
+        (
+            format!(
+                "git init -q target/dep && cd target/dep && echo x > f && git add f && {commit}"
+            ),
+            "target/dep",
+        ),
+        (
+            format!(
+                "git init -q target/a/b/dep && cd target/a/b/dep && echo x > f && git add f && \
+                 {commit}"
+            ),
+            "target/a/b/dep",
+        ),
+        (
+            "git init -q target/dep && echo draft > target/dep/notes.md".to_string(),
+            "target/dep",
+        ),
+        (
+            format!(
+                "git init -q --bare target/store.git && git init -q target/s && cd target/s && \
+                 echo x > f && git add f && {commit} && git push -q ../store.git HEAD:main && \
+                 cd .. && rm -rf s"
+            ),
+            "target/store.git",
+        ),
+    ] {
+        let (out, report) = env.worktree_job(&repo, &[], &plant);
+        assert_status(&out, 0);
+        assert_eq!(report["worktree"]["removed"], false, "{plant}: {report}");
+        let wt = PathBuf::from(report["worktree"]["path"].as_str().unwrap());
+        assert!(wt.join(shown).is_dir(), "{plant}");
+        assert!(report.to_string().contains(shown), "{plant}: {report}");
+    }
+    let url = repo.to_str().unwrap();
+    let (out, report) = env.worktree_job(&repo, &[], &format!("git clone -q {url} target/copy"));
+    assert_status(&out, 0);
+    assert_eq!(report["worktree"]["removed"], true, "{report}");
+}

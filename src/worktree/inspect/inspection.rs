@@ -137,11 +137,11 @@ pub fn inspect(
 
     out.in_progress = in_progress(&git_dir);
 
-    count_status(&repo, &mut out).map_err(git("cannot compute the status"))?;
+    let mut ignored = count_status(&repo, &mut out).map_err(git("cannot compute the status"))?;
     // Linked worktrees the job added inside its worktree go with it: their status counts too.
-    add_linked_status(worktree, &git_dir, &mut out)?;
-    // So do the repositories it holds as gitlinks.
-    out.nested = nested_work(worktree, &repo)?;
+    ignored.extend(add_linked_status(worktree, &git_dir, &mut out)?);
+    // So do the repositories it holds as gitlinks, and those it holds ignored.
+    out.nested = nested_work(worktree, &repo, ignored)?;
     Ok(out)
 }
 

@@ -28,15 +28,17 @@ const READ_FIRST: [(&str, u64); 4] = [
 ];
 
 /// Adds to `out` the status counts (and operations in progress) of every linked worktree of
-/// `git_dir` whose work tree lies inside `worktree`.
+/// `git_dir` whose work tree lies inside `worktree`; returns the repositories their statuses found
+/// ignored, relative to `worktree`.
 pub(super) fn add_linked_status(
     worktree: &Path,
     git_dir: &Path,
     out: &mut Inspection,
-) -> Result<(), InspectError> {
+) -> Result<Vec<PathBuf>, InspectError> {
+    let mut ignored = Vec::new();
     let dir = git_dir.join("worktrees");
     let Some(names) = list(&dir)? else {
-        return Ok(());
+        return Ok(ignored);
     };
     let inside = canonical(worktree)?;
     for name in names {
@@ -65,11 +67,13 @@ pub(super) fn add_linked_status(
         }
         check_head(&repo).map_err(|reason| not_repo(&linked, &reason))?;
         let mut counts = Inspection::default();
-        count_status(&repo, &mut counts).map_err(|source| InspectError::Git {
+        let found = count_status(&repo, &mut counts).map_err(|source| InspectError::Git {
             path: tree.clone(),
             what: "cannot compute the status of a linked worktree",
             source,
         })?;
+        let from_top = tree.strip_prefix(&inside).unwrap_or(&tree);
+        ignored.extend(found.into_iter().map(|rel| from_top.join(rel)));
         out.modified += counts.modified;
         out.untracked += counts.untracked;
         out.conflicted += counts.conflicted;
@@ -80,7 +84,7 @@ pub(super) fn add_linked_status(
             }
         }
     }
-    Ok(())
+    Ok(ignored)
 }
 
 /// The work tree a linked worktree's `gitdir` file names (`<work tree>/.git`; relative to the

@@ -1,10 +1,12 @@
 //! Repositories inside the job's worktree that its index names as gitlinks (a submodule, or a
-//! repository the job made and `git add`ed): their files and their commits live in the worktree
-//! (`sub/.git`, or `.git/modules/<name>` through a gitfile), so removing it removes them, while the
-//! job's own status never looks inside one. Each is read as the job's repository is (opened the one
-//! safe way, its files bounded, no driver known); it holds work when its status is not clean, or
-//! when its HEAD or one of its branches holds a commit no remote-tracking ref of its own reaches
-//! (a submodule checked out as cloned does not; a repository made in the worktree always does).
+//! repository the job made and `git add`ed), and those its status finds ignored (a clone in an
+//! ignored `vendor/`, at any depth, bare ones too): their files and their commits live in the
+//! worktree (`sub/.git`, or `.git/modules/<name>` through a gitfile), so removing it removes them,
+//! while the job's own status never looks inside one. Each is read as the job's repository is
+//! (opened the one safe way, its files bounded, no driver known, no exclude rule it wrote in
+//! `info/exclude` trusted); it holds work when its status is not clean, or when its HEAD or one of
+//! its refs holds a commit no remote-tracking ref of its own reaches (a submodule checked out as
+//! cloned does not; a repository made in the worktree with a commit always does).
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -19,7 +21,8 @@ use super::error::InspectError;
 use super::inspection::Inspection;
 use super::layout::check_layout;
 use super::linked::{canonical, read_small};
-use super::open::open_untrusted;
+use super::open::{open_refs, open_untrusted};
+use super::patterns::{check_excludes, ProjectExcludes};
 use super::reflog::reflog_ids;
 use super::status::count_status;
 
@@ -29,12 +32,14 @@ const MAX_WALK: usize = 200_000;
 /// The most entries counted beneath a gitlink that has no repository.
 const MAX_LOOSE: usize = 100_000;
 
-/// For each gitlink of `repo`'s index populated inside `worktree` that holds work, a line saying
-/// what (`sub: 2 modified, 1 untracked`, `sub: commits no remote has`); a clean nested repository's
-/// own gitlinks are looked into in turn (`sub/inner: …`), at most `MAX_LINKS` in all.
+/// For each gitlink of `repo`'s index populated inside `worktree`, and each repository of
+/// `ignored` (relative to `worktree`: what its status found ignored), that holds work, a line
+/// saying what (`sub: 2 modified, 1 untracked`, `sub: commits no remote has`); a clean nested
+/// repository's own are looked into in turn (`sub/inner: …`), at most `MAX_LINKS` in all.
 pub(super) fn nested_work(
     worktree: &Path,
     repo: &gix::Repository,
+    ignored: Vec<PathBuf>,
 ) -> Result<Vec<String>, InspectError> {
     let inside = canonical(worktree)?;
     let mut work = Vec::new();
@@ -43,12 +48,22 @@ pub(super) fn nested_work(
         paths: MAX_PATHS,
         seen: HashSet::new(),
     };
+    // The job's own linked worktrees found ignored (`git worktree add target/side`): their status
+    // counted already (linked_status.rs), their git directories are the job's.
+    let own = canonical(&worktree.join(".git"))?.join("worktrees");
+    let mut repositories = Vec::with_capacity(ignored.len());
+    for rel in ignored {
+        let linked = git_dir_of(&worktree.join(&rel), &inside)?;
+        if !linked.is_some_and(|git_dir| git_dir.starts_with(&own)) {
+            repositories.push(rel);
+        }
+    }
     let at = Level {
         top: worktree,
         shown: Path::new(""),
         depth: 0,
     };
-    links_of(&at, repo, &inside, &mut budget, &mut work)?;
+    links_of(&at, repo, repositories, &inside, &mut budget, &mut work)?;
     Ok(work)
 }
 
@@ -72,9 +87,12 @@ struct Level<'a> {
 /// The deepest a nested repository is looked into.
 const MAX_DEPTH: usize = 8;
 
+/// The repositories `at` holds: its index's gitlinks (with the commit recorded for each) and
+/// those of `ignored` (none recorded).
 fn links_of(
     at: &Level<'_>,
     repo: &gix::Repository,
+    ignored: Vec<PathBuf>,
     inside: &Path,
     budget: &mut Budget,
     work: &mut Vec<String>,
@@ -84,16 +102,15 @@ fn links_of(
         what: "cannot read the index",
         source,
     })?;
-    let links: Vec<(PathBuf, ObjectId)> = index
+    let links: Vec<(PathBuf, Option<ObjectId>)> = index
         .entries()
         .iter()
         .filter(|e| e.mode == gix::index::entry::Mode::COMMIT)
         .map(|e| {
-            (
-                PathBuf::from(OsStr::from_bytes(e.path(&index).as_bytes())),
-                e.id,
-            )
+            let path = PathBuf::from(OsStr::from_bytes(e.path(&index).as_bytes()));
+            (path, Some(e.id))
         })
+        .chain(ignored.into_iter().map(|path| (path, None)))
         .take(budget.links + 1)
         .collect();
     if links.len() > budget.links {
@@ -116,7 +133,11 @@ fn links_of(
             )
         };
         let Some(git_dir) = git_dir_of(&top, inside)? else {
-            work.extend(loose_files(&top, inside)?.map(say));
+            match recorded {
+                Some(_) => work.extend(loose_files(&top, inside)?.map(say)),
+                // An ignored directory that is itself a git directory: a bare repository.
+                None => work.extend(bare_work(&top, budget)?.map(say)),
+            }
             continue;
         };
         // A second work tree of one git directory: its files are no status's (the index is the
@@ -128,10 +149,13 @@ fn links_of(
             ));
         }
         let nested = open_nested(&top, &git_dir, &mut budget.paths)?;
-        if let Some(what) = holds_work(&nested, (&top, &git_dir), recorded)? {
-            work.push(say(what));
-            continue;
-        }
+        let ignored = match holds_work(&nested, (&top, &git_dir), recorded)? {
+            Held::Work(what) => {
+                work.push(say(what));
+                continue;
+            }
+            Held::Clean { ignored } => ignored,
+        };
         if at.depth + 1 >= MAX_DEPTH {
             return Err(not_repo(
                 &top,
@@ -143,9 +167,27 @@ fn links_of(
             shown: &shown,
             depth: at.depth + 1,
         };
-        links_of(&deeper, &nested, inside, budget, work)?;
+        links_of(&deeper, &nested, ignored, inside, budget, work)?;
     }
     Ok(())
+}
+
+/// What a bare repository at `top` (an ignored directory the walk found to be one) holds that no
+/// remote-tracking ref of its own reaches, if anything; `None` when `top` is none after all.
+fn bare_work(top: &Path, budget: &mut Budget) -> Result<Option<String>, InspectError> {
+    let is_file = |name: &str| std::fs::symlink_metadata(top.join(name)).is_ok_and(|m| m.is_file());
+    if !is_file("HEAD") {
+        return Ok(None);
+    }
+    let git_dir = canonical(top)?;
+    if !budget.seen.insert(git_dir.clone()) {
+        return Err(not_repo(top, "a git directory already seen"));
+    }
+    check_layout(&git_dir).map_err(|e| relabel(top, e))?;
+    check_excludes(&git_dir, &ProjectExcludes::default())
+        .map_err(|reason| untrusted(top, reason))?;
+    let repo = open_refs(&git_dir)?;
+    Ok((!published(&repo, (top, &git_dir))?).then(|| "commits no remote of it has".to_string()))
 }
 
 /// The git directory of the repository populated at `top`, when there is one inside `inside`: a
@@ -217,27 +259,38 @@ fn loose_files(top: &Path, inside: &Path) -> Result<Option<String>, InspectError
     }))
 }
 
-/// The repository at `top` (git dir `git_dir`), opened as the job's is.
+/// The repository at `top` (git dir `git_dir`), opened as the job's is: no rule of its
+/// `info/exclude` is trusted (none is the user's to vouch for).
 fn open_nested(
     top: &Path,
     git_dir: &Path,
     paths: &mut u64,
 ) -> Result<gix::Repository, InspectError> {
     check_layout(git_dir).map_err(|e| relabel(top, e))?;
+    check_excludes(git_dir, &ProjectExcludes::default())
+        .map_err(|reason| untrusted(top, reason))?;
     let repo = open_untrusted(top, git_dir)?;
     check_head_within(&repo, paths).map_err(|reason| not_repo(top, &reason))?;
     Ok(repo)
 }
 
+/// What a nested repository holds.
+enum Held {
+    /// Work, said as a line.
+    Work(String),
+    /// None; its status found these repositories ignored (relative to its work tree).
+    Clean { ignored: Vec<PathBuf> },
+}
+
 /// What work the nested repository `repo` at `top` holds, if any; `recorded` is the commit the
-/// index above it records for it.
+/// index above it records for it (none for a repository found ignored).
 fn holds_work(
     repo: &gix::Repository,
     (top, git_dir): (&Path, &Path),
-    recorded: ObjectId,
-) -> Result<Option<String>, InspectError> {
+    recorded: Option<ObjectId>,
+) -> Result<Held, InspectError> {
     let mut counts = Inspection::default();
-    count_status(repo, &mut counts).map_err(|source| InspectError::Git {
+    let ignored = count_status(repo, &mut counts).map_err(|source| InspectError::Git {
         path: top.to_owned(),
         what: "cannot compute the status of a nested repository",
         source,
@@ -252,15 +305,19 @@ fn holds_work(
     .map(|(n, what)| format!("{n} {what}"))
     .collect();
     if !dirty.is_empty() {
-        return Ok(Some(dirty.join(", ")));
+        return Ok(Held::Work(dirty.join(", ")));
     }
     // git's status of the repository above shows it as changed (` M sub`, new commits).
-    if repo.head_id().ok().map(|id| id.detach()) != Some(recorded) {
-        return Ok(Some(
+    let head = repo.head_id().ok().map(|id| id.detach());
+    if recorded.is_some_and(|recorded| head != Some(recorded)) {
+        return Ok(Held::Work(
             "checked out at another commit than the index records".into(),
         ));
     }
-    Ok((!published(repo, (top, git_dir))?).then(|| "commits no remote of it has".to_string()))
+    Ok(match published(repo, (top, git_dir))? {
+        true => Held::Clean { ignored },
+        false => Held::Work("commits no remote of it has".into()),
+    })
 }
 
 /// Whether HEAD, every ref of `repo` but its remote-tracking ones (branches, tags, the stash,
@@ -321,6 +378,13 @@ fn reachable(repo: &gix::Repository, tips: &[ObjectId]) -> HashSet<ObjectId> {
 
 fn not_repo(path: &Path, reason: &str) -> InspectError {
     InspectError::NotARepository {
+        path: path.to_owned(),
+        reason: format!("a nested repository: {reason}"),
+    }
+}
+
+fn untrusted(path: &Path, reason: String) -> InspectError {
+    InspectError::Untrusted {
         path: path.to_owned(),
         reason: format!("a nested repository: {reason}"),
     }

@@ -62,6 +62,19 @@ pub(super) fn open_untrusted(
     Ok(repo)
 }
 
+/// Open the bare repository at `git_dir` (one found ignored in a job's worktree) to read its refs
+/// and commits only: no work tree, so no status, and no driver known.
+pub(super) fn open_refs(git_dir: &Path) -> Result<gix::Repository, InspectError> {
+    let git = |what: &'static str| {
+        let path = git_dir.to_owned();
+        move |source: gix::Error| InspectError::Git { path, what, source }
+    };
+    let mut repo =
+        gix::open_opts(git_dir, open_options()).map_err(git("cannot open the repository"))?;
+    drop_driver_sections(&mut repo).map_err(git("cannot sanitize the configuration"))?;
+    Ok(repo)
+}
+
 /// Remove every `filter` and `diff` section (whatever its case) from the configuration the
 /// repository uses from now on, so no clean/smudge/process filter or textconv/external diff
 /// driver is even known. In memory only: the config file is untouched.

@@ -5,17 +5,19 @@ use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::io::ErrorKind;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use gix::bstr::BString;
 use gix::index::entry::Flags;
 
+use super::ignored::repositories_in;
 use super::inspection::Inspection;
 use super::patterns::{check_tracked, BUDGET};
 use super::refresh::{refreshed, Judge};
 use super::tally::{NoSubmodules, Tally, Walked};
 
-/// Compute the status of `repo` into the counters of `out`, writing nothing back.
+/// Compute the status of `repo` into the counters of `out`, writing nothing back; return the
+/// repositories found ignored (relative to its work tree), at any depth of an ignored directory.
 ///
 /// This is gix's `status()` taken apart, for control and speed, all three at once: HEAD^{tree}
 /// against the index on this thread (whose object cache the bounds check filled); the index against
@@ -29,7 +31,10 @@ use super::tally::{NoSubmodules, Tally, Walked};
 /// costs more than it saves (`bench/probe.sh --files 2000`, bench/README.md).
 pub(super) const PARALLEL_FROM: usize = 1_000;
 
-pub(super) fn count_status(repo: &gix::Repository, out: &mut Inspection) -> Result<(), gix::Error> {
+pub(super) fn count_status(
+    repo: &gix::Repository,
+    out: &mut Inspection,
+) -> Result<Vec<PathBuf>, gix::Error> {
     use gix::dir::walk::EmissionMode;
 
     let index = repo.index_or_empty()?;
@@ -71,9 +76,12 @@ pub(super) fn count_status(repo: &gix::Repository, out: &mut Inspection) -> Resu
         let _ = checked_tx.send(checked.clone());
         checked.map_err(refused)?;
         let mut walked = Walked::new(root, budget);
-        walk_repo
-            .dirwalk(index, Vec::<BString>::new(), interrupt, walk, &mut walked)
-            .map(|_| walked)
+        walk_repo.dirwalk(index, Vec::<BString>::new(), interrupt, walk, &mut walked)?;
+        let repositories = match walked.refused {
+            None => repositories_in(root, &walked.ignored_dirs).map_err(refused)?,
+            Some(_) => Vec::new(),
+        };
+        Ok::<_, gix::Error>((walked, repositories))
     };
     let tally = move || {
         let refreshed = worktree_repo
@@ -128,7 +136,7 @@ pub(super) fn count_status(repo: &gix::Repository, out: &mut Inspection) -> Resu
             )
         })
     };
-    let (staged, tally, walked) = (staged?, tally?, walked?);
+    let (staged, tally, (walked, repositories)) = (staged?, tally?, walked?);
     if let Some(why) = walked.refused {
         return Err(refused(why));
     }
@@ -139,7 +147,7 @@ pub(super) fn count_status(repo: &gix::Repository, out: &mut Inspection) -> Resu
     out.modified = modified.difference(&tally.conflicted).count();
     out.untracked = walked.untracked;
     out.ignored = walked.ignored;
-    Ok(())
+    Ok(repositories)
 }
 
 /// A copy of `index` in which no entry hides its work-tree file from the comparison, `None` when

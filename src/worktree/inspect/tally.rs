@@ -62,6 +62,9 @@ impl<'index> gix::status::plumbing::index_as_worktree_with_renames::VisitEntry<'
 pub(super) struct Walked {
     pub(super) untracked: usize,
     pub(super) ignored: usize,
+    /// The directories found ignored, each whole (relative to the top; never entered by the
+    /// walk): a repository among them is looked for (ignored.rs).
+    pub(super) ignored_dirs: Vec<PathBuf>,
     /// The work tree's top, what is left of the pattern files' budget (patterns.rs), and what was
     /// wrong with a pattern file of a directory the walk would have entered (it then entered none
     /// more).
@@ -75,6 +78,7 @@ impl Walked {
         Walked {
             untracked: 0,
             ignored: 0,
+            ignored_dirs: Vec::new(),
             root: root.to_path_buf(),
             budget,
             refused: None,
@@ -124,6 +128,11 @@ impl gix::dir::walk::Delegate for Walked {
                 Status::Ignored(_) => self.ignored += 1,
                 Status::Tracked | Status::Pruned => {}
             }
+        }
+        let is_dir = matches!(entry.disk_kind, Some(Kind::Directory | Kind::Repository));
+        if is_dir && matches!(entry.status, Status::Ignored(_)) {
+            let rela = std::ffi::OsStr::from_bytes(entry.rela_path.as_bytes());
+            self.ignored_dirs.push(PathBuf::from(rela));
         }
         std::ops::ControlFlow::Continue(())
     }

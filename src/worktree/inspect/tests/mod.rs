@@ -12,6 +12,7 @@ pub(super) use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod counts;
+mod ignored;
 mod refresh;
 mod safety;
 
