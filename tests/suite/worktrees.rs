@@ -808,7 +808,8 @@ fn merge_of_a_tree_bomb_stops_at_the_output_bound() {
 /// As an ordinary user (root passes every permission check): directories the job left that their
 /// owner may not list or write (`chmod 000`, `chmod 500`, the worktree's own top included) go with
 /// a worktree the cleanup removes, and nothing a link among them names is changed; an untracked
-/// directory the status cannot read keeps the worktree, with what is in it.
+/// directory the status cannot read keeps the worktree, with what is in it; so does a repository
+/// with a commit of its own in a locked ignored directory, which is given its mode back.
 #[test]
 fn directories_a_job_locked_go_with_its_worktree_and_unreadable_work_keeps_it() {
     let env = TestEnv::new();
@@ -821,11 +822,17 @@ fn directories_a_job_locked_go_with_its_worktree_and_unreadable_work_keeps_it() 
            chmod 000 target/x/y && chmod 500 target/x . && echo locked' "$TMPDIR/outside"
         "$ISOLATE" run --worktree --report ../unreadable.json -- sh -c \
           'mkdir notes && echo work > notes/plan.md && chmod 000 notes && echo hidden'
+        "$ISOLATE" run --worktree --report ../repository.json -- sh -c \
+          'git init -q target/z/dep && cd target/z/dep && echo x > f && git add f &&
+           git -c user.name=j -c user.email=j@x commit -qm mine && chmod 000 .. && echo committed'
         stat -c %a ../outside"#;
     let out = env.as_ordinary_user(script);
     assert_status(&out, 0);
     let said = stdout(&out);
-    assert!(said.contains("locked") && said.contains("hidden"), "{said}");
+    assert!(
+        said.contains("locked") && said.contains("hidden") && said.contains("committed"),
+        "{said}"
+    );
     assert!(said.ends_with("500\n"), "the link's target changed: {said}");
     let locked = env.report(&env.path().join("locked.json"));
     assert_eq!(locked["worktree"]["removed"], true, "{locked}");
@@ -847,4 +854,12 @@ fn directories_a_job_locked_go_with_its_worktree_and_unreadable_work_keeps_it() 
         fs::read_to_string(env.path().join("outside/keep")).unwrap(),
         "keep\n"
     );
+    let repository = env.report(&env.path().join("repository.json"));
+    assert_eq!(repository["worktree"]["removed"], false, "{repository}");
+    let reason = repository["worktree"]["reason"].as_str().unwrap();
+    assert!(reason.contains("target/z"), "{reason}");
+    let wt = PathBuf::from(repository["worktree"]["path"].as_str().unwrap());
+    let locked = fs::symlink_metadata(wt.join("target/z")).unwrap();
+    let mode = std::os::unix::fs::PermissionsExt::mode(&locked.permissions());
+    assert_eq!(mode & 0o7777, 0, "its mode was not given back");
 }

@@ -4,12 +4,28 @@
 //! the status found ignored is searched for them, at any depth, by listing alone. (gix's walk can
 //! find them too, entering every ignored directory with its rules: 30 times the cost of the whole
 //! inspection for 20,000 ignored files, bench/README.md.)
+//!
+//! A directory its owner may not list (a job's `chmod 000`) would go with the worktree all the same
+//! (the removal gives it its owner's rights back): so it is given read and search for its owner,
+//! listed, and given its own mode back when the search ends. A directory of another owner's, or
+//! one that changed while it was opened, fails the inspection, which keeps the worktree.
 
-use std::path::{Path, PathBuf};
+use std::ffi::OsStr;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::{Component, Path, PathBuf};
+
+use nix::fcntl::{open, OFlag};
+use nix::sys::stat::{fstat, Mode};
+
+use crate::sys::mode::{mode_of, open_path, proc_path, set_mode};
 
 /// The most entries listed in the ignored directories of one work tree: more and the inspection
 /// fails (the worktree is kept, saying why).
 const MAX_ENTRIES: usize = 2_000_000;
+
+/// The most locked directories opened up in one search (each holds a descriptor until it ends).
+const MAX_OPENED: usize = 256;
 
 /// The repositories in the directories `dirs` of the work tree at `root` (relative to it, as they
 /// are returned): a directory with a `.git` in it (a directory or a gitfile), or one laid out as
@@ -20,12 +36,17 @@ pub(super) fn repositories_in(root: &Path, dirs: &[PathBuf]) -> Result<Vec<PathB
     let mut listed = 0usize;
     let mut pending: Vec<PathBuf> = dirs.to_vec();
     let mut subdirs = Vec::new();
+    let mut opened = Opened::default();
     while let Some(rel) = pending.pop() {
-        let cannot = |e: std::io::Error| format!("cannot list the ignored {}: {e}", shown(&rel));
+        let cannot = |e: io::Error| format!("cannot list the ignored {}: {e}", shown(&rel));
         let entries = match std::fs::read_dir(root.join(&rel)) {
             Ok(entries) => entries,
             // Gone since the walk, or not a directory after all: nothing of it to lose here.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+                let path = opened.open_up(root, &rel).map_err(|_| cannot(e))?;
+                std::fs::read_dir(path).map_err(cannot)?
+            }
             Err(e) => return Err(cannot(e)),
         };
         let mut bare = Bare::default();
@@ -60,6 +81,50 @@ pub(super) fn repositories_in(root: &Path, dirs: &[PathBuf]) -> Result<Vec<PathB
         }
     }
     Ok(found)
+}
+
+/// The locked directories given their owner's read and search to be listed, each with the mode
+/// it had, given back when the search ends (found or not), deepest first.
+#[derive(Default)]
+struct Opened {
+    dirs: Vec<(OwnedFd, Mode)>,
+}
+
+impl Opened {
+    /// Opens up the directory `rel` of `root`, reached one name at a time without following a
+    /// link; the path to list it by (its descriptor's, which names it whatever happens to the
+    /// names on the way).
+    fn open_up(&mut self, root: &Path, rel: &Path) -> io::Result<String> {
+        if self.dirs.len() >= MAX_OPENED {
+            return Err(io::Error::other("too many locked directories"));
+        }
+        let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let mut dir: OwnedFd = open(root, flags, Mode::empty())?;
+        for part in rel.components() {
+            let Component::Normal(name) = part else {
+                return Err(io::Error::other("not a plain relative path"));
+            };
+            dir = open_path(&dir, OsStr::new(name))?;
+        }
+        if fstat(&dir)?.st_uid != nix::unistd::geteuid().as_raw() {
+            return Err(io::Error::other("another user's"));
+        }
+        let mode = mode_of(&dir)?;
+        set_mode(&dir, mode | Mode::S_IRUSR | Mode::S_IXUSR)?;
+        let path = proc_path(&dir);
+        self.dirs.push((dir, mode));
+        Ok(path)
+    }
+}
+
+impl Drop for Opened {
+    fn drop(&mut self) {
+        for (dir, mode) in self.dirs.drain(..).rev() {
+            // A directory that cannot be given its mode back keeps the rights it was given: its
+            // owner's read and search, no more.
+            let _ = set_mode(&dir, mode);
+        }
+    }
 }
 
 /// What of a bare repository's layout a directory's listing showed.

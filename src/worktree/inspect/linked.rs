@@ -106,15 +106,7 @@ pub(super) fn list(dir: &Path) -> Result<Option<Vec<std::ffi::OsString>>, Inspec
 
 /// A real directory (not a link to one).
 pub(super) fn is_dir(path: &Path) -> Result<bool, InspectError> {
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) => Ok(meta.file_type().is_dir()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(source) => Err(InspectError::Io {
-            path: path.to_owned(),
-            what: "cannot stat a linked worktree",
-            source,
-        }),
-    }
+    Ok(kind_of(path)?.is_some_and(|kind| kind.is_dir()))
 }
 
 /// The object id a regular file at `path` holds (a loose ref or a detached HEAD), or `None` (not a
@@ -135,13 +127,15 @@ pub(super) fn read_small(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, Ins
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path);
-    let Ok(file) = opened else {
-        return Ok(None);
-    };
     let io = |source| InspectError::Io {
         path: path.to_owned(),
         what: "cannot read a file of the git directory",
         source,
+    };
+    let file = match opened {
+        Ok(file) => file,
+        Err(e) if absent(&e) => return Ok(None),
+        Err(e) => return Err(io(e)),
     };
     if !file.metadata().map_err(io)?.is_file() {
         return Ok(None);
@@ -158,4 +152,41 @@ pub(super) fn canonical(path: &Path) -> Result<PathBuf, InspectError> {
         what: "cannot resolve",
         source,
     })
+}
+
+/// `path` with every link resolved, or `None` when nothing is there to resolve (a name on the way
+/// missing or not a directory, a loop of links). Any other failure (a directory on the way that
+/// may not be searched) is an error: what cannot be looked at is never taken for nothing.
+pub(super) fn resolved(path: &Path) -> Result<Option<PathBuf>, InspectError> {
+    match std::fs::canonicalize(path) {
+        Ok(real) => Ok(Some(real)),
+        Err(e) if absent(&e) => Ok(None),
+        Err(source) => Err(InspectError::Io {
+            path: path.to_owned(),
+            what: "cannot resolve",
+            source,
+        }),
+    }
+}
+
+/// The type of what is at `path` itself (a link not followed), or `None` when nothing is there;
+/// any other failure is an error, as for `resolved`.
+pub(super) fn kind_of(path: &Path) -> Result<Option<std::fs::FileType>, InspectError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) => Ok(Some(meta.file_type())),
+        Err(e) if absent(&e) => Ok(None),
+        Err(source) => Err(InspectError::Io {
+            path: path.to_owned(),
+            what: "cannot look at",
+            source,
+        }),
+    }
+}
+
+/// Whether a failure to reach `path` says only that nothing is there.
+fn absent(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ENOENT | libc::ENOTDIR | libc::ELOOP)
+    )
 }

@@ -14,7 +14,7 @@ use gix::bstr::ByteSlice;
 use super::bounds::check_head;
 use super::error::InspectError;
 use super::inspection::Inspection;
-use super::linked::{canonical, is_dir, list, read_small};
+use super::linked::{canonical, is_dir, list, read_small, resolved};
 use super::open::open_untrusted;
 use super::state::in_progress;
 use super::status::count_status;
@@ -50,7 +50,7 @@ pub(super) fn add_linked_status(
             continue;
         };
         // A work tree that cannot be found is not here to be removed; one outside is not removed.
-        let Ok(tree) = std::fs::canonicalize(&tree) else {
+        let Some(tree) = resolved(&tree)? else {
             continue;
         };
         if !tree.starts_with(&inside) {

@@ -20,7 +20,7 @@ use super::bounds::{check_head_within, MAX_PATHS};
 use super::error::InspectError;
 use super::inspection::Inspection;
 use super::layout::check_layout;
-use super::linked::{canonical, read_small};
+use super::linked::{canonical, kind_of, read_small, resolved};
 use super::open::{open_refs, open_untrusted};
 use super::patterns::{check_excludes, ProjectExcludes};
 use super::reflog::reflog_ids;
@@ -123,7 +123,7 @@ fn links_of(
         let shown = at.shown.join(&rel);
         // Through a link on its way, the directory is not where the index says: what is there lies
         // outside the worktree (not removed with it) or at its own path inside it (seen there).
-        if canonical(&top).ok().as_deref() != Some(here.join(&rel).as_path()) {
+        if resolved(&top)?.as_deref() != Some(here.join(&rel).as_path()) {
             continue;
         }
         let say = |what: String| {
@@ -175,8 +175,7 @@ fn links_of(
 /// What a bare repository at `top` (an ignored directory the walk found to be one) holds that no
 /// remote-tracking ref of its own reaches, if anything; `None` when `top` is none after all.
 fn bare_work(top: &Path, budget: &mut Budget) -> Result<Option<String>, InspectError> {
-    let is_file = |name: &str| std::fs::symlink_metadata(top.join(name)).is_ok_and(|m| m.is_file());
-    if !is_file("HEAD") {
+    if !kind_of(&top.join("HEAD"))?.is_some_and(|kind| kind.is_file()) {
         return Ok(None);
     }
     let git_dir = canonical(top)?;
@@ -194,12 +193,12 @@ fn bare_work(top: &Path, budget: &mut Budget) -> Result<Option<String>, InspectE
 /// real `.git` directory, or the one a `.git` gitfile names.
 fn git_dir_of(top: &Path, inside: &Path) -> Result<Option<PathBuf>, InspectError> {
     let dot_git = top.join(".git");
-    let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
+    let Some(kind) = kind_of(&dot_git)? else {
         return Ok(None);
     };
-    let named = if meta.file_type().is_dir() {
+    let named = if kind.is_dir() {
         dot_git
-    } else if meta.file_type().is_file() {
+    } else if kind.is_file() {
         let Some(content) = read_small(&dot_git, 4 << 10)? else {
             return Ok(None);
         };
@@ -211,8 +210,8 @@ fn git_dir_of(top: &Path, inside: &Path) -> Result<Option<PathBuf>, InspectError
         return Ok(None);
     };
     // What lies outside the worktree is not removed with it.
-    match std::fs::canonicalize(&named) {
-        Ok(real) if real.starts_with(inside) && canonical(top)?.starts_with(inside) => {
+    match resolved(&named)? {
+        Some(real) if real.starts_with(inside) && canonical(top)?.starts_with(inside) => {
             Ok(Some(real))
         }
         _ => Ok(None),
@@ -225,7 +224,7 @@ fn git_dir_of(top: &Path, inside: &Path) -> Result<Option<PathBuf>, InspectError
 /// Counted without following a link, at most `MAX_LOOSE` entries; an empty directory (a submodule
 /// not checked out) holds nothing.
 fn loose_files(top: &Path, inside: &Path) -> Result<Option<String>, InspectError> {
-    let is_dir = std::fs::symlink_metadata(top).is_ok_and(|m| m.file_type().is_dir());
+    let is_dir = kind_of(top)?.is_some_and(|kind| kind.is_dir());
     if !is_dir || !canonical(top)?.starts_with(inside) {
         return Ok(None);
     }

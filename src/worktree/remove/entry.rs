@@ -3,16 +3,18 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Arc;
 
 use nix::dir::{Dir, Type};
 use nix::errno::Errno;
-use nix::fcntl::{openat, OFlag, AT_FDCWD};
-use nix::sys::stat::{fchmod, fchmodat, fstat, fstatat, FchmodatFlags, Mode, SFlag};
+use nix::fcntl::{openat, OFlag};
+use nix::sys::stat::{fchmod, fstat, fstatat, Mode, SFlag};
 use nix::unistd::{unlinkat, UnlinkatFlags};
+
+use crate::sys::mode;
 
 /// One entry to remove: its name in the directory `parent`.
 pub(super) struct Entry {
@@ -38,15 +40,13 @@ pub(super) fn open_dir(parent: &impl AsFd, name: &OsStr) -> nix::Result<OwnedFd>
 }
 
 /// A directory of the tree opened to be emptied. One its owner may not list, search or write (a
-/// job's `chmod 000` or `chmod 500`) is given those rights first, on the directory itself: opened
-/// with `O_PATH|O_NOFOLLOW`, changed through its descriptor's `/proc/self/fd` entry, which names
-/// that directory and no link. Only the rights of the owner are added, and only to what goes.
+/// job's `chmod 000` or `chmod 500`) is given those rights first, on the directory itself, never
+/// through a link (sys/mode.rs). Only the rights of the owner are added, and only to what goes.
 pub(super) fn open_to_empty(parent: &impl AsFd, name: &OsStr) -> nix::Result<OwnedFd> {
     let dir = match open_dir(parent, name) {
         Err(Errno::EACCES) => {
-            let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-            let path = openat(parent, name, flags, Mode::empty())?;
-            grant_owner(&path)?;
+            let path = mode::open_path(parent, name)?;
+            mode::set_mode(&path, mode::mode_of(&path)? | Mode::S_IRWXU)?;
             open_dir(parent, name)?
         }
         other => other?,
@@ -56,18 +56,6 @@ pub(super) fn open_to_empty(parent: &impl AsFd, name: &OsStr) -> nix::Result<Own
         fchmod(&dir, mode | Mode::S_IRWXU)?;
     }
     Ok(dir)
-}
-
-/// Adds read, write and search for its owner to the directory `path` (an `O_PATH` descriptor).
-fn grant_owner(path: &OwnedFd) -> nix::Result<()> {
-    let mode = Mode::from_bits_truncate(fstat(path)?.st_mode);
-    let named = format!("/proc/self/fd/{}", path.as_raw_fd());
-    fchmodat(
-        AT_FDCWD,
-        named.as_str(),
-        mode | Mode::S_IRWXU,
-        FchmodatFlags::FollowSymlink,
-    )
 }
 
 /// The entries of the directory `dir` (not `.` and `..`), with whether each is a directory (its own
