@@ -963,6 +963,78 @@ fn no_sandbox_is_a_gap_in_the_report() {
     assert!(gaps(&value).contains("--no-sandbox"));
 }
 
+/// A write rule of a policy over a directory that holds a credential store would open it (write
+/// rules are not carved): the run is refused (125) naming the store, whether the rule is the
+/// user's own or a built-in profile's with its variable aimed there (`CLAUDE_CONFIG_DIR`); and the
+/// store is unchanged. A rule beside the store runs, and an agent's profile still writes its own
+/// login (`~/.claude/.credentials.json`).
+#[test]
+fn a_policys_write_rule_over_a_credential_store_is_refused() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::create_dir_all(env.home.join(".config/gh")).unwrap();
+    let token = env.home.join(".config/gh/hosts.yml");
+    fs::write(&token, "oauth_token: gho_secret\n").unwrap();
+    fs::create_dir_all(env.home.join(".config/nvim")).unwrap();
+    fs::create_dir_all(env.home.join(".claude")).unwrap();
+    fs::write(env.home.join(".claude/.credentials.json"), "{}\n").unwrap();
+    let script =
+        "cat \"$HOME/.config/gh/hosts.yml\"; echo mine > \"$HOME/.config/gh/hosts.yml\"; echo done";
+    for rule in ["~/.config", "$HOME/.config/", "~"] {
+        let policy = policy_file(
+            &env,
+            "over.toml",
+            &format!("extends = \"default\"\n[filesystem]\nwrite = [\"{rule}\"]\n"),
+        );
+        let (out, _) = job(&env, &repo, policy.to_str().unwrap(), script);
+        assert_status(&out, 125);
+        let err = stderr(&out);
+        assert!(err.contains(".config/gh") || rule == "~", "{rule}: {err}");
+        assert!(!stdout(&out).contains("gho_secret"), "{rule}");
+    }
+    let (out, _) = job_with(
+        &env,
+        &repo,
+        &[(
+            "CLAUDE_CONFIG_DIR",
+            env.home.join(".config").to_str().unwrap(),
+        )],
+        "claude-code",
+        script,
+    );
+    assert_status(&out, 125);
+    assert!(
+        stderr(&out).contains("holds the credential store"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read_to_string(&token).unwrap(),
+        "oauth_token: gho_secret\n"
+    );
+    let beside = policy_file(
+        &env,
+        "beside.toml",
+        "extends = \"default\"\n[filesystem]\nwrite = [\"~/.config/nvim\"]\n",
+    );
+    let (out, _) = job(
+        &env,
+        &repo,
+        beside.to_str().unwrap(),
+        "echo set > \"$HOME/.config/nvim/init.lua\" && echo done",
+    );
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
+    let (out, _) = job(
+        &env,
+        &repo,
+        "claude-code",
+        "echo '{\"t\":1}' > \"$HOME/.claude/.credentials.json\" && echo done",
+    );
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
+}
+
 /// `--allow-write` over a directory that holds a credential store would open it (write rules are
 /// not carved): refused (125), naming the store; a directory beside it, or the store itself named
 /// on purpose, is not.

@@ -128,10 +128,14 @@ fn sensitive(place: &str) -> bool {
         ".zshrc",
         ".config/fish",
     ];
-    let stores = crate::sandbox::credentials::STORES;
+    let stores = [
+        crate::sandbox::credentials::STORES,
+        crate::sandbox::credentials::LOGINS,
+    ];
     DOORS.contains(&place)
         || stores
             .iter()
+            .flat_map(|list| list.iter())
             .filter_map(|s| s.strip_prefix("~/"))
             .any(|s| s == place || s.starts_with(&format!("{place}/")))
 }

@@ -123,16 +123,20 @@ pub const STORES: &[&str] = &[
     "~/.pgpass",
     "~/.my.cnf",
     "~/.mylogin.cnf",
-    // The agents' own logins and configuration with keys in it (Claude Code keeps a /login API key
-    // and MCP servers' tokens in .claude.json): each agent's profile can write (so read) its own
-    // directory, and isolate carries ~/.claude.json over itself, outside the sandbox.
+    "~/.config/github-copilot",
+];
+
+/// The agents' own logins and configuration with keys in it (Claude Code keeps a /login API key
+/// and MCP servers' tokens in .claude.json): stores like `STORES`', but each agent's profile
+/// writes (so reads) its own directory, and isolate carries ~/.claude.json over itself, outside
+/// the sandbox. The one kind of store a write rule may hold (plan/job.rs).
+pub const LOGINS: &[&str] = &[
     "~/.claude.json",
     "~/.claude/.claude.json",
     "~/.claude/.credentials.json",
     "~/.codex/auth.json",
     "~/.gemini/oauth_creds.json",
     "~/.local/share/opencode/auth.json",
-    "~/.config/github-copilot",
 ];
 
 /// Credential stores outside the home directory: Kerberos' default ticket cache, the secrets a
@@ -146,27 +150,42 @@ pub const SYSTEM_STORES: &[&str] = &[
     "/run/user/$UID/containers/auth.json",
 ];
 
-/// `STORES` as rules: under `~` (the caller's `HOME`), and under the user's home directory of the
-/// password database too when `HOME` names another place (`sudo -E`, a test's home), so that a
-/// changed `HOME` never opens the real stores; the XDG directories' stores where the XDG variables
-/// move them; `SYSTEM_STORES`; and the stores the caller's variables name (named.rs).
+/// `STORES` and `LOGINS` as rules: under `~` (the caller's `HOME`), and under the user's home
+/// directory of the password database too when `HOME` names another place (`sudo -E`, a test's
+/// home), so that a changed `HOME` never opens the real stores; the XDG directories' stores where
+/// the XDG variables move them; `SYSTEM_STORES`; and the stores the caller's variables name
+/// (named.rs).
 pub fn stores() -> Vec<String> {
     let var = |name: &str| std::env::var_os(name);
-    let mut out: Vec<String> = STORES.iter().map(|s| s.to_string()).collect();
-    let home = var("HOME").map(std::path::PathBuf::from);
+    let mut out = in_homes(&[STORES, LOGINS]);
+    out.extend(SYSTEM_STORES.iter().map(|s| s.to_string()));
+    out.extend(named::stores(&var, named::Kind::Every));
+    out
+}
+
+/// The agents' logins among `stores()`, as rules.
+pub fn logins() -> Vec<String> {
+    let var = |name: &str| std::env::var_os(name);
+    let mut out = in_homes(&[LOGINS]);
+    out.extend(named::stores(&var, named::Kind::Logins));
+    out
+}
+
+/// `lists` under `~`, and under the password database's home directory when `HOME` is another.
+fn in_homes(lists: &[&[&str]]) -> Vec<String> {
+    let all = || lists.iter().flat_map(|list| list.iter());
+    let mut out: Vec<String> = all().map(|s| s.to_string()).collect();
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let real = nix::unistd::User::from_uid(nix::unistd::getuid())
         .ok()
         .flatten()
         .map(|user| user.dir);
     if let Some(real) = real.filter(|real| Some(real) != home.as_ref()) {
         out.extend(
-            STORES
-                .iter()
+            all()
                 .filter_map(|s| s.strip_prefix("~/"))
                 .map(|rest| real.join(rest).display().to_string()),
         );
     }
-    out.extend(SYSTEM_STORES.iter().map(|s| s.to_string()));
-    out.extend(named::stores(&var));
     out
 }

@@ -6,7 +6,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::STORES;
+use super::{LOGINS, STORES};
 
 /// A variable and what beneath the path it holds is the store (`""`: the path itself). Each is
 /// a tool's documented way to move its credentials; a variable holding a directory the tool
@@ -60,11 +60,23 @@ const NAMED: &[(&str, &[&str])] = &[
     ("DBT_PROFILES_DIR", &["profiles.yml"]),
     ("BITWARDENCLI_APPDATA_DIR", &[""]),
     ("HUB_CONFIG", &[""]),
-    // The agents' own logins where their variables move them (an agent's profile writes its own
-    // directory, which re-opens them to it alone, as with `~/.claude` and `~/.codex`).
+];
+
+/// The agents' own logins where their variables move them (an agent's profile writes its own
+/// directory, which re-opens them to it alone, as with `~/.claude` and `~/.codex`): `LOGINS`.
+const NAMED_LOGINS: &[(&str, &[&str])] = &[
     ("CLAUDE_CONFIG_DIR", &[".credentials.json", ".claude.json"]),
     ("CODEX_HOME", &["auth.json"]),
 ];
+
+/// Which of the stores the variables name.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// Every one.
+    Every,
+    /// The agents' logins only.
+    Logins,
+}
 
 /// Where the XDG base directories move `STORES`' entries from: the variable and the default.
 const XDG: &[(&str, &str)] = &[
@@ -76,7 +88,7 @@ const XDG: &[(&str, &str)] = &[
 /// The stores `var` names, as absolute paths. A value that is relative, holds a `$` (which the
 /// policy's expansion would take for a variable), or is the home directory or above it names
 /// none; `KUBECONFIG` is a list, `KRB5CCNAME` may say its cache's type (`FILE:`, `DIR:`).
-pub(super) fn stores(var: &dyn Fn(&str) -> Option<OsString>) -> Vec<String> {
+pub(super) fn stores(var: &dyn Fn(&str) -> Option<OsString>, kind: Kind) -> Vec<String> {
     let home = var("HOME").map(std::path::PathBuf::from);
     let usable = |value: &str| -> Option<String> {
         let value = value.trim_end_matches('/');
@@ -84,8 +96,12 @@ pub(super) fn stores(var: &dyn Fn(&str) -> Option<OsString>) -> Vec<String> {
         (Path::new(value).is_absolute() && !value.contains('$') && !above_home)
             .then(|| value.to_string())
     };
+    let (named, stores): (&[_], &[_]) = match kind {
+        Kind::Every => (&[NAMED, NAMED_LOGINS], &[STORES, LOGINS]),
+        Kind::Logins => (&[NAMED_LOGINS], &[LOGINS]),
+    };
     let mut out = Vec::new();
-    for (name, parts) in NAMED {
+    for (name, parts) in named.iter().flat_map(|table| table.iter()) {
         let Some(value) = var(name).and_then(|v| v.into_string().ok()) else {
             continue;
         };
@@ -124,8 +140,9 @@ pub(super) fn stores(var: &dyn Fn(&str) -> Option<OsString>) -> Vec<String> {
             continue;
         };
         out.extend(
-            STORES
+            stores
                 .iter()
+                .flat_map(|list| list.iter())
                 .filter_map(|s| s.strip_prefix(default))
                 .map(|rest| format!("{base}/{rest}")),
         );

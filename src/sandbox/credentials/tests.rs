@@ -38,7 +38,7 @@ fn stores_named_by_variables_are_where_the_variables_say() {
             .find(|(n, _)| *n == name)
             .map(|(_, v)| std::ffi::OsString::from(v))
     };
-    let got = named::stores(&var);
+    let got = named::stores(&var, named::Kind::Every);
     for want in [
         "/keys/gnupg",
         "/etc/kube/a.yaml",
@@ -62,5 +62,39 @@ fn stores_named_by_variables_are_where_the_variables_say() {
         assert!(!got.iter().any(|s| s == unwanted), "{unwanted} in {got:?}");
     }
     assert!(!got.iter().any(|s| s.starts_with("aws")), "{got:?}");
-    assert!(named::stores(&|_: &str| None).is_empty());
+    assert!(named::stores(&|_: &str| None, named::Kind::Every).is_empty());
+}
+
+/// The agents' logins are stores like any other (denied to every profile but the agent's), and
+/// where their variables move them, the moved ones are logins too; no other store is one.
+#[test]
+fn the_agents_logins_are_stores_and_no_other_store_is_a_login() {
+    let vars = [
+        ("HOME", "/home/u"),
+        ("CLAUDE_CONFIG_DIR", "/cfg/claude"),
+        ("GNUPGHOME", "/g"),
+    ];
+    let var = |name: &str| {
+        vars.iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| std::ffi::OsString::from(v))
+    };
+    let logins = named::stores(&var, named::Kind::Logins);
+    assert!(
+        logins.contains(&"/cfg/claude/.credentials.json".to_string()),
+        "{logins:?}"
+    );
+    assert!(!logins.iter().any(|l| l.starts_with("/g")), "{logins:?}");
+    let every = named::stores(&var, named::Kind::Every);
+    assert!(logins.iter().all(|l| every.contains(l)), "{every:?}");
+    let (stores, logins) = (stores(), logins_of_home());
+    assert!(logins.iter().all(|l| stores.contains(l)));
+    assert!(logins.iter().all(|l| !STORES.contains(&l.as_str())));
+}
+
+fn logins_of_home() -> Vec<String> {
+    logins()
+        .into_iter()
+        .filter(|l| l.starts_with("~/"))
+        .collect()
 }

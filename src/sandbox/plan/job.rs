@@ -1,14 +1,16 @@
 //! The paths a job needs whatever its policy says (its worktree, TMPDIR, project, `--allow-write`,
 //! its command's installation), added to a policy's resolved paths, and the refusal of a write rule
-//! that would open the home directory or the project. Never makes a path writable that the job's
-//! caller did not name.
+//! that would open the home directory, the project or a credential store. Never makes a path
+//! writable that the job's caller did not name.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::expand;
 use super::resolve::granted;
 use super::{Access, Outcome, Resolved};
 use crate::error::{Error, Result};
+use crate::sandbox::credentials;
 use crate::sandbox::policy::Policy;
 
 /// The paths a job needs whatever its policy says.
@@ -129,5 +131,39 @@ fn job_path(written: &str, access: Access) -> Resolved {
         outcome: Outcome::Failed,
         detail: None,
         noted: false,
+    }
+}
+
+/// Fails every write rule of `resolved` that holds a credential store there is: write rules are
+/// not carved as read rules are (`carve`), so one over `~/.config` would open `~/.config/gh` to
+/// read and write. The agents' logins (`credentials::LOGINS`) are the exception: each agent's
+/// profile writes its own directory on purpose. A rule naming a store itself, or a path inside
+/// one, is the policy's choice, as for read rules.
+pub(super) fn refuse_opening_stores(resolved: &mut [Resolved]) {
+    let logins: Vec<PathBuf> = credentials::logins()
+        .iter()
+        .filter_map(|login| fs::canonicalize(expand(login).ok()?).ok())
+        .collect();
+    let stores: Vec<PathBuf> = resolved
+        .iter()
+        .filter(|r| r.access == Access::Deny && r.outcome == Outcome::Granted)
+        .filter_map(|r| r.path.clone())
+        .filter(|store| store.symlink_metadata().is_ok() && !logins.contains(store))
+        .collect();
+    for r in resolved
+        .iter_mut()
+        .filter(|r| r.access == Access::Write && r.outcome == Outcome::Granted)
+    {
+        let Some(path) = &r.path else { continue };
+        let Some(store) = stores.iter().find(|s| s.starts_with(path) && *s != path) else {
+            continue;
+        };
+        r.detail = Some(format!(
+            "{} holds the credential store {}, which a job may never read; name the directories \
+             beside it that the job needs",
+            path.display(),
+            store.display()
+        ));
+        r.outcome = Outcome::Failed;
     }
 }

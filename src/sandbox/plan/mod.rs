@@ -52,7 +52,7 @@ pub use sockets::{Judge, Route, Sockets};
 
 use create::create;
 use gaps::gaps;
-use job::{add_job_paths, refuse_opening_home};
+use job::{add_job_paths, refuse_opening_home, refuse_opening_stores};
 use resolve::resolve_policy_paths;
 use resolved::reads_everything;
 use rules::rules;
@@ -108,6 +108,7 @@ pub fn build(loaded: &Loaded, job: &Job, no_sandbox: bool) -> Result<Built> {
     let mut resolved = resolve_policy_paths(policy);
     let allow_write = add_job_paths(&mut resolved, job, policy)?;
     refuse_opening_home(&mut resolved, job);
+    refuse_opening_stores(&mut resolved);
     // Every path is checked before anything is made.
     if let Some(r) = resolved.iter().find(|r| r.outcome == Outcome::Failed) {
         return Err(fail(refusal(r)));

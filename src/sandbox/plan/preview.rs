@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::check::check;
+use super::job::refuse_opening_stores;
 use super::resolve::resolve_policy_paths;
 use super::resolved::reads_everything;
 use super::{features, gaps, Access, FeatureState, Kernel, Outcome, Resolved, DEVICES};
@@ -32,6 +33,7 @@ pub fn preview(loaded: &Loaded) -> Preview {
     let abi = kernel.landlock_abi;
     let policy = &loaded.policy;
     let mut paths = resolve_policy_paths(policy);
+    refuse_opening_stores(&mut paths);
     let placeholder = |written: &str, access, detail: &str| Resolved {
         written: written.to_string(),
         access,
