@@ -5,6 +5,7 @@
 
 use std::fs;
 use std::net::TcpListener;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -193,6 +194,46 @@ fn strict_refuses_reading_the_home_directory_that_default_can_read() {
     assert_eq!(stdout(&out), "hello\ncommitted\n", "{}", stderr(&out));
     assert_eq!(env.isolate_branches(&repo).len(), 1);
     env.assert_fsck(&repo);
+}
+
+/// A store a variable moves to a path with a `$` in it is denied there (the policy's expansion
+/// gives the `$` back, never takes it for a variable); one whose value is not UTF-8, which no rule
+/// can name, fails the run (125) before the job starts, and `policy show` says why.
+#[test]
+fn a_store_variable_with_a_dollar_or_not_utf8_never_leaves_the_store_readable() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let gnupg = env.path().join("keys$HOME/gnupg");
+    fs::create_dir_all(&gnupg).unwrap();
+    fs::write(gnupg.join("k.key"), "gpg key\n").unwrap();
+    let at = gnupg.to_str().unwrap();
+    let script = format!("cat '{at}/k.key' 2>/dev/null || echo refused");
+    let (out, _) = job_with(&env, &repo, &[("GNUPGHOME", at)], "default", &script);
+    assert_status(&out, 0);
+    assert_eq!(stdout(&out), "refused\n", "{}", stderr(&out));
+    let odd = std::ffi::OsStr::from_bytes(b"/tmp/gnupg-\xff");
+    let run = |args: &[&str]| {
+        let mut cmd = env.isolate_cmd(&repo, args);
+        cmd.env("GNUPGHOME", odd);
+        finish(
+            cmd.stdin(std::process::Stdio::null()).spawn().unwrap(),
+            LIMIT,
+        )
+    };
+    let out = run(&["run", "--", "sh", "-c", "echo started"]);
+    assert_status(&out, 125);
+    assert!(!stdout(&out).contains("started"));
+    assert!(
+        stderr(&out).contains("$GNUPGHOME is not UTF-8"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["policy", "show", "default"]);
+    assert!(
+        stdout(&out).contains("$GNUPGHOME is not UTF-8"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 /// A credential store a variable moves is refused where the variable moves it, in every profile:

@@ -163,12 +163,41 @@ pub fn stores() -> Vec<String> {
     out
 }
 
+/// Why `stores()` cannot be made here, if it cannot: a variable it reads, or the home directory
+/// of the password database, that is not UTF-8 (a rule is text; the store it names would be left
+/// open).
+pub fn unusable() -> Option<String> {
+    let var = |name: &str| std::env::var_os(name);
+    if let Some(name) = named::not_utf8(&var) {
+        return Some(format!(
+            "${name} is not UTF-8, so the credential store it names cannot be denied; set it to a \
+             UTF-8 path or unset it"
+        ));
+    }
+    let real = nix::unistd::User::from_uid(nix::unistd::getuid())
+        .ok()
+        .flatten()?;
+    real.dir.to_str().is_none().then(|| {
+        format!(
+            "the home directory {} is not UTF-8, so its credential stores cannot be denied",
+            real.dir.display()
+        )
+    })
+}
+
 /// The agents' logins among `stores()`, as rules.
 pub fn logins() -> Vec<String> {
     let var = |name: &str| std::env::var_os(name);
     let mut out = in_homes(&[LOGINS]);
     out.extend(named::stores(&var, named::Kind::Logins));
     out
+}
+
+/// `path` as a rule that expands to it (plan/expand.rs): each `$` doubled. For a path the
+/// machine gave (a variable's value, a home directory), never for one of the lists above, whose
+/// `$UID` is to be expanded.
+fn literal(path: &str) -> String {
+    path.replace('$', "$$")
 }
 
 /// `lists` under `~`, and under the password database's home directory when `HOME` is another.
@@ -184,7 +213,7 @@ fn in_homes(lists: &[&[&str]]) -> Vec<String> {
         out.extend(
             all()
                 .filter_map(|s| s.strip_prefix("~/"))
-                .map(|rest| real.join(rest).display().to_string()),
+                .map(|rest| literal(&real.join(rest).display().to_string())),
         );
     }
     out

@@ -85,16 +85,16 @@ const XDG: &[(&str, &str)] = &[
     ("XDG_CACHE_HOME", "~/.cache/"),
 ];
 
-/// The stores `var` names, as absolute paths. A value that is relative, holds a `$` (which the
-/// policy's expansion would take for a variable), or is the home directory or above it names
-/// none; `KUBECONFIG` is a list, `KRB5CCNAME` may say its cache's type (`FILE:`, `DIR:`).
+/// The stores `var` names, as rules for absolute paths (a `$` in a value doubled, so that the
+/// policy's expansion gives it back). A value that is relative, or is the home directory or above
+/// it, names none; `KUBECONFIG` is a list, `KRB5CCNAME` may say its cache's type (`FILE:`,
+/// `DIR:`). A value that is not UTF-8 cannot be a rule: `not_utf8` fails the run on it.
 pub(super) fn stores(var: &dyn Fn(&str) -> Option<OsString>, kind: Kind) -> Vec<String> {
     let home = var("HOME").map(std::path::PathBuf::from);
     let usable = |value: &str| -> Option<String> {
         let value = value.trim_end_matches('/');
         let above_home = home.as_deref().is_some_and(|h| h.starts_with(value));
-        (Path::new(value).is_absolute() && !value.contains('$') && !above_home)
-            .then(|| value.to_string())
+        (Path::new(value).is_absolute() && !above_home).then(|| super::literal(value))
     };
     let (named, stores): (&[_], &[_]) = match kind {
         Kind::Every => (&[NAMED, NAMED_LOGINS], &[STORES, LOGINS]),
@@ -148,4 +148,14 @@ pub(super) fn stores(var: &dyn Fn(&str) -> Option<OsString>, kind: Kind) -> Vec<
         );
     }
     out
+}
+
+/// The first variable `stores` reads (`HOME` among them) that is set to a value that is not
+/// UTF-8: the store it names cannot be denied, so no sandboxed run may start with it.
+pub(super) fn not_utf8(var: &dyn Fn(&str) -> Option<OsString>) -> Option<&'static str> {
+    let names = NAMED.iter().chain(NAMED_LOGINS).map(|(name, _)| *name);
+    std::iter::once("HOME")
+        .chain(XDG.iter().map(|(name, _)| *name))
+        .chain(names)
+        .find(|name| var(name).is_some_and(|value| value.to_str().is_none()))
 }

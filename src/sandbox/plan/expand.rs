@@ -1,9 +1,9 @@
-//! Expansion of a path as a policy writes it: `~` and `$VAR`/`${VAR}`. Never expands a value
-//! again, and never takes an empty variable for a path.
+//! Expansion of a path as a policy writes it: `~` and `$VAR`/`${VAR}`, `$$` for a `$` of the
+//! path's own. Never expands a value again, and never takes an empty variable for a path.
 
 use crate::error::{Error, Result};
 
-/// Expands `~` and `$VAR`/`${VAR}`.
+/// Expands `~` and `$VAR`/`${VAR}`, and `$$` to `$`.
 pub fn expand(raw: &str) -> Result<String> {
     let bad = |why: String| Error::PathExpansion {
         written: raw.to_string(),
@@ -25,6 +25,11 @@ pub fn expand(raw: &str) -> Result<String> {
     let mut from = 0;
     while let Some(start) = out[from..].find('$').map(|i| i + from) {
         let rest = &out[start + 1..];
+        if rest.starts_with('$') {
+            out.replace_range(start..start + 2, "$");
+            from = start + 1;
+            continue;
+        }
         let (name, len) = match rest.strip_prefix('{') {
             Some(inner) => {
                 let end = inner

@@ -105,6 +105,9 @@ pub fn build(loaded: &Loaded, job: &Job, no_sandbox: bool) -> Result<Built> {
         message,
     };
 
+    if let Some(why) = crate::sandbox::credentials::unusable() {
+        return Err(fail(why));
+    }
     let mut resolved = resolve_policy_paths(policy);
     let allow_write = add_job_paths(&mut resolved, job, policy)?;
     refuse_opening_home(&mut resolved, job);

@@ -70,6 +70,7 @@ pub fn preview(loaded: &Loaded) -> Preview {
             _ => {}
         }
     }
+    problems.extend(crate::sandbox::credentials::unusable());
     if let Err(e) = check(loaded, kernel) {
         problems.push(e.to_string());
     }

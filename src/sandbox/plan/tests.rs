@@ -10,6 +10,8 @@ fn expand_home_and_variables() {
     assert_eq!(expand("${HOME}/x").unwrap(), format!("{home}/x"));
     assert_eq!(expand("$HOME").unwrap(), home);
     assert!(expand("$ISOLATE_SURELY_UNSET_VAR/x").is_err());
+    assert_eq!(expand("/a$$b/$$HOME").unwrap(), "/a$b/$HOME");
+    assert!(expand("/a$/b").is_err());
     assert!(expand("/a/${B").is_err());
     assert_eq!(expand("~user/x").unwrap(), "~user/x");
 }
