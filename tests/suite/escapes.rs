@@ -3755,6 +3755,76 @@ fn sysv_memory_and_the_limits_and_priority_of_outside_processes_are_out_of_reach
     assert_eq!(rest.trim(), "OUTSIDE-ORIGINAL");
 }
 
+/// A localhost service of the user's on one family's loopback (`127.0.0.1:P`, or `[::1]:P`): a job
+/// that listens on the other family's (`[::1]:P`, a v6-only `[::]:P`, `127.0.0.1:P`, `0.0.0.0:P`),
+/// which the kernel allows (two families), takes every client that resolves `localhost` to that
+/// family first. Refused with `EADDRINUSE` under every policy, and the port still reaches the
+/// service alone; the job's own dual-stack server (both families on its own port) listens.
+#[test]
+fn a_job_never_listens_beside_a_users_localhost_service_on_the_other_family() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let Ok(v6) = std::net::TcpListener::bind("[::1]:0") else {
+        eprintln!("no IPv6 loopback on this machine: no other family to listen on");
+        return;
+    };
+    let v4 = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let (p4, p6) = (
+        v4.local_addr().unwrap().port(),
+        v6.local_addr().unwrap().port(),
+    );
+    // In the project: `strict` reads nothing else of the test's.
+    let job = repo.join("job.py");
+    fs::write(
+        &job,
+        "import socket, sys\n\
+         p4, p6 = int(sys.argv[1]), int(sys.argv[2])\n\
+         def listen(family, addr, port, v6only=False):\n\
+         \x20   s = socket.socket(family, socket.SOCK_STREAM)\n\
+         \x20   if v6only: s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)\n\
+         \x20   s.bind((addr, port))\n\
+         \x20   try: s.listen(8); return s\n\
+         \x20   except OSError as e: print(addr, port == p4 and 'p4' or 'p6', e.errno)\n\
+         \x20   s.close()\n\
+         for args in [(socket.AF_INET6, '::1', p4), (socket.AF_INET6, '::', p4, True),\n\
+         \x20            (socket.AF_INET, '127.0.0.1', p6), (socket.AF_INET, '0.0.0.0', p6)]:\n\
+         \x20   if listen(*args): print(args[1], 'listening')\n\
+         own = listen(socket.AF_INET, '127.0.0.1', 0)\n\
+         mine = listen(socket.AF_INET6, '::1', own.getsockname()[1])\n\
+         print('own', 'listening' if mine else 'refused')\n",
+    )
+    .unwrap();
+    for policy in ["default", "strict"] {
+        let argv = [
+            "run",
+            "-q",
+            "--policy",
+            policy,
+            "--",
+            "python3",
+            job.to_str().unwrap(),
+            &p4.to_string(),
+            &p6.to_string(),
+        ];
+        let ran = env.isolate(&repo, argv);
+        let said = stdout(&ran);
+        let busy = libc::EADDRINUSE;
+        let want = format!(
+            "::1 p4 {busy}\n:: p4 {busy}\n127.0.0.1 p6 {busy}\n0.0.0.0 p6 {busy}\nown listening\n"
+        );
+        assert_eq!(said, want, "{policy}: {}", stderr(&ran));
+    }
+    for (port, other) in [(p4, "[::1]"), (p6, "127.0.0.1")] {
+        let refused = std::net::TcpStream::connect(format!("{other}:{port}")).unwrap_err();
+        assert_eq!(
+            refused.kind(),
+            std::io::ErrorKind::ConnectionRefused,
+            "{other}:{port}"
+        );
+    }
+    drop((v4, v6));
+}
+
 /// A localhost service of the user's that binds its port with `SO_REUSEPORT` (TCP and UDP): a job
 /// of the same user that binds the same port with it would be handed part of the service's
 /// clients. The option is refused in the job (as a kernel without it refuses it), and the port

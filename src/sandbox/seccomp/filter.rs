@@ -212,11 +212,10 @@ fn handed_over(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), Sec
         sys(libc::SYS_setsockopt)?,
         &socket_option(libc::SO_REUSEADDR),
     )?;
-    if sockets.tcp_bind.is_some() || sockets.route.is_some() {
-        // listen() on an unbound TCP socket binds a port on every address by itself; under a
-        // domain allowlist a job listens on loopback only.
-        ctx.add_rule(ScmpAction::Notify, sys(libc::SYS_listen)?)?;
-    }
+    // listen() on an unbound TCP socket binds a port on every address by itself; under a domain
+    // allowlist a job listens on loopback only; and never beside another's localhost service on
+    // the other family's loopback (broker/inet/shadow.rs).
+    ctx.add_rule(ScmpAction::Notify, sys(libc::SYS_listen)?)?;
     Ok(())
 }
 

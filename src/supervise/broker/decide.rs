@@ -39,7 +39,7 @@ pub(super) fn decide(
                 Err(decision) => return decision,
             };
             Decision::Decided(Decided {
-                verdict: inet::listen(sockets, &socket, call.args[1]),
+                verdict: inet::listen(sockets, &socket, call.args[1], unix.members()),
                 kind: Kind::Listen,
                 socket: Some(socket),
                 addr: Vec::new(),

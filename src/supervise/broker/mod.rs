@@ -40,6 +40,9 @@ pub enum Verdict {
     Done(Answer),
     /// The policy refuses it: EACCES, and counted.
     Refused,
+    /// Refused with this errno, and counted: `EADDRINUSE` for a listen that would take a port
+    /// someone else's localhost service holds on the other family (a server then tries another).
+    RefusedAs(i32),
     /// Allowed: the broker connects the socket to the address the job gave (which may block).
     Connect,
     /// Allowed: the broker connects the socket to this socket file, the one it checked.

@@ -72,21 +72,40 @@ fn answer(
     counts: &Counts,
     workers: &Workers,
 ) {
-    match (decided.verdict, decided.socket) {
+    // The broker's copy of the caller's socket is closed before the answer: once answered, the
+    // job may close its own and bind the address again, which a copy left open would still hold.
+    let Decided {
+        verdict,
+        kind,
+        socket,
+        addr,
+    } = decided;
+    let socket = match verdict {
+        Verdict::Connect | Verdict::ConnectTo(_) => socket,
+        _ => {
+            drop(socket);
+            None
+        }
+    };
+    match (verdict, socket) {
         (Verdict::Done(answer), _) => listener.answer(&call, answer),
         (Verdict::Send(fd, cloexec), _) => listener.answer_with_fd(&call, &fd, cloexec),
-        (Verdict::Refused, _) => {
-            let count = match decided.kind {
+        (verdict @ (Verdict::Refused | Verdict::RefusedAs(_)), _) => {
+            let count = match kind {
                 Kind::Unix => &counts.unix_connect,
                 Kind::Tcp => &counts.tcp_connect,
                 Kind::Listen => &counts.listen,
             };
             count.fetch_add(1, Ordering::Relaxed);
-            listener.answer(&call, Answer::Errno(libc::EACCES));
+            let errno = match verdict {
+                Verdict::RefusedAs(errno) => errno,
+                _ => libc::EACCES,
+            };
+            listener.answer(&call, Answer::Errno(errno));
         }
         (Verdict::Connect, Some(socket)) => {
-            let unix = matches!(decided.kind, Kind::Unix);
-            workers.connect(listener, call, socket, unix, decided.addr, None)
+            let unix = matches!(kind, Kind::Unix);
+            workers.connect(listener, call, socket, unix, addr, None)
         }
         (Verdict::ConnectTo(file), Some(socket)) => {
             let addr = unix::address_of(&file);

@@ -1,31 +1,44 @@
-//! listen(2) where TCP bind is restricted, decided on the address the kernel holds for the socket.
+//! listen(2), decided on the address the kernel holds for the socket.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 
+use super::shadow::shadows;
 use super::{ip, port};
 use crate::sandbox::notify::Answer;
 use crate::sandbox::plan::Sockets;
 use crate::supervise::broker::connection::option;
+use crate::supervise::broker::listeners::Members;
 use crate::supervise::broker::Verdict;
 
-/// listen(2) where TCP bind is restricted: a TCP socket that was never bound would bind a port on
-/// every address by itself, past Landlock's bind rule. Under a domain allowlist a job listens on
-/// loopback only (an address it bound, as the kernel holds it, so nothing it changes later
-/// counts): a server on 0.0.0.0 would let anyone on the network in, past the proxy. Everything
-/// else listens as asked.
-pub fn listen(sockets: &Sockets, socket: &OwnedFd, backlog: u64) -> Verdict {
+/// listen(2). Where TCP bind is restricted, a TCP socket that was never bound would bind a port
+/// on every address by itself, past Landlock's bind rule. Under a domain allowlist a job listens
+/// on loopback only: a server on 0.0.0.0 would let anyone on the network in, past the proxy.
+/// Under every policy, a job never listens where `localhost` reaches (a loopback or wildcard
+/// address) on a port someone else's listener holds on the other family (shadow.rs): refused
+/// with `EADDRINUSE`, as if that port were taken, which it is for whoever connects to
+/// `localhost`. All on the address it bound, as the kernel holds it, so nothing it changes later
+/// counts. Everything else listens as asked.
+pub fn listen(sockets: &Sockets, socket: &OwnedFd, backlog: u64, members: &Members) -> Verdict {
     let family = option(socket, libc::SO_DOMAIN);
     let inet = matches!(family, Ok(libc::AF_INET) | Ok(libc::AF_INET6));
     let local = bound(socket);
-    if inet && local.as_deref().and_then(port) == Some(0) {
+    let restricted = sockets.tcp_bind.is_some() || sockets.route.is_some();
+    let port = local.as_deref().and_then(port);
+    if inet && restricted && port == Some(0) {
         return Verdict::Refused;
     }
-    let loopback = local
-        .as_deref()
-        .and_then(ip)
-        .is_some_and(|ip| ip.is_loopback());
+    let ip = local.as_deref().and_then(ip);
+    let loopback = ip.is_some_and(|ip| ip.is_loopback());
     if inet && sockets.route.is_some() && !loopback {
         return Verdict::Refused;
+    }
+    if let (true, Some(ip), Some(port @ 1..)) = (inet, ip, port) {
+        match shadows(ip, port, members) {
+            Some(false) => {}
+            Some(true) => return Verdict::RefusedAs(libc::EADDRINUSE),
+            // The kernel's tables cannot be read: nothing can tell.
+            None => return Verdict::Refused,
+        }
     }
     // The kernel reads backlog as an int.
     let backlog = backlog as u32 as libc::c_int;

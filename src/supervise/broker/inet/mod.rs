@@ -1,4 +1,4 @@
-//! A job's connect on an inet socket, and its listen(2) where TCP bind is restricted. The broker
+//! A job's connect on an inet socket, and its listen(2). The broker
 //! makes the connection itself (the job's Landlock TCP rule never sees it), so it holds the connect
 //! to the policy's ports here, as Landlock would: a TCP connect to a port the policy does not list
 //! is refused with EACCES. Under a domain allowlist it holds the address too (Landlock matches a
@@ -10,6 +10,7 @@
 
 mod listen;
 mod reuse;
+mod shadow;
 #[cfg(test)]
 mod tests;
 

@@ -64,6 +64,11 @@ impl Unix {
         }
     }
 
+    /// The job's processes.
+    pub fn members(&self) -> &listeners::Members {
+        &self.members
+    }
+
     /// The verdict on connecting a unix socket of `caller` to `addr` (the address it gave, read
     /// once).
     pub fn connect(&mut self, caller: &Caller, addr: &[u8]) -> Verdict {
