@@ -1,23 +1,32 @@
-//! The sock_diag dump of every bound unix socket: the request written by hand, the replies walked
-//! message by message. A reply it cannot read fails the dump, never yields a guess.
+//! A sock_diag dump: the request written by hand, the replies walked message by message. A reply
+//! it cannot read fails the dump, never yields a guess. Of every bound unix socket here; of the
+//! TCP listeners, inet.rs.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use super::parse::{align, parse};
 use super::Bound;
 
-const SOCK_DIAG_BY_FAMILY: u16 = 20;
+pub(super) const SOCK_DIAG_BY_FAMILY: u16 = 20;
 const NLMSG_ERROR: u16 = 2;
 const NLMSG_DONE: u16 = 3;
 
 const UDIAG_SHOW_NAME: u32 = 1;
 const UDIAG_SHOW_VFS: u32 = 2;
 /// struct nlmsghdr.
-const NLMSG_HDR: usize = 16;
+pub(super) const NLMSG_HDR: usize = 16;
 
 /// Every bound unix socket of this network namespace (listening or not: a bound socket that has
 /// not called listen() yet will be served by whoever bound it).
 pub fn bound() -> std::io::Result<Vec<Bound>> {
+    dump(&dump_request(), parse)
+}
+
+/// The replies to the sock_diag `request`, each message read by `parse` (`None`: skipped).
+pub(super) fn dump<T>(
+    request: &[u8],
+    parse: impl Fn(&[u8]) -> Option<T>,
+) -> std::io::Result<Vec<T>> {
     // SAFETY: socket(2) returns a new descriptor or -1.
     let fd = unsafe {
         libc::socket(
@@ -31,7 +40,6 @@ pub fn bound() -> std::io::Result<Vec<Bound>> {
     }
     // SAFETY: a new descriptor nothing else owns.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let request = dump_request();
     // SAFETY: sockaddr_nl is plain data; zeroed (port 0, no groups) addresses the kernel.
     let mut kernel: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
     kernel.nl_family = libc::AF_NETLINK as u16;
@@ -83,15 +91,21 @@ pub fn bound() -> std::io::Result<Vec<Bound>> {
     }
 }
 
-/// The request for a dump of every unix socket, with its name and its file.
-fn dump_request() -> Vec<u8> {
+/// A dump request's netlink header, for a request of `len` bytes after it.
+pub(super) fn header(len: usize) -> Vec<u8> {
     // struct nlmsghdr: length, type, flags, sequence, port (the kernel fills it in).
-    let mut request = Vec::with_capacity(NLMSG_HDR + 24);
-    request.extend_from_slice(&((NLMSG_HDR + 24) as u32).to_ne_bytes());
+    let mut request = Vec::with_capacity(NLMSG_HDR + len);
+    request.extend_from_slice(&((NLMSG_HDR + len) as u32).to_ne_bytes());
     request.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
     request.extend_from_slice(&((libc::NLM_F_REQUEST | libc::NLM_F_DUMP) as u16).to_ne_bytes());
     request.extend_from_slice(&1u32.to_ne_bytes());
     request.extend_from_slice(&0u32.to_ne_bytes());
+    request
+}
+
+/// The request for a dump of every unix socket, with its name and its file.
+fn dump_request() -> Vec<u8> {
+    let mut request = header(24);
     // struct unix_diag_req: family, protocol, pad, states (all), inode (all), what to show, cookie.
     request.extend_from_slice(&[libc::AF_UNIX as u8, 0, 0, 0]);
     request.extend_from_slice(&u32::MAX.to_ne_bytes());

@@ -1,6 +1,7 @@
-//! Which unix socket is bound where, and whether the job holds it: the kernel's socket diagnostics
-//! (sock_diag(7), `NETLINK_SOCK_DIAG` with `UNIX_DIAG_VFS` and `UNIX_DIAG_NAME`) map a socket file's
-//! inode, or an abstract name, to the socket bound there; the job's descriptor tables
+//! Which unix socket is bound where (and which TCP listener, inet.rs), and whether the job holds
+//! it: the kernel's socket diagnostics (sock_diag(7), `NETLINK_SOCK_DIAG` with `UNIX_DIAG_VFS`
+//! and `UNIX_DIAG_NAME`) map a socket file's inode, or an abstract name, to the socket bound
+//! there; the job's descriptor tables
 //! (`/proc/<pid>/fd`, `socket:[N]`) say whether a process of the job holds that socket.
 //!
 //! The request and the replies are three fixed C structures and a list of attributes, written here
@@ -9,6 +10,7 @@
 
 mod diag;
 mod identity;
+mod inet;
 mod members;
 mod parse;
 #[cfg(test)]
@@ -16,6 +18,7 @@ mod tests;
 
 pub use diag::bound;
 pub use identity::identity;
+pub use inet::{tcp_listeners, Listening};
 pub use members::{held_by_job, Members};
 
 /// One bound unix socket, as the kernel reports it.
