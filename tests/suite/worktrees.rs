@@ -806,7 +806,7 @@ fn merge_of_a_tree_bomb_stops_at_the_output_bound() {
 }
 
 /// As an ordinary user (root passes every permission check): directories the job left that their
-/// owner may not list or write (`chmod 000`, `chmod 500`, the worktree's own top included) go with
+/// owner may not list, search or write (`chmod 000`, `600`, `500`, the worktree's top included) go with
 /// a worktree the cleanup removes, and nothing a link among them names is changed; an untracked
 /// directory the status cannot read keeps the worktree, with what is in it; so does a repository
 /// with a commit of its own in a locked ignored directory, which is given its mode back.
@@ -818,8 +818,9 @@ fn directories_a_job_locked_go_with_its_worktree_and_unreadable_work_keeps_it() 
         cd app && git init -q && printf 'target/\n' > .gitignore && echo hi > README
         git add . && git commit -qm init
         "$ISOLATE" run --worktree --report ../locked.json -- sh -c \
-          'mkdir -p target/x/y && echo a > target/x/y/f && ln -s "$0" target/x/link &&
-           chmod 000 target/x/y && chmod 500 target/x . && echo locked' "$TMPDIR/outside"
+          'mkdir -p target/x/y target/w/v && echo a > target/x/y/f && echo b > target/w/v/g &&
+           ln -s "$0" target/x/link && chmod 000 target/x/y && chmod 600 target/w &&
+           chmod 500 target/x . && echo locked' "$TMPDIR/outside"
         "$ISOLATE" run --worktree --report ../unreadable.json -- sh -c \
           'mkdir notes && echo work > notes/plan.md && chmod 000 notes && echo hidden'
         "$ISOLATE" run --worktree --report ../repository.json -- sh -c \

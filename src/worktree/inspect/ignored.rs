@@ -92,27 +92,42 @@ struct Opened {
 
 impl Opened {
     /// Opens up the directory `rel` of `root`, reached one name at a time without following a
-    /// link; the path to list it by (its descriptor's, which names it whatever happens to the
-    /// names on the way).
+    /// link (a directory on the way its owner may not search, a `chmod 600`, opened up too); the
+    /// path to list it by (its descriptor's, which names it whatever happens to the names on the
+    /// way).
     fn open_up(&mut self, root: &Path, rel: &Path) -> io::Result<String> {
-        if self.dirs.len() >= MAX_OPENED {
-            return Err(io::Error::other("too many locked directories"));
-        }
         let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
         let mut dir: OwnedFd = open(root, flags, Mode::empty())?;
         for part in rel.components() {
             let Component::Normal(name) = part else {
                 return Err(io::Error::other("not a plain relative path"));
             };
-            dir = open_path(&dir, OsStr::new(name))?;
+            dir = match open_path(&dir, OsStr::new(name)) {
+                Err(nix::errno::Errno::EACCES) => {
+                    self.grant(&dir)?;
+                    open_path(&dir, OsStr::new(name))?
+                }
+                opened => opened?,
+            };
         }
-        if fstat(&dir)?.st_uid != nix::unistd::geteuid().as_raw() {
+        self.grant(&dir)
+    }
+
+    /// Gives the directory `dir` (an `O_PATH` descriptor) read and search for its owner, if it
+    /// is isolate's user's, keeping a descriptor of it and the mode it had; the path of the one
+    /// kept (`dir` itself may be closed).
+    fn grant(&mut self, dir: &OwnedFd) -> io::Result<String> {
+        if self.dirs.len() >= MAX_OPENED {
+            return Err(io::Error::other("too many locked directories"));
+        }
+        if fstat(dir)?.st_uid != nix::unistd::geteuid().as_raw() {
             return Err(io::Error::other("another user's"));
         }
-        let mode = mode_of(&dir)?;
-        set_mode(&dir, mode | Mode::S_IRUSR | Mode::S_IXUSR)?;
-        let path = proc_path(&dir);
-        self.dirs.push((dir, mode));
+        let mode = mode_of(dir)?;
+        set_mode(dir, mode | Mode::S_IRUSR | Mode::S_IXUSR)?;
+        let kept = dir.try_clone()?;
+        let path = proc_path(&kept);
+        self.dirs.push((kept, mode));
         Ok(path)
     }
 }
