@@ -44,8 +44,9 @@ pub(super) fn repositories_in(root: &Path, dirs: &[PathBuf]) -> Result<Vec<PathB
             // Gone since the walk, or not a directory after all: nothing of it to lose here.
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
             Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
-                let path = opened.open_up(root, &rel).map_err(|_| cannot(e))?;
-                std::fs::read_dir(path).map_err(cannot)?
+                let dir = opened.open_up(root, &rel).map_err(|_| cannot(e))?;
+                // Its descriptor's name, which names it whatever happens to the names on the way.
+                std::fs::read_dir(proc_path(&dir)).map_err(cannot)?
             }
             Err(e) => return Err(cannot(e)),
         };
@@ -92,10 +93,9 @@ struct Opened {
 
 impl Opened {
     /// Opens up the directory `rel` of `root`, reached one name at a time without following a
-    /// link (a directory on the way its owner may not search, a `chmod 600`, opened up too); the
-    /// path to list it by (its descriptor's, which names it whatever happens to the names on the
-    /// way).
-    fn open_up(&mut self, root: &Path, rel: &Path) -> io::Result<String> {
+    /// link (a directory on the way its owner may not search, a `chmod 600`, opened up too), as
+    /// an `O_PATH` descriptor.
+    fn open_up(&mut self, root: &Path, rel: &Path) -> io::Result<OwnedFd> {
         let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
         let mut dir: OwnedFd = open(root, flags, Mode::empty())?;
         for part in rel.components() {
@@ -110,25 +110,28 @@ impl Opened {
                 opened => opened?,
             };
         }
-        self.grant(&dir)
+        self.grant(&dir)?;
+        Ok(dir)
     }
 
     /// Gives the directory `dir` (an `O_PATH` descriptor) read and search for its owner, if it
-    /// is isolate's user's, keeping a descriptor of it and the mode it had; the path of the one
-    /// kept (`dir` itself may be closed).
-    fn grant(&mut self, dir: &OwnedFd) -> io::Result<String> {
+    /// is isolate's user's and lacks them, keeping a descriptor of it and the mode it had (once:
+    /// a directory opened up already has them).
+    fn grant(&mut self, dir: &OwnedFd) -> io::Result<()> {
+        let mode = mode_of(dir)?;
+        let wanted = Mode::S_IRUSR | Mode::S_IXUSR;
+        if mode.contains(wanted) {
+            return Ok(());
+        }
         if self.dirs.len() >= MAX_OPENED {
             return Err(io::Error::other("too many locked directories"));
         }
         if fstat(dir)?.st_uid != nix::unistd::geteuid().as_raw() {
             return Err(io::Error::other("another user's"));
         }
-        let mode = mode_of(dir)?;
-        set_mode(dir, mode | Mode::S_IRUSR | Mode::S_IXUSR)?;
-        let kept = dir.try_clone()?;
-        let path = proc_path(&kept);
-        self.dirs.push((kept, mode));
-        Ok(path)
+        set_mode(dir, mode | wanted)?;
+        self.dirs.push((dir.try_clone()?, mode));
+        Ok(())
     }
 }
 

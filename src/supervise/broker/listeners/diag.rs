@@ -7,14 +7,14 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use super::parse::{align, parse};
 use super::Bound;
 
-pub(super) const SOCK_DIAG_BY_FAMILY: u16 = 20;
+const SOCK_DIAG_BY_FAMILY: u16 = 20;
 const NLMSG_ERROR: u16 = 2;
 const NLMSG_DONE: u16 = 3;
 
 const UDIAG_SHOW_NAME: u32 = 1;
 const UDIAG_SHOW_VFS: u32 = 2;
 /// struct nlmsghdr.
-pub(super) const NLMSG_HDR: usize = 16;
+const NLMSG_HDR: usize = 16;
 
 /// Every bound unix socket of this network namespace (listening or not: a bound socket that has
 /// not called listen() yet will be served by whoever bound it).
@@ -78,7 +78,7 @@ pub(super) fn dump<T>(
             }
             match kind {
                 NLMSG_DONE => return Ok(out),
-                NLMSG_ERROR => return Err(std::io::Error::other("sock_diag refused the request")),
+                NLMSG_ERROR => return Err(refused(&rest[NLMSG_HDR..len])),
                 SOCK_DIAG_BY_FAMILY => {
                     if let Some(b) = parse(&rest[NLMSG_HDR..len]) {
                         out.push(b);
@@ -88,6 +88,18 @@ pub(super) fn dump<T>(
             }
             rest = &rest[align(len).min(rest.len())..];
         }
+    }
+}
+
+/// The error an `NLMSG_ERROR` reply carries (a negative errno first): the kernel's own, so that
+/// a family or protocol it has no diagnostics for says so.
+fn refused(payload: &[u8]) -> std::io::Error {
+    match payload
+        .get(..4)
+        .map(|b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+    {
+        Some(code) if code < 0 => std::io::Error::from_raw_os_error(-code),
+        _ => std::io::Error::other("sock_diag refused the request"),
     }
 }
 
