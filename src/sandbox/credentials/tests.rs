@@ -33,11 +33,7 @@ fn stores_named_by_variables_are_where_the_variables_say() {
         ("PASSWORD_STORE_DIR", "/home"),
         ("AWS_CONFIG_FILE", "aws/config"),
     ];
-    let var = |name: &str| {
-        vars.iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| std::ffi::OsString::from(v))
-    };
+    let var = environment(&vars);
     let got = named::stores(&var, named::Kind::Every);
     for want in [
         "/keys/gnupg",
@@ -74,11 +70,7 @@ fn the_agents_logins_are_stores_and_no_other_store_is_a_login() {
         ("CLAUDE_CONFIG_DIR", "/cfg/claude"),
         ("GNUPGHOME", "/g"),
     ];
-    let var = |name: &str| {
-        vars.iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| std::ffi::OsString::from(v))
-    };
+    let var = environment(&vars);
     let logins = named::stores(&var, named::Kind::Logins);
     assert!(
         logins.contains(&"/cfg/claude/.credentials.json".to_string()),
@@ -97,4 +89,13 @@ fn logins_of_home() -> Vec<String> {
         .into_iter()
         .filter(|l| l.starts_with("~/"))
         .collect()
+}
+
+/// A lookup of the variables `vars`, as the caller's environment is looked up.
+fn environment<'a>(vars: &'a [(&str, &str)]) -> impl Fn(&str) -> Option<std::ffi::OsString> + 'a {
+    move |name| {
+        vars.iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| std::ffi::OsString::from(v))
+    }
 }
