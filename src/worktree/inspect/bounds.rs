@@ -17,16 +17,11 @@ const MAX_TAGS: usize = 32;
 /// Why a bound stopped the inspection.
 pub(super) type Over = String;
 
-/// HEAD's tree, checked against the bounds before anything expands it; `Ok` also for an unborn
-/// HEAD or one whose objects are missing (what reads them says so).
+/// What HEAD leads through to its tree (the tags and the commit), checked against the bounds
+/// before anything reads them; `Ok` also for an unborn HEAD or one whose objects are missing (what
+/// reads them says so). HEAD's tree itself is checked by the status, and only if it is not the
+/// index's (`check_tree`).
 pub(super) fn check_head(repo: &gix::Repository) -> Result<(), Over> {
-    let mut left = MAX_PATHS;
-    check_head_within(repo, &mut left)
-}
-
-/// `check_head` with the paths counted against `left`, which several repositories share (the
-/// nested ones of a job's worktree: their bound is the one of a single repository, all together).
-pub(super) fn check_head_within(repo: &gix::Repository, left: &mut u64) -> Result<(), Over> {
     let Ok(head) = repo.head() else {
         return Ok(());
     };
@@ -49,17 +44,28 @@ pub(super) fn check_head_within(repo: &gix::Repository, left: &mut u64) -> Resul
                 },
                 None => return Ok(()),
             },
-            Kind::Commit => {
-                return match repo.find_commit(id).ok().and_then(|c| c.tree_id().ok()) {
-                    Some(tree) => check_tree(repo, tree.detach(), left),
-                    None => Ok(()),
-                };
-            }
-            Kind::Tree => return check_tree(repo, id, left),
-            Kind::Blob => return Ok(()),
+            Kind::Commit | Kind::Tree | Kind::Blob => return Ok(()),
         }
     }
     Err(format!("HEAD leads through more than {MAX_TAGS} tags"))
+}
+
+/// Charge `paths` entries of a tree to `left`: over the bound, why.
+pub(super) fn charge(paths: u64, left: &mut u64) -> Result<(), Over> {
+    match left.checked_sub(paths) {
+        Some(rest) => {
+            *left = rest;
+            Ok(())
+        }
+        None => Err(over_paths()),
+    }
+}
+
+fn over_paths() -> Over {
+    format!(
+        "HEAD's tree holds more than {MAX_PATHS} paths (subtrees counted as often as named; \
+         the nested repositories' all together)"
+    )
 }
 
 /// The kind of `id` when it is at most `MAX_OBJECT` bytes; `None` when it is missing.
@@ -76,8 +82,13 @@ fn small(repo: &gix::Repository, id: gix::ObjectId) -> Result<Option<Kind>, Over
     Ok(Some(header.kind()))
 }
 
-/// The tree `root` expanded as an index would be, counting paths, never past the bounds.
-fn check_tree(repo: &gix::Repository, root: gix::ObjectId, left: &mut u64) -> Result<(), Over> {
+/// The tree `root` expanded as an index would be, counting paths against `left`, never past the
+/// bounds.
+pub(super) fn check_tree(
+    repo: &gix::Repository,
+    root: gix::ObjectId,
+    left: &mut u64,
+) -> Result<(), Over> {
     let mut pending = vec![root];
     while let Some(id) = pending.pop() {
         if small(repo, id)? != Some(Kind::Tree) {
@@ -90,13 +101,7 @@ fn check_tree(repo: &gix::Repository, root: gix::ObjectId, left: &mut u64) -> Re
             continue;
         };
         for entry in &decoded.entries {
-            if *left == 0 {
-                return Err(format!(
-                    "HEAD's tree holds more than {MAX_PATHS} paths (subtrees counted as often as named; \
-                     the nested repositories' all together)"
-                ));
-            }
-            *left -= 1;
+            charge(1, left)?;
             if entry.mode.is_tree() {
                 pending.push(entry.oid.to_owned());
             }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use gix::bstr::ByteSlice;
 
-use super::bounds::{check_head, readable};
+use super::bounds::{check_head, readable, MAX_PATHS};
 use super::error::InspectError;
 use super::layout::check_layout;
 use super::linked::linked_refs;
@@ -74,7 +74,8 @@ pub fn inspect(
         move |source: gix::Error| InspectError::Git { path, what, source }
     };
 
-    // Before anything of HEAD is read: what it leads to is small enough to read.
+    // Before anything of HEAD is read: what it leads through to its tree is small enough to read
+    // (the tree itself is checked by the status, if it reads it).
     check_head(&repo).map_err(|reason| InspectError::NotARepository {
         path: worktree.to_owned(),
         reason,
@@ -137,7 +138,9 @@ pub fn inspect(
 
     out.in_progress = in_progress(&git_dir);
 
-    let mut ignored = count_status(&repo, &mut out).map_err(git("cannot compute the status"))?;
+    let mut paths = MAX_PATHS;
+    let mut ignored =
+        count_status(&repo, &mut out, &mut paths).map_err(git("cannot compute the status"))?;
     // Linked worktrees the job added inside its worktree go with it: their status counts too.
     ignored.extend(add_linked_status(worktree, &git_dir, &mut out)?);
     // So do the repositories it holds as gitlinks, and those it holds ignored.

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use gix::bstr::ByteSlice;
 
-use super::bounds::check_head;
+use super::bounds::{check_head, MAX_PATHS};
 use super::error::InspectError;
 use super::inspection::Inspection;
 use super::linked::{canonical, is_dir, list, read_small, resolved};
@@ -67,11 +67,13 @@ pub(super) fn add_linked_status(
         }
         check_head(&repo).map_err(|reason| not_repo(&linked, &reason))?;
         let mut counts = Inspection::default();
-        let found = count_status(&repo, &mut counts).map_err(|source| InspectError::Git {
-            path: tree.clone(),
-            what: "cannot compute the status of a linked worktree",
-            source,
-        })?;
+        let mut paths = MAX_PATHS;
+        let found =
+            count_status(&repo, &mut counts, &mut paths).map_err(|source| InspectError::Git {
+                path: tree.clone(),
+                what: "cannot compute the status of a linked worktree",
+                source,
+            })?;
         let from_top = tree.strip_prefix(&inside).unwrap_or(&tree);
         ignored.extend(found.into_iter().map(|rel| from_top.join(rel)));
         out.modified += counts.modified;

@@ -69,6 +69,7 @@ mod refresh;
 mod state;
 mod status;
 mod tally;
+mod written_tree;
 
 pub use error::InspectError;
 pub use inspection::{inspect, Inspection};

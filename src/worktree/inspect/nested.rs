@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use gix::bstr::ByteSlice;
 use gix::ObjectId;
 
-use super::bounds::{check_head_within, MAX_PATHS};
+use super::bounds::{check_head, MAX_PATHS};
 use super::error::InspectError;
 use super::inspection::Inspection;
 use super::layout::check_layout;
@@ -148,8 +148,8 @@ fn links_of(
                 "a second work tree of a git directory already seen",
             ));
         }
-        let nested = open_nested(&top, &git_dir, &mut budget.paths)?;
-        let ignored = match holds_work(&nested, (&top, &git_dir), recorded)? {
+        let nested = open_nested(&top, &git_dir)?;
+        let ignored = match holds_work(&nested, (&top, &git_dir), recorded, &mut budget.paths)? {
             Held::Work(what) => {
                 work.push(say(what));
                 continue;
@@ -260,16 +260,12 @@ fn loose_files(top: &Path, inside: &Path) -> Result<Option<String>, InspectError
 
 /// The repository at `top` (git dir `git_dir`), opened as the job's is: no rule of its
 /// `info/exclude` is trusted (none is the user's to vouch for).
-fn open_nested(
-    top: &Path,
-    git_dir: &Path,
-    paths: &mut u64,
-) -> Result<gix::Repository, InspectError> {
+fn open_nested(top: &Path, git_dir: &Path) -> Result<gix::Repository, InspectError> {
     check_layout(git_dir).map_err(|e| relabel(top, e))?;
     check_excludes(git_dir, &ProjectExcludes::default())
         .map_err(|reason| untrusted(top, reason))?;
     let repo = open_untrusted(top, git_dir)?;
-    check_head_within(&repo, paths).map_err(|reason| not_repo(top, &reason))?;
+    check_head(&repo).map_err(|reason| not_repo(top, &reason))?;
     Ok(repo)
 }
 
@@ -282,14 +278,16 @@ enum Held {
 }
 
 /// What work the nested repository `repo` at `top` holds, if any; `recorded` is the commit the
-/// index above it records for it (none for a repository found ignored).
+/// index above it records for it (none for a repository found ignored); `paths` is what is left
+/// of the nested repositories' bound on the paths of HEAD's trees.
 fn holds_work(
     repo: &gix::Repository,
     (top, git_dir): (&Path, &Path),
     recorded: Option<ObjectId>,
+    paths: &mut u64,
 ) -> Result<Held, InspectError> {
     let mut counts = Inspection::default();
-    let ignored = count_status(repo, &mut counts).map_err(|source| InspectError::Git {
+    let ignored = count_status(repo, &mut counts, paths).map_err(|source| InspectError::Git {
         path: top.to_owned(),
         what: "cannot compute the status of a nested repository",
         source,

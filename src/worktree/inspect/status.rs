@@ -10,14 +10,18 @@ use std::path::{Path, PathBuf};
 use gix::bstr::BString;
 use gix::index::entry::Flags;
 
+use super::bounds::{charge, check_tree};
 use super::ignored::repositories_in;
 use super::inspection::Inspection;
 use super::patterns::{check_tracked, BUDGET};
 use super::refresh::{refreshed, Judge};
 use super::tally::{NoSubmodules, Tally, Walked};
+use super::written_tree::written_tree;
 
 /// Compute the status of `repo` into the counters of `out`, writing nothing back; return the
 /// repositories found ignored (relative to its work tree), at any depth of an ignored directory.
+/// HEAD's tree, when it has to be read, is first checked against the bounds with its paths
+/// charged to `paths` (bounds.rs); when the index hashes to it (written_tree.rs) it is not read.
 ///
 /// This is gix's `status()` taken apart, for control and speed, all three at once: HEAD^{tree}
 /// against the index on this thread (whose object cache the bounds check filled); the index against
@@ -34,6 +38,7 @@ pub(super) const PARALLEL_FROM: usize = 1_000;
 pub(super) fn count_status(
     repo: &gix::Repository,
     out: &mut Inspection,
+    paths: &mut u64,
 ) -> Result<Vec<PathBuf>, gix::Error> {
     use gix::dir::walk::EmissionMode;
 
@@ -105,8 +110,14 @@ pub(super) fn count_status(
             )
             .map(|_| tally)
     };
-    let staged = || {
+    let mut staged = || {
         let mut staged = HashSet::<BString>::new();
+        // The index holds HEAD's content exactly: nothing staged, and HEAD's trees unread.
+        if let Some((_, entries)) = written_tree(index).filter(|&(id, _)| id == head_tree) {
+            charge(entries, paths).map_err(refused)?;
+            return Ok(staged);
+        }
+        check_tree(repo, head_tree, paths).map_err(refused)?;
         repo.tree_index_status(
             &head_tree,
             index,
@@ -118,6 +129,7 @@ pub(super) fn count_status(
             },
         )
         .map(|_| staged)
+        .map_err(gix::Error::from_error)
     };
     let (staged, tally, walked) = if small {
         // The walk first: it checks what the comparison may read.

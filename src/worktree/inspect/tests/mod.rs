@@ -15,6 +15,7 @@ mod counts;
 mod ignored;
 mod refresh;
 mod safety;
+mod written_tree;
 
 const BRANCH: &str = "isolate/x-1234";
 
