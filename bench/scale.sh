@@ -5,7 +5,8 @@
 #            ended jobs (target: each < 50 ms), against `cat` of every record (one process)
 #   starts:  --jobs jobs started at once on one project, plain and with --worktree: all must
 #            succeed; the median start latency (launch to CMD's first instruction) against a
-#            single start's (target: <= 2x)
+#            single start's (target: <= 2x); and the same of `timeout 100` and bwrap (if
+#            installed) as baselines: what --jobs starts at once cost any launcher here
 #
 # The records are copies of the record a real `isolate run --worktree -- true` left (its worktree
 # removed, as for every clean job), each with its own id. A missed target is not an error: this is
@@ -132,13 +133,14 @@ EOF
 fi
 
 # --- 2. many starts at once on one project -------------------------------------------------------
-# start_one OUT MODE...: one job whose CMD prints its first instant (ns); OUT gets "launch cmd rc".
+# start_one OUT LAUNCHER...: one CMD, started by LAUNCHER (argv up to CMD), that prints its first
+# instant (ns); OUT gets "launch cmd rc".
 start_one() {
 	local out=$1 t0 t1 rc=0
 	shift
 	stamp
 	t0=$NOW
-	t1=$("$isolate" run -q "$@" -- date +%s%N </dev/null 2>>"$work/errors") || rc=$?
+	t1=$("$@" date +%s%N </dev/null 2>>"$work/errors") || rc=$?
 	printf '%s %s %s\n' "$t0" "${t1:-0}" "$rc" >"$out"
 }
 
@@ -163,9 +165,19 @@ if ((do_starts)); then
 	: >"$work/errors"
 	printf '%-36s  %5s  %6s  %13s  %13s  %7s  %s\n' "start latency (launch to CMD)" jobs failed \
 		"single med ms" "at once med ms" ratio "target <= 2x"
-	for mode in plain worktree; do
-		args=()
-		[[ $mode == worktree ]] && args=(--worktree)
+	# The baselines show what starting --jobs processes at once costs any launcher on this machine.
+	modes=(plain worktree timeout)
+	command -v bwrap >/dev/null && modes+=(bwrap)
+	for mode in "${modes[@]}"; do
+		case $mode in
+		plain) args=("$isolate" run -q --) label="run -q -- date" ;;
+		worktree) args=("$isolate" run -q --worktree --) label="run -q --worktree -- date" ;;
+		timeout) args=(timeout 100) label="baseline: timeout 100 date" ;;
+		bwrap)
+			args=(bwrap --ro-bind / / --dev /dev --bind "$PWD" "$PWD" --unshare-pid --die-with-parent)
+			label="baseline: bwrap ... date"
+			;;
+		esac
 		start_one "$work/warm" "${args[@]}"
 		mkdir -p "$work/s-$mode" "$work/c-$mode"
 		for ((i = 0; i < singles; i++)); do
@@ -185,7 +197,8 @@ if ((do_starts)); then
 		read -r many _ <<<"$(stats "${LAT[@]}")"
 		ratio=$(awk -v a="$many" -v b="$single" 'BEGIN { printf "%.2f", a / b }')
 		verdict=$(awk -v r="$ratio" -v f="$((FAILED + single_failed))" 'BEGIN { print (r <= 2 && f == 0) ? "met" : "missed" }')
-		printf '%-36s  %5d  %6d  %13s  %13s  %6sx  %s\n' "run -q ${args[*]} -- date ($files files)" \
+		[[ $mode == plain || $mode == worktree ]] || verdict="(baseline)"
+		printf '%-36s  %5d  %6d  %13s  %13s  %6sx  %s\n' "$label ($files files)" \
 			"$jobs" "$FAILED" "$single" "$many" "$ratio" "$verdict"
 		emit "$(printf '{"bench":"scale","metric":"start_latency_%s","jobs":%d,"failed":%d,"single_median_ms":%s,"at_once_median_ms":%s,"ratio":%s,"target":"<= 2","fs":"%s","latencies_ms":%s}' \
 			"$mode" "$jobs" "$FAILED" "$single" "$many" "$ratio" "$fstype" "$(json_array "${LAT[@]}")")"
