@@ -3,12 +3,12 @@
 //! what it would take. Each test asserts the worktree is kept and the edit is still there.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::support::*;
 
 /// `run --resume ID -- sh -c SCRIPT`: the user's own session in the job's kept worktree.
-fn resume(env: &TestEnv, repo: &std::path::Path, id: &str, script: &str) -> serde_json::Value {
+fn resume(env: &TestEnv, repo: &Path, id: &str, script: &str) -> serde_json::Value {
     let report = env.path().join(format!("resume-{id}.json"));
     let out = env.isolate(
         repo,
@@ -29,7 +29,7 @@ fn resume(env: &TestEnv, repo: &std::path::Path, id: &str, script: &str) -> serd
 }
 
 /// A job's kept worktree, its path and id, after `script` ran in it.
-fn kept_job(env: &TestEnv, repo: &std::path::Path, script: &str) -> (PathBuf, String) {
+fn kept_job(env: &TestEnv, repo: &Path, script: &str) -> (PathBuf, String) {
     let (out, report) = env.worktree_job(repo, &["--keep"], script);
     assert_status(&out, 0);
     let wt = PathBuf::from(report["worktree"]["path"].as_str().unwrap());
@@ -244,4 +244,88 @@ fn a_repository_the_job_committed_in_among_ignored_files_keeps_the_worktree() {
     let (out, report) = env.worktree_job(&repo, &[], &format!("git clone -q {url} target/copy"));
     assert_status(&out, 0);
     assert_eq!(report["worktree"]["removed"], true, "{report}");
+}
+
+/// Refs in a reftable behind decoy loose refs: gix reads only the loose ones, so every branch and
+/// tag git sees (a commit the project lacks on `side`, or the user's own through `--resume`) was
+/// hidden, and the worktree went with them. So did a repository extension gix does not implement.
+#[test]
+fn refs_or_an_extension_gix_cannot_read_keep_the_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    // The trap: refs migrated to a reftable, then loose refs gix reads instead, HEAD's branch at
+    // the base among them.
+    let trap = "B=$(git symbolic-ref HEAD) && BASE=$(git rev-parse $B) && rm -rf .git/logs && \
+                git refs migrate --ref-format=reftable && echo \"ref: $B\" > .git/HEAD && \
+                rm -rf .git/refs/heads && mkdir -p $(dirname .git/$B) && echo $BASE > .git/$B && \
+                test -d .git/reftable";
+    let decoy = format!(
+        "BASE=$(git rev-parse HEAD) && echo side > side.txt && git add side.txt && \
+         git -c user.name=j -c user.email=j@x commit -q -m side && git branch side && \
+         git tag v1 && git reset -q --hard $BASE && {trap} && test \"$(git branch --list side)\""
+    );
+    let (out, report) = env.worktree_job(&repo, &[], &decoy);
+    assert_status(&out, 0);
+    assert_eq!(report["worktree"]["removed"], false, "{report}");
+    assert!(report.to_string().contains("reftable"), "{report}");
+    let wt = PathBuf::from(report["worktree"]["path"].as_str().unwrap());
+    let side = env.git(&wt, ["log", "-1", "--format=%s", "side"]);
+    assert_eq!(side.trim(), "side");
+
+    // The user's commit on a branch of their own, through `--resume`, after the job set the
+    // trap: nothing of the job runs then.
+    let (wt, id) = kept_job(&env, &repo, trap);
+    let report = resume(
+        &env,
+        &repo,
+        &id,
+        "git switch -q -c feat && echo mine > feat.txt && git add feat.txt && \
+         git -c user.name=u -c user.email=u@x commit -q -m 'the users feature' && \
+         git switch -q -",
+    );
+    assert_eq!(report["worktree"]["removed"], false, "{report}");
+    let feat = env.git(&wt, ["log", "-1", "--format=%s", "feat"]);
+    assert_eq!(feat.trim(), "the users feature");
+
+    for extension in ["refStorage files2", "objectFormat sha256x", "someday true"] {
+        let (key, value) = extension.split_once(' ').unwrap();
+        let plant = format!(
+            "git config core.repositoryformatversion 1 && git config extensions.{key} {value}"
+        );
+        let (out, report) = env.worktree_job(&repo, &[], &plant);
+        assert_status(&out, 0);
+        assert_eq!(
+            report["worktree"]["removed"], false,
+            "{extension}: {report}"
+        );
+        assert!(
+            report.to_string().contains("extensions."),
+            "{extension}: {report}"
+        );
+    }
+}
+
+/// An index whose entry offset table (IEOT) names other entries than the ones git reads: gix,
+/// decoding the chunks the table names on several threads, saw the index as checked out while
+/// git's status showed a staged file whose content only the job's store holds. And a split index,
+/// whose entries git and gix merge from two files differently.
+#[test]
+fn an_index_git_and_gix_would_read_differently_keeps_the_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/lying-ieot.py");
+    let lying = format!(
+        "printf 'staged work\\n' > n && N=$(git hash-object -w n) && rm n && \
+         python3 {} .git/index README $N && git status --porcelain | grep -q '^M. README$'",
+        script.display()
+    );
+    let (out, report) = env.worktree_job(&repo, &[], &lying);
+    assert_status(&out, 0);
+    assert_eq!(report["worktree"]["removed"], false, "{report}");
+    assert_eq!(report["worktree"]["dirty"]["modified"], 1, "{report}");
+
+    let (out, report) = env.worktree_job(&repo, &[], "git update-index --split-index");
+    assert_status(&out, 0);
+    assert_eq!(report["worktree"]["removed"], false, "{report}");
+    assert!(report.to_string().contains("split"), "{report}");
 }

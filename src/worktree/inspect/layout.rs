@@ -46,9 +46,30 @@ pub(super) fn check_layout(git_dir: &Path) -> Result<(), InspectError> {
             }
         }
     }
+    check_stores(git_dir).map_err(not_repo)?;
     check_tree_of_files(git_dir, "refs", |_| LOOSE_REF).map_err(not_repo)?;
     check_tree_of_files(git_dir, "worktrees", linked_file_limit).map_err(not_repo)?;
     check_alternates(&git_dir.join("objects"), &git_dir.join("objects"), 0).map_err(not_repo)
+}
+
+/// The refs and the index are where gix reads them: not in a reftable (gix reads only loose and
+/// packed refs, so a decoy `refs/` beside a reftable hid every branch git sees) and not split
+/// (the entries of a split index are partly in a `sharedindex.*` file, which git and gix merge
+/// differently).
+fn check_stores(git_dir: &Path) -> Result<(), String> {
+    if std::fs::symlink_metadata(git_dir.join("reftable")).is_ok() {
+        return Err("its refs are in a reftable, which the inspection cannot read".into());
+    }
+    let entries = std::fs::read_dir(git_dir).map_err(|e| format!("cannot list it: {e}"))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("cannot list it: {e}"))?;
+        if entry.file_name().as_bytes().starts_with(b"sharedindex.") {
+            return Err(
+                "its index is split (sharedindex), which the inspection cannot read".into(),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// How deep a chain of alternates may go before the inspection gives up (git's own limit is 5).

@@ -13,7 +13,7 @@ use super::error::InspectError;
 /// seconds, so a fresh checkout's files, written in the index's second, would all be hashed), and
 /// the index's trailing checksum not verified on reading (git verifies it only in `fsck`; the
 /// entries are still parsed with their bounds). And names compared case for case, whatever the
-/// job's `core.ignoreCase` says.
+/// job's `core.ignoreCase` says, and the index read on one thread.
 pub(super) fn open_options() -> gix::open::Options {
     gix::open::Options::isolated()
         .open_path_as_is(true)
@@ -26,6 +26,10 @@ pub(super) fn open_options() -> gix::open::Options {
             // walk took a directory `SRC` for the index's `src`, whose pattern files were the ones
             // checked (patterns.rs).
             "core.ignoreCase=false",
+            // The index's entries read one after another, as git reads them: with threads, gix
+            // takes them from the offsets of the index's own IEOT table, which a job wrote to
+            // name other entries than the ones git reads.
+            "index.threads=1",
         ])
 }
 
@@ -53,6 +57,10 @@ pub(super) fn open_untrusted(
     };
     let mut repo =
         gix::open_opts(git_dir, open_options()).map_err(git("cannot open the repository"))?;
+    check_extensions(&repo).map_err(|reason| InspectError::NotARepository {
+        path: worktree.to_owned(),
+        reason,
+    })?;
     // Whatever core.worktree / core.bare claim (the section filter already hides core.worktree).
     repo.set_workdir(worktree.to_owned())
         .map_err(git("cannot use the work tree"))?;
@@ -71,8 +79,62 @@ pub(super) fn open_refs(git_dir: &Path) -> Result<gix::Repository, InspectError>
     };
     let mut repo =
         gix::open_opts(git_dir, open_options()).map_err(git("cannot open the repository"))?;
+    check_extensions(&repo).map_err(|reason| InspectError::NotARepository {
+        path: git_dir.to_owned(),
+        reason,
+    })?;
     drop_driver_sections(&mut repo).map_err(git("cannot sanitize the configuration"))?;
     Ok(repo)
+}
+
+/// The repository extensions git would honour that change nothing the inspection reads as gix
+/// reads it; any other (`refStorage` but `files`, an object format but SHA-1, one gix does not
+/// know) is refused: git and gix could then read different refs, objects or entries.
+const HARMLESS_EXTENSIONS: [&str; 6] = [
+    "noop",
+    "noop-v1",
+    "preciousobjects",
+    "partialclone",
+    "worktreeconfig",
+    "relativeworktrees",
+];
+
+fn check_extensions(repo: &gix::Repository) -> Result<(), String> {
+    let config = repo.config_snapshot();
+    for section in config
+        .plumbing()
+        .sections_by_name("extensions")
+        .into_iter()
+        .flatten()
+    {
+        for name in section.body().value_names() {
+            let name = name.to_ascii_lowercase();
+            // Each value given, the last being git's: every one harmless.
+            for value in section.body().values(&name) {
+                let harmless = HARMLESS_EXTENSIONS.contains(&name.as_str())
+                    || (name == "refstorage" && value.eq_ignore_ascii_case(b"files"))
+                    || (name == "objectformat" && value.eq_ignore_ascii_case(b"sha1"));
+                if !harmless {
+                    return Err(format!(
+                        "its configuration sets extensions.{} = {}, which the inspection cannot \
+                         read as git does",
+                        crate::controls::name(&name),
+                        crate::controls::name(&String::from_utf8_lossy(&value))
+                    ));
+                }
+            }
+            // A name with no value at all (`refStorage` alone, true) is no format gix reads.
+            if section.body().values(&name).is_empty()
+                && !HARMLESS_EXTENSIONS.contains(&name.as_str())
+            {
+                return Err(format!(
+                    "its configuration sets extensions.{} with no value",
+                    crate::controls::name(&name)
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Remove every `filter` and `diff` section (whatever its case) from the configuration the
