@@ -1565,7 +1565,10 @@ fn leave_the_jobs_cgroup_or_write_cgroup_files() {
 #[test]
 fn tiocsti_into_a_terminal_passed_through_with_no_pty() {
     // The job is in a session of its own: the caller's terminal, passed through as its stdin, is not
-    // its controlling terminal, so TIOCSTI is refused (it would need CAP_SYS_ADMIN).
+    // its controlling terminal, so TIOCSTI is refused (it would need CAP_SYS_ADMIN). Nor is it
+    // when the job first makes it its controlling terminal (TIOCSCTTY: a terminal that no session
+    // controls, as an orchestrator's `openpty` without `setsid` leaves it), where the kernel lets
+    // TIOCSTI through with `dev.tty.legacy_tiocsti=1`; nor TIOCLINUX's paste.
     let env = TestEnv::new();
     let repo = env.repo("app");
     let (master, slave) = openpty();
@@ -1574,12 +1577,23 @@ fn tiocsti_into_a_terminal_passed_through_with_no_pty() {
         &env,
         "tiocsti.py",
         &format!(
-            "import errno, fcntl, termios\n\
+            "import errno, fcntl, os, termios\n\
+             try:\n\
+             \x20   os.setsid()\n\
+             \x20   fcntl.ioctl(0, termios.TIOCSCTTY, 0)\n\
+             \x20   print('controlling')\n\
+             except OSError as e:\n\
+             \x20   print('tiocsctty', errno.errorcode[e.errno])\n\
              try:\n\
              \x20   for c in b'touch {}\\n': fcntl.ioctl(0, termios.TIOCSTI, bytes([c]))\n\
              \x20   print('injected')\n\
              except OSError as e:\n\
-             \x20   print('tiocsti', errno.errorcode[e.errno])\n",
+             \x20   print('tiocsti', errno.errorcode[e.errno])\n\
+             try:\n\
+             \x20   fcntl.ioctl(0, 0x541C, bytes([2]) + bytes(10))\n\
+             \x20   print('pasted')\n\
+             except OSError as e:\n\
+             \x20   print('tioclinux', errno.errorcode[e.errno])\n",
             marker.display()
         ),
     );
@@ -1593,7 +1607,9 @@ fn tiocsti_into_a_terminal_passed_through_with_no_pty() {
     );
     let (out, _) = pending.finish(&env, || {});
     assert_said(&out, "stdin-is-a-terminal");
+    assert_said(&out, "controlling");
     assert_said(&out, "tiocsti EPERM");
+    assert_said(&out, "tioclinux EPERM");
     // Nothing waits in the terminal's input queue for the caller's shell to read.
     // SAFETY: fcntl and read on a descriptor this test owns, into a buffer of the length given.
     unsafe {

@@ -1,6 +1,6 @@
 //! The seccomp filter's rules, in the order they are added: socket families, the protocols that
 //! slip past Landlock's TCP hooks, unix datagram sockets, the calls handed over to the supervisor,
-//! port sharing, and the kernel surface a job never needs. Every rule refuses a call or hands it
+//! port sharing, input pushed into terminals, and the kernel surface a job never needs. Every rule refuses a call or hands it
 //! over: none lets through what it cannot judge.
 
 use libseccomp::error::SeccompError;
@@ -61,6 +61,7 @@ pub(super) fn context(sockets: &Sockets) -> Result<ScmpFilterContext, SeccompErr
     tcp_bypasses(&mut ctx, sockets)?;
     port_sharing(&mut ctx)?;
     pty_peer(&mut ctx, sockets)?;
+    terminal_input(&mut ctx)?;
     kernel_surface(&mut ctx)?;
     Ok(ctx)
 }
@@ -285,6 +286,23 @@ fn pty_peer(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), Seccom
         sys(libc::SYS_ioctl)?,
         &[arg(1, ScmpCompareOp::MaskedEqual(INT), peer)],
     )?;
+    Ok(())
+}
+
+/// Input pushed into a terminal. With `--no-pty` the job may make a terminal passed through to it
+/// (one no session controls) its own controlling terminal, where `TIOCSTI` would type what the
+/// terminal's next reader runs outside the sandbox; `TIOCLINUX` pastes a console's selection.
+/// Refused on every terminal, whatever `dev.tty.legacy_tiocsti` says.
+fn terminal_input(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
+    // (libc's ioctl numbers are u64 here and i32 elsewhere.)
+    #[allow(clippy::unnecessary_cast)]
+    for request in [libc::TIOCSTI as u64, libc::TIOCLINUX as u64] {
+        ctx.add_rule_conditional(
+            refuse(libc::EPERM),
+            sys(libc::SYS_ioctl)?,
+            &[arg(1, ScmpCompareOp::MaskedEqual(INT), request)],
+        )?;
+    }
     Ok(())
 }
 
