@@ -2951,6 +2951,12 @@ fn credential_stores_are_unreadable_under_every_profile_and_their_siblings_stay_
         "~/.pulumi/credentials.json",
         "~/.kaggle/kaggle.json",
         "~/.local/share/atuin",
+        "~/.docker/key.pem",
+        "~/.minikube",
+        "~/.tsh",
+        "~/.subversion/auth",
+        "~/.cloudflared",
+        "~/.android/adbkey",
     ] {
         assert!(stores.iter().any(|s| s == must), "{must} is not denied");
     }

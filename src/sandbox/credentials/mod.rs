@@ -19,7 +19,8 @@ pub const STORES: &[&str] = &[
     // Remote shells and signing: keys, agents' configuration, known hosts.
     "~/.ssh",
     "~/.gnupg",
-    // Clouds and clusters.
+    // Clouds and clusters (minikube's and Teleport's client keys, OpenStack's and Terraform's
+    // credentials, Alibaba, Tencent and IBM clouds' CLIs, Chef's client keys).
     "~/.aws",
     "~/.azure",
     "~/.config/gcloud",
@@ -33,9 +34,29 @@ pub const STORES: &[&str] = &[
     "~/.terraform.d/credentials.tfrc.json",
     "~/.vault-token",
     "~/.fly",
+    "~/.minikube",
+    "~/.tsh",
+    "~/.config/openstack/clouds.yaml",
+    "~/.config/openstack/secure.yaml",
+    "~/.terraformrc",
+    "~/.aliyun",
+    "~/.tccli",
+    "~/.bluemix",
+    "~/.linode-cli",
+    "~/.chef",
+    // Remote X servers' and ICE sessions' cookies.
+    "~/.Xauthority",
+    "~/.ICEauthority",
     // Containers.
     "~/.docker/config.json",
+    // Docker's default `DOCKER_CERT_PATH` (client keys of remote daemons) and its contexts' keys.
+    "~/.docker/key.pem",
+    "~/.docker/cert.pem",
+    "~/.docker/ca.pem",
+    "~/.docker/contexts/tls",
     "~/.config/containers/auth.json",
+    "~/.config/helm/repositories.yaml",
+    "~/.config/helm/registry",
     // git hosts and forges.
     "~/.netrc",
     "~/.git-credentials",
@@ -43,6 +64,7 @@ pub const STORES: &[&str] = &[
     "~/.config/gh",
     "~/.config/hub",
     "~/.config/glab-cli",
+    "~/.subversion/auth",
     // Package registries.
     "~/.npmrc",
     "~/.yarnrc.yml",
@@ -57,6 +79,8 @@ pub const STORES: &[&str] = &[
     "~/.nuget/NuGet/NuGet.Config",
     "~/.composer/auth.json",
     "~/.config/composer/auth.json",
+    "~/.bundle/config",
+    "~/.config/jfrog",
     // Tokens and keys of other tools, where their documentation says they keep them: Hugging Face,
     // sops' age keys, Pulumi, Kaggle, Hetzner, Scaleway, Linode, Cloud Foundry, CircleCI, MinIO,
     // Firebase, Cloudflare's wrangler, Supabase, Vercel, Railway, Stripe, Sentry, ngrok, Doppler,
@@ -88,6 +112,22 @@ pub const STORES: &[&str] = &[
     "~/.dbt/profiles.yml",
     "~/.snowsql/config",
     "~/.local/share/python_keyring",
+    // Netlify, Cloudflare's tunnels, WakaTime, adb's key, Ollama's key, borg's repository keys,
+    // wallets' keystores, mail clients' passwords, Emacs' auth-source (netrc's format).
+    "~/.netlify/config.json",
+    "~/.config/netlify/config.json",
+    "~/.cloudflared",
+    "~/.wakatime.cfg",
+    "~/.android/adbkey",
+    "~/.ollama/id_ed25519",
+    "~/.config/borg/keys",
+    "~/.ethereum/keystore",
+    "~/.msmtprc",
+    "~/.config/msmtp",
+    "~/.mbsyncrc",
+    "~/.fetchmailrc",
+    "~/.authinfo",
+    "~/.authinfo.gpg",
     // Password stores and keyrings.
     "~/.password-store",
     "~/.local/share/keyrings",

@@ -15,7 +15,16 @@ const NAMED: &[(&str, &[&str])] = &[
     ("GNUPGHOME", &[""]),
     ("PASSWORD_STORE_DIR", &[""]),
     ("KUBECONFIG", &[""]),
-    ("DOCKER_CONFIG", &["config.json"]),
+    (
+        "DOCKER_CONFIG",
+        &[
+            "config.json",
+            "key.pem",
+            "cert.pem",
+            "ca.pem",
+            "contexts/tls",
+        ],
+    ),
     ("DOCKER_CERT_PATH", &[""]),
     ("REGISTRY_AUTH_FILE", &[""]),
     ("XDG_RUNTIME_DIR", &["containers/auth.json"]),
