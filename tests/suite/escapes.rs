@@ -3152,6 +3152,65 @@ fn under_an_allowlist_nothing_listens_beyond_loopback() {
 }
 
 #[test]
+fn under_an_allowlist_a_port_of_the_jobs_block_someone_else_listens_on_is_out_of_reach() {
+    // The block in ISOLATE_PORT is the job's by its lock, not in the kernel: a server of the
+    // user's (or another user's) that starts on one of its ports after the block was drawn, on
+    // either family, is still someone else's. The job's own server there stays reachable.
+    let env = TestEnv::new();
+    let go = env.path().join("go");
+    let probe = env.probe(
+        "block.py",
+        &format!(
+            "port = int(os.environ['ISOLATE_PORT'])\n\
+             own = socket.socket(); own.bind(('127.0.0.1', port)); own.listen(1)\n\
+             print('port', port, flush=True)\n\
+             while not os.path.exists('{}'): time.sleep(0.05)\n\
+             def to(host, p, family=socket.AF_INET):\n\
+             \x20   c = socket.socket(family); c.settimeout(5); c.connect((host, p)); c.close()\n\
+             attempt('own', lambda: to('127.0.0.1', port))\n\
+             attempt('user4', lambda: to('127.0.0.1', port + 5))\n\
+             attempt('user6', lambda: to('::1', port + 3, socket.AF_INET6))\n",
+            go.display()
+        ),
+    );
+    let mut child = env
+        .isolate_cmd(
+            env.path(),
+            [
+                "run",
+                "-q",
+                "--policy",
+                "claude-code",
+                "--",
+                "python3",
+                &probe,
+            ],
+        )
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    use std::io::BufRead;
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let port: u16 = first.strip_prefix("port ").unwrap().parse().unwrap();
+    let user4 = std::net::TcpListener::bind(("127.0.0.1", port + 5)).unwrap();
+    let user6 = std::net::TcpListener::bind(("::1", port + 3)).ok();
+    fs::write(&go, "").unwrap();
+    let said: Vec<String> = lines.map(Result::unwrap).collect();
+    let out = finish(child, LIMIT);
+    assert_status(&out, 0);
+    assert!(said.contains(&"own: ok".to_string()), "{said:?}");
+    assert!(said.contains(&"user4: EACCES".to_string()), "{said:?}");
+    if user6.is_some() {
+        assert!(said.contains(&"user6: EACCES".to_string()), "{said:?}");
+    }
+    for listener in [Some(&user4), user6.as_ref()].into_iter().flatten() {
+        listener.set_nonblocking(true).unwrap();
+        assert!(listener.accept().is_err(), "the user's server was reached");
+    }
+}
+
+#[test]
 fn a_store_made_while_the_job_runs_stays_unreadable_to_it() {
     // `docker login` in another terminal while the job runs: ~/.docker existed, config.json not.
     let env = TestEnv::new();

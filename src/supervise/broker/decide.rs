@@ -122,9 +122,10 @@ fn connect(
     let (verdict, kind) = match connection::option(&socket, libc::SO_DOMAIN) {
         Err(e) => (Verdict::Done(Answer::Errno(e)), Kind::Tcp),
         Ok(libc::AF_UNIX) => (unix.connect(caller, &addr), Kind::Unix),
-        Ok(libc::AF_INET) | Ok(libc::AF_INET6) => {
-            (inet::connect(sockets, &socket, &addr), Kind::Tcp)
-        }
+        Ok(libc::AF_INET) | Ok(libc::AF_INET6) => (
+            inet::connect(sockets, &socket, &addr, unix.members()),
+            Kind::Tcp,
+        ),
         Ok(libc::AF_NETLINK) => (inet::connect_netlink(&addr), Kind::Tcp),
         Ok(_) => (Verdict::Connect, Kind::Tcp),
     };

@@ -11,7 +11,7 @@
 //! in wide arithmetic: a range that ends at 65535 checks its last port too.
 
 use std::fs;
-use std::net::{Ipv4Addr, TcpListener};
+use std::net::{Ipv4Addr, Ipv6Addr, TcpListener};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -154,8 +154,12 @@ fn owner_running(state: &Path, id: &str) -> bool {
     }
 }
 
+/// Whether nobody listens on `port`: bound and released on every IPv4 address, then on every
+/// IPv6 one (dual-stack where the system binds so, which a listener of either family on the port
+/// also refuses), so that a v6-only `[::1]:P` server of the user's counts as holding it too. A
+/// system without IPv6 has no such server.
 fn port_free(port: u16) -> bool {
-    match TcpListener::bind((Ipv4Addr::UNSPECIFIED, port)) {
+    let free = |bound: std::io::Result<TcpListener>| match bound {
         Ok(_) => true,
         // Inside a job whose policy refuses binding (job/nest.rs): nothing tells whether a port
         // is in use, and the blocks of the user's state are not in sight, so a block is drawn by
@@ -163,6 +167,20 @@ fn port_free(port: u16) -> bool {
         Err(e) => {
             e.kind() == std::io::ErrorKind::PermissionDenied && crate::job::nest::outer().is_some()
         }
+    };
+    if !free(TcpListener::bind((Ipv4Addr::UNSPECIFIED, port))) {
+        return false;
+    }
+    match TcpListener::bind((Ipv6Addr::UNSPECIFIED, port)) {
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EAFNOSUPPORT | libc::EADDRNOTAVAIL)
+            ) =>
+        {
+            true
+        }
+        bound => free(bound),
     }
 }
 

@@ -3,8 +3,8 @@
 //! to the policy's ports here, as Landlock would: a TCP connect to a port the policy does not list
 //! is refused with EACCES. Under a domain allowlist it holds the address too (Landlock matches a
 //! port, never an address): the proxy's exact address, or a loopback address on one of the job's
-//! own ports, and nothing else, so a listener of someone else on the proxy's port of another
-//! loopback address is out of reach. UDP sockets exist only where the policy allows UDP (the
+//! own ports where only the job listens, and nothing else, so a listener of someone else on the
+//! proxy's port of another loopback address, or on a port of the job's block, is out of reach. UDP sockets exist only where the policy allows UDP (the
 //! filter refuses the rest), and their connects are the kernel's. A netlink socket may connect to
 //! the kernel only: a port of another process is a door the broker's own rights must not open.
 
@@ -20,7 +20,9 @@ use std::os::fd::OwnedFd;
 use crate::sandbox::notify::Answer;
 use crate::sandbox::plan::{Route, Sockets};
 use crate::supervise::broker::connection::option;
+use crate::supervise::broker::listeners::Members;
 use crate::supervise::broker::Verdict;
+use shadow::others_listen;
 
 pub use listen::listen;
 pub use reuse::reuse_address;
@@ -52,21 +54,25 @@ pub(super) fn ip(addr: &[u8]) -> Option<IpAddr> {
     None
 }
 
-/// A TCP connect to `ip`:`port` is one a job with a domain allowlist may make.
-fn routed(route: &Route, ip: IpAddr, port: u16) -> bool {
+/// A TCP connect to `ip`:`port` is one a job with a domain allowlist may make: to the proxy, or
+/// to a loopback address on a port of the job's block that no listener but the job's holds where
+/// `localhost` reaches (a port of the block is the job's by its lock, not in the kernel: a
+/// server of the user's, or another user's, may be listening there).
+fn routed(route: &Route, ip: IpAddr, port: u16, members: &Members) -> bool {
     let proxy = route.proxy == Some(port) && ip == IpAddr::V4(Ipv4Addr::LOCALHOST);
-    proxy || (ip.is_loopback() && route.own.contains(&port))
+    let own = ip.is_loopback() && route.own.contains(&port);
+    proxy || (own && others_listen(port, members) == Some(false))
 }
 
 /// The verdict on connecting `socket` (AF_INET or AF_INET6) to `addr`.
-pub fn connect(sockets: &Sockets, socket: &OwnedFd, addr: &[u8]) -> Verdict {
+pub fn connect(sockets: &Sockets, socket: &OwnedFd, addr: &[u8], members: &Members) -> Verdict {
     let Some(allowed) = &sockets.tcp_connect else {
         return Verdict::Connect;
     };
     let stream = option(socket, libc::SO_TYPE) == Ok(libc::SOCK_STREAM);
     match (stream, port(addr), &sockets.route) {
         (true, Some(port), Some(route)) => match ip(addr) {
-            Some(ip) if routed(route, ip, port) => Verdict::Connect,
+            Some(ip) if routed(route, ip, port, members) => Verdict::Connect,
             _ => Verdict::Refused,
         },
         (true, Some(port), None) if !allowed.contains(&port) => Verdict::Refused,

@@ -1,4 +1,5 @@
-//! Which inet connects a domain allowlist routes: the proxy's exact address and the job's own ports.
+//! Which inet connects a domain allowlist routes: the proxy's exact address and the job's own
+//! ports, where nobody else listens.
 
 use super::*;
 
@@ -19,13 +20,34 @@ fn v6(a: Ipv6Addr, port: u16) -> Vec<u8> {
     addr
 }
 
+/// A job of no process: every listener is someone else's.
+fn nobody() -> Members {
+    Members {
+        root: nix::unistd::Pid::from_raw(i32::MAX),
+        cgroup: None,
+    }
+}
+
+/// Two ports nobody listens on (bound and released; another process could take them meanwhile,
+/// which this machine's tests do not).
+fn free_ports() -> [u16; 2] {
+    let a = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let b = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    [
+        a.local_addr().unwrap().port(),
+        b.local_addr().unwrap().port(),
+    ]
+}
+
 #[test]
 fn under_an_allowlist_only_the_proxy_and_the_jobs_own_ports_are_reachable() {
+    let [p0, p1] = free_ports();
     let route = Route {
         proxy: Some(3128),
-        own: vec![20000, 20001],
+        own: vec![p0, p1],
     };
-    let check = |addr: Vec<u8>| routed(&route, ip(&addr).unwrap(), port(&addr).unwrap());
+    let members = nobody();
+    let check = |addr: Vec<u8>| routed(&route, ip(&addr).unwrap(), port(&addr).unwrap(), &members);
     assert!(check(v4([127, 0, 0, 1], 3128)));
     assert!(!check(v4([127, 0, 0, 2], 3128)), "another loopback address");
     assert!(
@@ -33,15 +55,23 @@ fn under_an_allowlist_only_the_proxy_and_the_jobs_own_ports_are_reachable() {
         "the proxy is on 127.0.0.1 only"
     );
     assert!(check(v6(Ipv4Addr::LOCALHOST.to_ipv6_mapped(), 3128)));
-    assert!(check(v4([127, 0, 0, 1], 20001)));
-    assert!(check(v6(Ipv6Addr::LOCALHOST, 20000)));
-    assert!(!check(v4([127, 0, 0, 1], 20002)), "someone else's port");
-    assert!(!check(v4([10, 0, 0, 1], 20000)), "not loopback");
+    assert!(check(v4([127, 0, 0, 1], p1)));
+    assert!(check(v6(Ipv6Addr::LOCALHOST, p0)));
+    assert!(!check(v4([127, 0, 0, 1], 1)), "a port outside the block");
+    assert!(!check(v4([10, 0, 0, 1], p0)), "not loopback");
+    // Someone else's server on a port of the block, on either loopback.
+    let theirs = std::net::TcpListener::bind(("127.0.0.1", p1)).unwrap();
+    assert!(!check(v4([127, 0, 0, 1], p1)), "another's listener");
+    assert!(
+        !check(v6(Ipv6Addr::LOCALHOST, p1)),
+        "another's listener, other family"
+    );
+    drop(theirs);
     assert!(!check(v4([93, 184, 216, 34], 443)));
     let unstarted = Route {
         proxy: None,
         own: Vec::new(),
     };
     let addr = v4([127, 0, 0, 1], 3128);
-    assert!(!routed(&unstarted, ip(&addr).unwrap(), 3128));
+    assert!(!routed(&unstarted, ip(&addr).unwrap(), 3128, &nobody()));
 }
