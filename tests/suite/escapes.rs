@@ -3155,7 +3155,8 @@ fn under_an_allowlist_nothing_listens_beyond_loopback() {
 fn under_an_allowlist_a_port_of_the_jobs_block_someone_else_listens_on_is_out_of_reach() {
     // The block in ISOLATE_PORT is the job's by its lock, not in the kernel: a server of the
     // user's (or another user's) that starts on one of its ports after the block was drawn, on
-    // either family, is still someone else's. The job's own server there stays reachable.
+    // either family, is still someone else's, directly or through the proxy. The job's own server
+    // there stays reachable.
     let env = TestEnv::new();
     let go = env.path().join("go");
     let probe = env.probe(
@@ -3169,7 +3170,13 @@ fn under_an_allowlist_a_port_of_the_jobs_block_someone_else_listens_on_is_out_of
              \x20   c = socket.socket(family); c.settimeout(5); c.connect((host, p)); c.close()\n\
              attempt('own', lambda: to('127.0.0.1', port))\n\
              attempt('user4', lambda: to('127.0.0.1', port + 5))\n\
-             attempt('user6', lambda: to('::1', port + 3, socket.AF_INET6))\n",
+             attempt('user6', lambda: to('::1', port + 3, socket.AF_INET6))\n\
+             import urllib.request, urllib.error\n\
+             try:\n\
+             \x20   urllib.request.urlopen(f'http://localhost:{{port + 5}}/', timeout=5)\n\
+             \x20   print('proxied: ok', flush=True)\n\
+             except urllib.error.HTTPError as e:\n\
+             \x20   print('proxied:', e.code, flush=True)\n",
             go.display()
         ),
     );
@@ -3201,6 +3208,7 @@ fn under_an_allowlist_a_port_of_the_jobs_block_someone_else_listens_on_is_out_of
     assert_status(&out, 0);
     assert!(said.contains(&"own: ok".to_string()), "{said:?}");
     assert!(said.contains(&"user4: EACCES".to_string()), "{said:?}");
+    assert!(said.contains(&"proxied: 403".to_string()), "{said:?}");
     if user6.is_some() {
         assert!(said.contains(&"user6: EACCES".to_string()), "{said:?}");
     }

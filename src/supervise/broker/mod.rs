@@ -32,6 +32,7 @@ use std::sync::Arc;
 use crate::job::record::Refused;
 use crate::sandbox::notify::Answer;
 
+pub use listeners::{others_listen, Members};
 pub use pending::Pending;
 
 /// What becomes of one call.

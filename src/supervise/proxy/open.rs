@@ -1,16 +1,18 @@
 //! A destination decided by the allowlist, resolved, and connected to the first address that
 //! answers; a refusal or a failure answered to the client and logged. It never connects to an
-//! address the allowlist did not return.
+//! address the allowlist did not return, nor to a port of the job's block that someone else
+//! listens on.
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-use super::allow::Grant;
+use super::allow::{Grant, Refusal};
 use super::lines::{Lines, Target};
 use super::log::Decision;
 use super::response::{refused_line, response};
 use super::server::Shared;
+use crate::supervise::broker::{others_listen, Members};
 
 /// How long a connect to a destination may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
@@ -26,7 +28,11 @@ pub(super) fn open(
     let decided = shared
         .allow
         .check(to.host, to.port)
-        .and_then(|grant| Ok((grant, shared.allow.resolve(to.host, to.port, grant)?)));
+        .and_then(|grant| Ok((grant, shared.allow.resolve(to.host, to.port, grant)?)))
+        .and_then(|(grant, addrs)| match grant {
+            Grant::Own if !only_the_jobs(to.port) => Err(Refusal::NotTheJobs),
+            _ => Ok((grant, addrs)),
+        });
     let (grant, addrs) = match decided {
         Ok(found) => found,
         Err(refusal) => {
@@ -45,6 +51,16 @@ pub(super) fn open(
             None
         }
     }
+}
+
+/// Whether no listener but the job's holds `port` of the job's block where `localhost` reaches:
+/// the job's processes are this supervisor's descendants (it is their child subreaper).
+fn only_the_jobs(port: u16) -> bool {
+    let job = Members {
+        root: nix::unistd::getpid(),
+        cgroup: None,
+    };
+    others_listen(port, &job) == Some(false)
 }
 
 /// The first of `addrs` that answers.

@@ -20,9 +20,8 @@ use std::os::fd::OwnedFd;
 use crate::sandbox::notify::Answer;
 use crate::sandbox::plan::{Route, Sockets};
 use crate::supervise::broker::connection::option;
-use crate::supervise::broker::listeners::Members;
+use crate::supervise::broker::listeners::{others_listen, Members};
 use crate::supervise::broker::Verdict;
-use shadow::others_listen;
 
 pub use listen::listen;
 pub use reuse::reuse_address;

@@ -1,12 +1,13 @@
 //! A localhost service of someone else's on the other family: a job that listens on `[::1]:P`
 //! beside a user's server on `127.0.0.1:P` (or the other way round) is reached by every client
 //! that resolves `localhost` to its family first, and the kernel sees no conflict (two families,
-//! two addresses). The listeners there are the kernel's socket diagnostics' (listeners/inet.rs). And
-//! whether a port of the job's block is someone else's (the allowlist's connects, mod.rs).
+//! two addresses). The listeners there are the kernel's socket diagnostics' (listeners/inet.rs).
 
 use std::net::IpAddr;
 
-use crate::supervise::broker::listeners::{held_by_job, tcp_listeners, Listening, Members};
+use crate::supervise::broker::listeners::{
+    held_by_job, listening as listeners, Listening, Members,
+};
 
 /// Whether a job listening on `local`:`port` would take the clients of a listener that is not the
 /// job's: one on `port` of the other family's loopback or wildcard address. Only an address
@@ -38,27 +39,6 @@ pub(super) fn shadows(local: IpAddr, port: u16, members: &Members) -> Option<boo
             .filter(|l| reaches(l))
             .any(|l| !held_by_job(l.socket, members)),
     )
-}
-
-/// Whether a listener that is not the job's holds `port` where `localhost` reaches (a loopback or
-/// wildcard address, of either family); `None` when the kernel cannot say.
-pub(super) fn others_listen(port: u16, members: &Members) -> Option<bool> {
-    let mut all = listeners(libc::AF_INET)?;
-    all.extend(listeners(libc::AF_INET6)?);
-    Some(all.iter().any(|l| {
-        l.port == port
-            && (l.ip.is_loopback() || l.ip.is_unspecified())
-            && !held_by_job(l.socket, members)
-    }))
-}
-
-/// The TCP listeners of `family`; none where the kernel has no such family (IPv6 off).
-fn listeners(family: i32) -> Option<Vec<Listening>> {
-    match tcp_listeners(family) {
-        Ok(found) => Some(found),
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Some(Vec::new()),
-        Err(_) => None,
-    }
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::diag::{dump, header};
+use super::members::{held_by_job, Members};
 
 const TCP_LISTEN: u32 = 10;
 /// struct inet_diag_req_v2.
@@ -29,6 +30,30 @@ pub fn tcp_listeners(family: i32) -> std::io::Result<Vec<Listening>> {
     request.extend_from_slice(&(1u32 << TCP_LISTEN).to_ne_bytes());
     request.extend_from_slice(&[0; REQUEST - 8]);
     dump(&request, parse)
+}
+
+/// Whether a listener that is not the job's holds `port` where `localhost` reaches (a loopback or
+/// wildcard address, of either family); `None` when the kernel cannot say. A port of a job's
+/// block is the job's by its lock, not in the kernel: a server of the user's, or another user's,
+/// may be listening there (the broker's connects under an allowlist, and the proxy's).
+pub fn others_listen(port: u16, members: &Members) -> Option<bool> {
+    let mut all = listening(libc::AF_INET)?;
+    all.extend(listening(libc::AF_INET6)?);
+    Some(all.iter().any(|l| {
+        l.port == port
+            && (l.ip.is_loopback() || l.ip.is_unspecified())
+            && !held_by_job(l.socket, members)
+    }))
+}
+
+/// The TCP listeners of `family`; none where the kernel has no such family (IPv6 off); `None`
+/// when the kernel cannot say.
+pub fn listening(family: i32) -> Option<Vec<Listening>> {
+    match tcp_listeners(family) {
+        Ok(found) => Some(found),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Some(Vec::new()),
+        Err(_) => None,
+    }
 }
 
 /// One `inet_diag_msg`: family, state, timer, retransmits, then the socket's id (source port and

@@ -18,7 +18,7 @@ mod tests;
 
 pub use diag::bound;
 pub use identity::identity;
-pub use inet::{tcp_listeners, Listening};
+pub use inet::{listening, others_listen, Listening};
 pub use members::{held_by_job, Members};
 
 /// One bound unix socket, as the kernel reports it.

@@ -15,6 +15,8 @@ pub enum Refusal {
     Unresolved(String),
     /// The proxy itself.
     Loop,
+    /// A port of the job's block that a listener of someone else's holds.
+    NotTheJobs,
 }
 
 impl fmt::Display for Refusal {
@@ -27,6 +29,9 @@ impl fmt::Display for Refusal {
             ),
             Refusal::Unresolved(why) => write!(f, "the name does not resolve: {why}"),
             Refusal::Loop => f.write_str("the proxy itself"),
+            Refusal::NotTheJobs => f.write_str(
+                "a port of the job's block where a server that is not the job's listens",
+            ),
         }
     }
 }
