@@ -1131,41 +1131,56 @@ fn a_socket_served_from_another_network_namespace_is_outside() {
 fn an_abstract_name_squatted_by_a_kept_accepted_socket_vouches_for_nobody() {
     // The job's listener accepts one connection, closes, and keeps the accepted socket, which
     // keeps the name; an outside process then binds the name. The job's connect must not reach it.
+    // (The job may bind no abstract name of its choosing: its listener's is the kernel's, an
+    // autobound one, which the job leaves in its worktree for this test to find.)
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let name = format!("isolate-squat-{}", std::process::id());
     let held = env.path().join("held");
     let go = env.path().join("go");
     let prog = probe(
         &env,
         "squat.py",
-        "name = '\\0' + sys.argv[1]\n\
-         l = socket.socket(socket.AF_UNIX)\n\
-         while l.getsockname() == '':\n\
-         \x20   try: l.bind(name)\n\
-         \x20   except OSError: time.sleep(0.01)\n\
+        "l = socket.socket(socket.AF_UNIX); l.bind(''); name = l.getsockname()\n\
+         open('name.txt.tmp', 'w').write(name[1:].decode()); os.rename('name.txt.tmp', 'name.txt')\n\
          l.listen()\n\
          c = socket.socket(socket.AF_UNIX); c.connect(name); a, _ = l.accept()\n\
-         while not os.path.exists(sys.argv[2]): time.sleep(0.02)\n\
+         while not os.path.exists(sys.argv[1]): time.sleep(0.02)\n\
          l.close(); c.close()\n\
          print('squatting', flush=True)\n\
-         while not os.path.exists(sys.argv[3]): time.sleep(0.02)\n\
+         while not os.path.exists(sys.argv[2]): time.sleep(0.02)\n\
          attempt('squat', lambda: unix(name))\n",
     );
     let pending = Pending::start(
         &env,
         &repo,
         &[],
-        &format!("python3 {prog} {name} {} {}", held.display(), go.display()),
+        &format!("python3 {prog} {} {}", held.display(), go.display()),
         Stdio::null(),
     );
+    let worktrees = env.state.join("worktrees");
+    let named = || {
+        let projects = fs::read_dir(&worktrees).ok()?;
+        for project in projects.flatten() {
+            for job in fs::read_dir(project.path()).ok()?.flatten() {
+                if let Ok(name) = fs::read_to_string(job.path().join("name.txt")) {
+                    return Some(name);
+                }
+            }
+        }
+        None
+    };
+    assert!(
+        wait_until(LIMIT, || named().is_some()),
+        "the job never named its listener"
+    );
+    let name = named().unwrap();
     // Whether an outside process can bind the name now.
     let free = || {
         std::process::Command::new("python3")
             .args([
                 "-c",
                 &format!(
-                    "import socket; s = socket.socket(socket.AF_UNIX); s.bind('\\0{name}'); s.close()"
+                    "import socket; s = socket.socket(socket.AF_UNIX); s.bind('\\x00{name}'); s.close()"
                 ),
             ])
             .stderr(Stdio::null())
@@ -1173,8 +1188,8 @@ fn an_abstract_name_squatted_by_a_kept_accepted_socket_vouches_for_nobody() {
             .unwrap()
             .success()
     };
-    // The job holds the name (its listener is bound; its bind retries while this probe holds
-    // it for a moment), then lets it go; only then does the outside bind it.
+    // The job holds the name (its listener is bound), then lets it go; only then does the
+    // outside bind it.
     assert!(
         wait_until(LIMIT, || !free()),
         "the job never bound the name"
@@ -1653,14 +1668,19 @@ import fcntl, termios, struct
 for path in [{users:?}, {via_proc:?}, "/dev/pts/ptmx"]:
     attempt("read " + path, lambda: open(path, "rb", buffering=0).read(1))
     attempt("write " + path, lambda: open(path, "wb", buffering=0).write(b"pwned\n"))
-# Its own pty works, and TIOCSTI into it (its controlling terminal there) reaches the job.
+# Its own pty works: what its master writes its child reads. TIOCSTI is refused even there
+# (the seccomp layer refuses it on every terminal).
 import pty
 pid, fd = pty.fork()
 if pid == 0:
-    for c in b"pushed\n":
-        fcntl.ioctl(0, termios.TIOCSTI, bytes([c]))
+    try:
+        fcntl.ioctl(0, termios.TIOCSTI, b"x")
+        print("tiocsti ok", flush=True)
+    except OSError as e:
+        print("tiocsti", errno.errorcode[e.errno], flush=True)
     print("child read", input(), flush=True)
     os._exit(0)
+os.write(fd, b"pushed\n")
 seen = b""
 while True:
     try:
@@ -1672,6 +1692,7 @@ while True:
     seen += chunk
 os.waitpid(pid, 0)
 print("own pty", b"child read pushed" in seen)
+print("own tiocsti", "EPERM" if b"tiocsti EPERM" in seen else seen)
 m, s = os.openpty()
 # No other device gains ioctls; the broker answers TIOCGPTPEER on anything but a master as the
 # kernel does.
@@ -1692,6 +1713,7 @@ attempt("peer of null", lambda: fcntl.ioctl(open("/dev/null"), 0x5441, 0))
         }
     }
     assert!(said.contains("own pty True"), "{said}");
+    assert!(said.contains("own tiocsti EPERM"), "{said}");
     assert!(said.contains("urandom ioctl: EACCES"), "{said}");
     assert!(said.contains("peer of a slave: ENOTTY"), "{said}");
     assert!(said.contains("peer of null: ENOTTY"), "{said}");
@@ -4305,4 +4327,78 @@ fn a_merge_never_lands_a_file_an_include_of_the_environment_names() {
     assert_eq!(env.git(&repo, ["rev-parse", "HEAD"]), before);
     let out = env.isolate(&repo, ["merge", "--yes", id]);
     assert_status(&out, 0);
+}
+
+/// An abstract unix name has no owner: a job that binds a well-known one (`@/tmp/.X11-unix/X0`,
+/// a daemon's) is the server for every outside client that connects to it, which Landlock's
+/// abstract scope does not stop (it refuses the job's connects out). Refused under every policy,
+/// however a second thread flips the address between a path and an abstract name while the bind
+/// is judged. Binds the job may make still work as its own: a relative path in its working
+/// directory (with its umask), its `TMPDIR`, an autobound name, a TCP port; and a path outside
+/// what it may write is refused as Landlock refuses it.
+#[test]
+fn a_job_never_binds_an_abstract_name_outsiders_would_reach() {
+    let env = TestEnv::new();
+    let name = format!("isolate-test-abstract-{}", std::process::id());
+    let outside = env.path().join("outside.sock");
+    let probe = env.probe(
+        "abstract.py",
+        &format!(
+            "name = b'\\0{name}'\n\
+             def unix(addr):\n\
+             \x20   s = socket.socket(socket.AF_UNIX); s.bind(addr); s.listen(); keep.append(s)\n\
+             keep = []\n\
+             attempt('abstract', lambda: unix(name))\n\
+             attempt('relative', lambda: unix('rel.sock'))\n\
+             attempt('tmpdir', lambda: unix(os.environ['TMPDIR'] + '/t.sock'))\n\
+             attempt('outside', lambda: unix('{}'))\n\
+             attempt('autobind', lambda: unix(''))\n\
+             attempt('tcp', lambda: keep.append(socket.create_server(('127.0.0.1', 0))))\n\
+             print('mode', oct(os.stat('rel.sock').st_mode & 0o777), flush=True)\n\
+             libc = ctypes.CDLL(None, use_errno=True)\n\
+             buf = ctypes.create_string_buffer(b'\\x01\\x00' + name)\n\
+             flipping = True\n\
+             def flip():\n\
+             \x20   while flipping:\n\
+             \x20       buf[2] = 0; buf[2] = ord('x')\n\
+             threading.Thread(target=flip, daemon=True).start()\n\
+             won = 0\n\
+             for i in range(300):\n\
+             \x20   s = socket.socket(socket.AF_UNIX)\n\
+             \x20   if libc.bind(s.fileno(), buf, 2 + len(name)) == 0 and s.getsockname()[:1] == b'\\0':\n\
+             \x20       won += 1\n\
+             \x20   s.close()\n\
+             flipping = False\n\
+             print('abstract won', won, flush=True)\n",
+            outside.display()
+        ),
+    );
+    let repo = env.repo("app");
+    for policy in ["default", "strict", "offline"] {
+        // Strict reads nothing of the test's directory: the probe goes in through the script.
+        let text = fs::read_to_string(&probe).unwrap();
+        let (out, report) = env.worktree_job(
+            &repo,
+            &["--policy", policy],
+            &format!("umask 027; cat > \"$TMPDIR/p.py\" <<'PROBE'\n{text}PROBE\npython3 \"$TMPDIR/p.py\""),
+        );
+        let said = stdout(&out);
+        assert_status(&out, 0);
+        assert_eq!(report["sandbox"]["enforced"], true, "{report}");
+        for line in [
+            "abstract: EACCES",
+            "relative: ok",
+            "tmpdir: ok",
+            "outside: EACCES",
+            "autobind: ok",
+            "mode 0o750",
+            "abstract won 0",
+        ] {
+            assert!(said.contains(line), "{policy}: missing {line:?}\n{said}");
+        }
+        if policy == "default" {
+            assert!(said.contains("tcp: ok"), "{said}");
+        }
+        assert!(!outside.exists());
+    }
 }

@@ -45,7 +45,11 @@ pub(super) fn gaps(
         gaps.push("signals to processes outside the sandbox are allowed by this policy".into());
     }
     if !policy.scopes.abstract_unix_sockets {
-        gaps.push("abstract unix sockets outside the sandbox are reachable by this policy".into());
+        gaps.push(
+            "abstract unix sockets outside the sandbox are reachable by this policy, and the \
+             job's abstract names by processes outside it"
+                .into(),
+        );
     }
     gaps
 }

@@ -4,6 +4,7 @@
 
 use std::os::fd::OwnedFd;
 
+use super::bind::Binder;
 use super::caller::{Caller, Callers};
 use super::decided::{Decided, Decision, Kind};
 use super::{connection, inet, pty, unix, Verdict};
@@ -20,6 +21,7 @@ pub(super) fn decide(
     sockets: &Sockets,
     unix: &mut unix::Unix,
     callers: &mut Callers,
+    binder: &Binder,
 ) -> Decision {
     let caller = match callers.open(listener, call) {
         Ok(caller) => caller,
@@ -33,6 +35,7 @@ pub(super) fn decide(
     };
     match call.nr {
         libc::SYS_connect => connect(call, sockets, unix, &caller, take),
+        libc::SYS_bind => bind(call, sockets, &caller, binder, take),
         libc::SYS_listen => {
             let socket = match take(call.args[0]) {
                 Ok(socket) => socket,
@@ -89,6 +92,39 @@ fn reuse_address(
         verdict: inet::reuse_address(&socket, value),
         // Never counted: the verdict is always a result (`Done`), never `Refused`.
         kind: Kind::Listen,
+        socket: Some(socket),
+        addr: Vec::new(),
+    })
+}
+
+/// The answer to a `bind`: the address read once, then the socket taken, then the bind made for
+/// the caller (bind.rs).
+fn bind(
+    call: &Call,
+    sockets: &Sockets,
+    caller: &Caller,
+    binder: &Binder,
+    take: impl Fn(u64) -> Result<OwnedFd, Decision>,
+) -> Decision {
+    let len = call.args[2] & 0xffff_ffff;
+    if len > ADDRESS_MAX {
+        return Decided::failed(libc::EINVAL);
+    }
+    let addr = match caller.read(call.args[1], len as usize) {
+        Ok(addr) => addr,
+        Err(e) => return Decided::failed(e),
+    };
+    let socket = match take(call.args[0]) {
+        Ok(socket) => socket,
+        Err(decision) => return decision,
+    };
+    let answer = match connection::option(&socket, libc::SO_DOMAIN) {
+        Ok(family) => binder.bind(caller, &socket, (family, &addr), sockets.abstract_scoped),
+        Err(e) => Answer::Errno(e),
+    };
+    Decision::Decided(Decided {
+        verdict: Verdict::Done(answer),
+        kind: Kind::Tcp,
         socket: Some(socket),
         addr: Vec::new(),
     })

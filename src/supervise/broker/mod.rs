@@ -14,6 +14,7 @@
 //! When the job's last process ends the filter's listener hangs up and the thread ends. When the
 //! supervisor dies, the kernel fails the job's pending and later calls (`ENOSYS`).
 
+mod bind;
 mod caller;
 mod connection;
 mod decide;

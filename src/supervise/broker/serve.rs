@@ -8,22 +8,25 @@ use std::sync::Arc;
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
+use super::bind::Binder;
 use super::caller::Callers;
 use super::connection::Workers;
 use super::decide::decide;
 use super::decided::{Decided, Decision, Kind};
 use super::{listeners, unix, Counts, Verdict};
 use crate::sandbox::notify::{Answer, Call, Listener};
-use crate::sandbox::plan::Sockets;
+use crate::sandbox::plan::{Rules, Sockets};
 
 /// The broker thread's loop (signals stay with the supervisor's main thread, capabilities are
 /// dropped: `quiet`).
 pub(super) fn serve(
     listener: Arc<Listener>,
     sockets: Sockets,
+    rules: Option<Rules>,
     members: listeners::Members,
     counts: Arc<Counts>,
 ) {
+    let binder = Binder::start(rules);
     let mut unix = unix::Unix::new(
         sockets.unix_allowed.clone(),
         sockets.abstract_scoped,
@@ -48,12 +51,12 @@ pub(super) fn serve(
             Ok(None) => continue,
             Err(_) => return,
         };
-        let decided = match decide(&listener, &call, &sockets, &mut unix, &mut callers) {
+        let decided = match decide(&listener, &call, &sockets, &mut unix, &mut callers, &binder) {
             Decision::Decided(decided) => decided,
             // A kept pidfd whose thread had died: the caller reused its id; once more, afresh.
             Decision::Stale => {
                 callers.forget(call.tid);
-                match decide(&listener, &call, &sockets, &mut unix, &mut callers) {
+                match decide(&listener, &call, &sockets, &mut unix, &mut callers, &binder) {
                     Decision::Decided(decided) => decided,
                     Decision::Stale | Decision::Gone => continue,
                 }
