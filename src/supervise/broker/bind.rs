@@ -26,7 +26,7 @@ use crate::sandbox::plan::Rules;
 const FAMILY: usize = 2;
 
 /// One bind for the restricted thread to make.
-struct Request {
+pub(super) struct Request {
     socket: OwnedFd,
     cwd: OwnedFd,
     umask: libc::mode_t,
@@ -34,44 +34,32 @@ struct Request {
     done: mpsc::SyncSender<Answer>,
 }
 
-/// The thread that makes the job's binds; `None` inside it when it could not be restricted, and
-/// then every bind is refused.
-pub(super) struct Binder {
-    requests: Option<mpsc::Sender<Request>>,
+/// The thread that makes the job's binds, started at the first (most jobs make none): `Waiting`
+/// for it with the rules to restrict it to, `Ready` once it runs, `Refusing` when it could not be
+/// restricted (or there is nothing to restrict it to), and then every bind is refused.
+pub(super) enum Binder {
+    Waiting(Box<Rules>),
+    Ready(mpsc::Sender<Request>),
+    Refusing,
 }
 
 impl Binder {
-    /// Starts the thread, restricted as the job under `rules` is; without rules (nothing to
-    /// restrict it to) it makes no bind.
-    pub(super) fn start(rules: Option<Rules>) -> Binder {
-        let Some(rules) = rules else {
-            return Binder { requests: None };
-        };
-        let (requests, arrive) = mpsc::channel::<Request>();
-        let (ready, restricted) = mpsc::sync_channel(1);
-        let started = std::thread::Builder::new()
-            .name("isolate-bind".into())
-            .spawn(move || {
-                let ok = restrict_thread_as_job(&rules).is_ok();
-                let _ = ready.send(ok);
-                if ok {
-                    for request in arrive {
-                        let answer = make(&request);
-                        // The copies closed before the answer: once answered, the job may close
-                        // its socket and bind the address again.
-                        let Request {
-                            socket, cwd, done, ..
-                        } = request;
-                        drop((socket, cwd));
-                        let _ = done.send(answer);
-                    }
-                }
-            });
-        match started.ok().and_then(|_| restricted.recv().ok()) {
-            Some(true) => Binder {
-                requests: Some(requests),
-            },
-            _ => Binder { requests: None },
+    /// A binder for a job under `rules`; without rules it makes no bind.
+    pub(super) fn new(rules: Option<Rules>) -> Binder {
+        rules.map_or(Binder::Refusing, |rules| Binder::Waiting(Box::new(rules)))
+    }
+
+    /// Its thread, started if it was not, restricted as the job is.
+    fn thread(&mut self) -> Option<&mpsc::Sender<Request>> {
+        if let Binder::Waiting(rules) = self {
+            *self = match start((**rules).clone()) {
+                Some(requests) => Binder::Ready(requests),
+                None => Binder::Refusing,
+            };
+        }
+        match self {
+            Binder::Ready(requests) => Some(requests),
+            _ => None,
         }
     }
 
@@ -79,7 +67,7 @@ impl Binder {
     /// refused where the policy scopes abstract unix sockets (one that lets the job reach
     /// others' lets others reach the job's too).
     pub(super) fn bind(
-        &self,
+        &mut self,
         caller: &Caller,
         socket: &OwnedFd,
         (family, addr): (i32, &[u8]),
@@ -89,7 +77,7 @@ impl Binder {
         if family == libc::AF_UNIX && abstract_name && scoped {
             return Answer::Errno(libc::EACCES);
         }
-        let Some(requests) = &self.requests else {
+        let Some(requests) = self.thread() else {
             return Answer::Errno(libc::EACCES);
         };
         let (Ok(socket), Ok(cwd)) = (socket.try_clone(), working_directory(caller.tid())) else {
@@ -108,6 +96,34 @@ impl Binder {
         }
         answered.recv().unwrap_or(Answer::Errno(libc::EACCES))
     }
+}
+
+/// The thread that makes the binds, restricted as the job under `rules` is, and where to send
+/// them; `None` when it could not be restricted.
+fn start(rules: Rules) -> Option<mpsc::Sender<Request>> {
+    let (requests, arrive) = mpsc::channel::<Request>();
+    let (ready, restricted) = mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name("isolate-bind".into())
+        .spawn(move || {
+            let ok = restrict_thread_as_job(&rules).is_ok();
+            let _ = ready.send(ok);
+            if !ok {
+                return;
+            }
+            for request in arrive {
+                let answer = make(&request);
+                // The copies closed before the answer: once answered, the job may close its
+                // socket and bind the address again.
+                let Request {
+                    socket, cwd, done, ..
+                } = request;
+                drop((socket, cwd));
+                let _ = done.send(answer);
+            }
+        })
+        .ok()?;
+    restricted.recv().ok()?.then_some(requests)
 }
 
 /// The caller thread's working directory, as a path descriptor.

@@ -21,7 +21,7 @@ pub(super) fn decide(
     sockets: &Sockets,
     unix: &mut unix::Unix,
     callers: &mut Callers,
-    binder: &Binder,
+    binder: &mut Binder,
 ) -> Decision {
     let caller = match callers.open(listener, call) {
         Ok(caller) => caller,
@@ -103,7 +103,7 @@ fn bind(
     call: &Call,
     sockets: &Sockets,
     caller: &Caller,
-    binder: &Binder,
+    binder: &mut Binder,
     take: impl Fn(u64) -> Result<OwnedFd, Decision>,
 ) -> Decision {
     let len = call.args[2] & 0xffff_ffff;

@@ -26,7 +26,7 @@ pub(super) fn serve(
     members: listeners::Members,
     counts: Arc<Counts>,
 ) {
-    let binder = Binder::start(rules);
+    let mut binder = Binder::new(rules);
     let mut unix = unix::Unix::new(
         sockets.unix_allowed.clone(),
         sockets.abstract_scoped,
@@ -51,12 +51,26 @@ pub(super) fn serve(
             Ok(None) => continue,
             Err(_) => return,
         };
-        let decided = match decide(&listener, &call, &sockets, &mut unix, &mut callers, &binder) {
+        let decided = match decide(
+            &listener,
+            &call,
+            &sockets,
+            &mut unix,
+            &mut callers,
+            &mut binder,
+        ) {
             Decision::Decided(decided) => decided,
             // A kept pidfd whose thread had died: the caller reused its id; once more, afresh.
             Decision::Stale => {
                 callers.forget(call.tid);
-                match decide(&listener, &call, &sockets, &mut unix, &mut callers, &binder) {
+                match decide(
+                    &listener,
+                    &call,
+                    &sockets,
+                    &mut unix,
+                    &mut callers,
+                    &mut binder,
+                ) {
                     Decision::Decided(decided) => decided,
                     Decision::Stale | Decision::Gone => continue,
                 }
