@@ -97,6 +97,27 @@ fn reuse_address(
     })
 }
 
+/// The address a `connect` or `bind` names (its second and third arguments), read once, then the
+/// socket (its first) taken.
+fn address_and_socket(
+    call: &Call,
+    caller: &Caller,
+    take: impl Fn(u64) -> Result<OwnedFd, Decision>,
+) -> Result<(Vec<u8>, OwnedFd), Decision> {
+    // The kernel takes at most a sockaddr_storage (its socklen_t is 32 bits).
+    let len = call.args[2] & 0xffff_ffff;
+    if len > ADDRESS_MAX {
+        return Err(Decided::failed(libc::EINVAL));
+    }
+    let addr = caller
+        .read(call.args[1], len as usize)
+        .map_err(Decided::failed)?;
+    // Had the caller died since it was opened, its pid (and so what was read) could be
+    // another process's: the socket is taken through the caller's pidfd, which then fails,
+    // and nothing is connected or bound.
+    Ok((addr, take(call.args[0])?))
+}
+
 /// The answer to a `bind`: the address read once, then the socket taken, then the bind made for
 /// the caller (bind.rs).
 fn bind(
@@ -106,16 +127,8 @@ fn bind(
     binder: &mut Binder,
     take: impl Fn(u64) -> Result<OwnedFd, Decision>,
 ) -> Decision {
-    let len = call.args[2] & 0xffff_ffff;
-    if len > ADDRESS_MAX {
-        return Decided::failed(libc::EINVAL);
-    }
-    let addr = match caller.read(call.args[1], len as usize) {
-        Ok(addr) => addr,
-        Err(e) => return Decided::failed(e),
-    };
-    let socket = match take(call.args[0]) {
-        Ok(socket) => socket,
+    let (addr, socket) = match address_and_socket(call, caller, take) {
+        Ok(both) => both,
         Err(decision) => return decision,
     };
     let answer = match connection::option(&socket, libc::SO_DOMAIN) {
@@ -139,20 +152,8 @@ fn connect(
     caller: &Caller,
     take: impl Fn(u64) -> Result<OwnedFd, Decision>,
 ) -> Decision {
-    // The kernel takes at most a sockaddr_storage (its socklen_t is 32 bits).
-    let len = call.args[2] & 0xffff_ffff;
-    if len > ADDRESS_MAX {
-        return Decided::failed(libc::EINVAL);
-    }
-    let addr = match caller.read(call.args[1], len as usize) {
-        Ok(addr) => addr,
-        Err(e) => return Decided::failed(e),
-    };
-    // Had the caller died since it was opened, its pid (and so what was read) could be
-    // another process's: the socket is taken through the caller's pidfd, which then fails,
-    // and nothing is connected.
-    let socket = match take(call.args[0]) {
-        Ok(socket) => socket,
+    let (addr, socket) = match address_and_socket(call, caller, take) {
+        Ok(both) => both,
         Err(decision) => return decision,
     };
     let (verdict, kind) = match connection::option(&socket, libc::SO_DOMAIN) {

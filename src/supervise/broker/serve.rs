@@ -51,26 +51,15 @@ pub(super) fn serve(
             Ok(None) => continue,
             Err(_) => return,
         };
-        let decided = match decide(
-            &listener,
-            &call,
-            &sockets,
-            &mut unix,
-            &mut callers,
-            &mut binder,
-        ) {
+        let mut judge = |callers: &mut Callers| {
+            decide(&listener, &call, &sockets, &mut unix, callers, &mut binder)
+        };
+        let decided = match judge(&mut callers) {
             Decision::Decided(decided) => decided,
             // A kept pidfd whose thread had died: the caller reused its id; once more, afresh.
             Decision::Stale => {
                 callers.forget(call.tid);
-                match decide(
-                    &listener,
-                    &call,
-                    &sockets,
-                    &mut unix,
-                    &mut callers,
-                    &mut binder,
-                ) {
+                match judge(&mut callers) {
                     Decision::Decided(decided) => decided,
                     Decision::Stale | Decision::Gone => continue,
                 }
