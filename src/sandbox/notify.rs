@@ -23,6 +23,10 @@ pub enum Answer {
     Value(i64),
     /// The call fails with this errno.
     Errno(i32),
+    /// The kernel makes the call as the caller asked, reading its arguments again: only for a
+    /// call whose every outcome the kernel judges itself (the check made before it is an extra
+    /// refusal, which a second thread of the caller can race: broker/bind.rs).
+    Continue,
 }
 
 /// The listener of one job's filter.
@@ -127,15 +131,16 @@ impl Listener {
 
     /// Answers `call`. A call whose thread died meanwhile needs no answer (ENOENT is ignored).
     pub fn answer(&self, call: &Call, answer: Answer) {
-        let (val, error) = match answer {
-            Answer::Value(v) => (v, 0),
-            Answer::Errno(e) => (0, -e.abs()),
+        let (val, error, flags) = match answer {
+            Answer::Value(v) => (v, 0, 0),
+            Answer::Errno(e) => (0, -e.abs(), 0),
+            Answer::Continue => (0, 0, libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32),
         };
         let mut resp = libc::seccomp_notif_resp {
             id: call.id,
             val,
             error,
-            flags: 0,
+            flags,
         };
         // SAFETY: the ioctl reads `resp`, which outlives the call.
         unsafe {

@@ -10,7 +10,6 @@
 //! which exec closes.
 //! The restrictions besides Landlock are in restrict.rs; why exec failed, in unexecutable.rs.
 
-mod as_job;
 mod program;
 mod restrict;
 mod sentinel;
@@ -26,7 +25,6 @@ use crate::error::Result;
 use crate::sandbox::plan::{Plan, Rules};
 use crate::sandbox::{handover, landlock, monitor, seccomp, step_failed};
 
-pub use as_job::restrict_thread_as_job;
 pub use program::{program, Program};
 use restrict::{close_range_cloexec, drop_capabilities, set_limit};
 use unexecutable::unexecutable;

@@ -217,8 +217,8 @@ fn handed_over(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), Sec
     // allowlist a job listens on loopback only; and never beside another's localhost service on
     // the other family's loopback (broker/inet/shadow.rs).
     ctx.add_rule(ScmpAction::Notify, sys(libc::SYS_listen)?)?;
-    // Every bind: an abstract unix name is refused (outsiders would reach the job's server by
-    // it), the rest made for the job as the job's (broker/bind.rs).
+    // Every bind: an abstract unix name of the job's choosing is refused (outsiders would reach
+    // the job's server by it); the rest the kernel makes (broker/bind.rs).
     ctx.add_rule(ScmpAction::Notify, sys(libc::SYS_bind)?)?;
     Ok(())
 }

@@ -4,7 +4,7 @@
 
 use std::os::fd::OwnedFd;
 
-use super::bind::Binder;
+use super::bind;
 use super::caller::{Caller, Callers};
 use super::decided::{Decided, Decision, Kind};
 use super::{connection, inet, pty, unix, Verdict};
@@ -21,7 +21,6 @@ pub(super) fn decide(
     sockets: &Sockets,
     unix: &mut unix::Unix,
     callers: &mut Callers,
-    binder: &mut Binder,
 ) -> Decision {
     let caller = match callers.open(listener, call) {
         Ok(caller) => caller,
@@ -35,7 +34,7 @@ pub(super) fn decide(
     };
     match call.nr {
         libc::SYS_connect => connect(call, sockets, unix, &caller, take),
-        libc::SYS_bind => bind(call, sockets, &caller, binder, take),
+        libc::SYS_bind => bind(call, sockets, &caller, take),
         libc::SYS_listen => {
             let socket = match take(call.args[0]) {
                 Ok(socket) => socket,
@@ -118,13 +117,12 @@ fn address_and_socket(
     Ok((addr, take(call.args[0])?))
 }
 
-/// The answer to a `bind`: the address read once, then the socket taken, then the bind made for
-/// the caller (bind.rs).
+/// The answer to a `bind`: the address read once, then the socket taken (for its family), then
+/// checked (bind.rs).
 fn bind(
     call: &Call,
     sockets: &Sockets,
     caller: &Caller,
-    binder: &mut Binder,
     take: impl Fn(u64) -> Result<OwnedFd, Decision>,
 ) -> Decision {
     let (addr, socket) = match address_and_socket(call, caller, take) {
@@ -132,7 +130,7 @@ fn bind(
         Err(decision) => return decision,
     };
     let answer = match connection::option(&socket, libc::SO_DOMAIN) {
-        Ok(family) => binder.bind(caller, &socket, (family, &addr), sockets.abstract_scoped),
+        Ok(family) => bind::bind(family, &addr, sockets.abstract_scoped),
         Err(e) => Answer::Errno(e),
     };
     Decision::Decided(Decided {

@@ -11,7 +11,7 @@ use nix::unistd::Pid;
 use super::serve::serve;
 use super::{listeners, quiet, Broker, Counts};
 use crate::sandbox::notify::Listener;
-use crate::sandbox::plan::{Rules, Sockets};
+use crate::sandbox::plan::Sockets;
 use crate::sandbox::{handover, seccomp};
 
 /// A broker's thread, started just after the job's first process is forked (after, so that the
@@ -26,15 +26,9 @@ pub struct Pending {
 }
 
 impl Pending {
-    /// The thread that will answer for the job whose processes are the descendants of `root`,
-    /// restricted by `rules` (the binds it makes for the job are made as the job's: bind.rs);
+    /// The thread that will answer for the job whose processes are the descendants of `root`;
     /// `status` is the supervisor's end of the helper's status socket.
-    pub fn prepare(
-        sockets: Sockets,
-        rules: Option<Rules>,
-        root: Pid,
-        status: OwnedFd,
-    ) -> std::io::Result<Pending> {
+    pub fn prepare(sockets: Sockets, root: Pid, status: OwnedFd) -> std::io::Result<Pending> {
         let counts = Arc::new(Counts::default());
         let failed = Arc::new(Mutex::new(None));
         let (serving, why) = (Arc::clone(&counts), Arc::clone(&failed));
@@ -54,13 +48,7 @@ impl Pending {
                 // Dropped without a listener (the job did not start): nothing to serve.
                 if let Ok((fd, cgroup)) = arrives.recv() {
                     let members = listeners::Members { root, cgroup };
-                    serve(
-                        Arc::new(Listener::new(fd)),
-                        sockets,
-                        rules,
-                        members,
-                        serving,
-                    );
+                    serve(Arc::new(Listener::new(fd)), sockets, members, serving);
                 }
             })?;
         Ok(Pending {

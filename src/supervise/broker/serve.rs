@@ -8,25 +8,22 @@ use std::sync::Arc;
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
-use super::bind::Binder;
 use super::caller::Callers;
 use super::connection::Workers;
 use super::decide::decide;
 use super::decided::{Decided, Decision, Kind};
 use super::{listeners, unix, Counts, Verdict};
 use crate::sandbox::notify::{Answer, Call, Listener};
-use crate::sandbox::plan::{Rules, Sockets};
+use crate::sandbox::plan::Sockets;
 
 /// The broker thread's loop (signals stay with the supervisor's main thread, capabilities are
 /// dropped: `quiet`).
 pub(super) fn serve(
     listener: Arc<Listener>,
     sockets: Sockets,
-    rules: Option<Rules>,
     members: listeners::Members,
     counts: Arc<Counts>,
 ) {
-    let mut binder = Binder::new(rules);
     let mut unix = unix::Unix::new(
         sockets.unix_allowed.clone(),
         sockets.abstract_scoped,
@@ -51,9 +48,8 @@ pub(super) fn serve(
             Ok(None) => continue,
             Err(_) => return,
         };
-        let mut judge = |callers: &mut Callers| {
-            decide(&listener, &call, &sockets, &mut unix, callers, &mut binder)
-        };
+        let mut judge =
+            |callers: &mut Callers| decide(&listener, &call, &sockets, &mut unix, callers);
         let decided = match judge(&mut callers) {
             Decision::Decided(decided) => decided,
             // A kept pidfd whose thread had died: the caller reused its id; once more, afresh.

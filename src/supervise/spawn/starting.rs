@@ -110,9 +110,9 @@ pub fn start(job: Spawn) -> Result<Starting> {
     // itself, and the child waits for it.
     let pending = match serve {
         Some(sockets) => {
-            let prepared = status_read.try_clone().and_then(|status| {
-                Pending::prepare(sockets, plan.rules.clone(), Pid::this(), status)
-            });
+            let prepared = status_read
+                .try_clone()
+                .and_then(|status| Pending::prepare(sockets, Pid::this(), status));
             match prepared {
                 Ok(pending) => Some(pending),
                 Err(e) => {
