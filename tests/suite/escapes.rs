@@ -4329,10 +4329,32 @@ fn a_merge_never_lands_a_file_an_include_of_the_environment_names() {
     assert_status(&out, 0);
 }
 
+/// A stream unix socket bound to the abstract name `name`, not listening.
+fn abstract_stream(name: &str) -> std::os::fd::OwnedFd {
+    use std::os::fd::FromRawFd;
+    // SAFETY: socket returns a fresh descriptor, owned from here on.
+    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    assert!(fd >= 0);
+    // SAFETY: as above.
+    let socket = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+    // SAFETY: sockaddr_un is plain data.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    for (i, b) in name.bytes().enumerate() {
+        addr.sun_path[i + 1] = b as libc::c_char;
+    }
+    let len = (std::mem::size_of::<libc::sa_family_t>() + 1 + name.len()) as libc::socklen_t;
+    // SAFETY: bind reads `len` bytes of `addr`, which outlives the call.
+    let rc = unsafe { libc::bind(fd, (&addr as *const libc::sockaddr_un).cast(), len) };
+    assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
+    socket
+}
+
 /// An abstract unix name has no owner: a job that binds a well-known one (`@/tmp/.X11-unix/X0`,
 /// a daemon's) is the server for every outside client that connects to it, which Landlock's
-/// abstract scope does not stop (it refuses the job's connects out). Refused under every policy
-/// (a second thread that swaps the name in after the check still wins: SECURITY.md). Binds the job
+/// abstract scope does not stop (it refuses the job's connects out). Refused under every policy;
+/// a second thread that swaps the name in after the bind's check binds it, and then never listens
+/// on it (300 tries with a thread flipping the address). Binds the job
 /// may make still work as its own, judged by the kernel under its whole Landlock domain: a
 /// relative path in its working directory (with its umask), its `TMPDIR`, an autobound name, a
 /// TCP port; a path outside what it may write is refused; and a narrowing policy's layer holds
@@ -4355,7 +4377,23 @@ fn a_job_never_binds_an_abstract_name_outsiders_would_reach() {
              attempt('outside', lambda: unix('{}'))\n\
              attempt('autobind', lambda: unix(''))\n\
              attempt('tcp', lambda: keep.append(socket.create_server(('127.0.0.1', 0))))\n\
-             print('mode', oct(os.stat('rel.sock').st_mode & 0o777), flush=True)\n",
+             print('mode', oct(os.stat('rel.sock').st_mode & 0o777), flush=True)\n\
+             libc = ctypes.CDLL(None, use_errno=True)\n\
+             buf = ctypes.create_string_buffer(b'\\x01\\x00' + name)\n\
+             flipping = True\n\
+             def flip():\n\
+             \x20   while flipping:\n\
+             \x20       buf[2] = 0; buf[2] = ord('x')\n\
+             threading.Thread(target=flip, daemon=True).start()\n\
+             raced = served = 0\n\
+             for i in range(300):\n\
+             \x20   s = socket.socket(socket.AF_UNIX)\n\
+             \x20   if libc.bind(s.fileno(), buf, 2 + len(name)) == 0 and s.getsockname()[:1] == b'\\0':\n\
+             \x20       raced += 1\n\
+             \x20       served += libc.listen(s.fileno(), 1) == 0\n\
+             \x20   s.close()\n\
+             flipping = False\n\
+             print('raced', raced, 'served', served, flush=True)\n",
             outside.display()
         ),
     );
@@ -4378,6 +4416,7 @@ fn a_job_never_binds_an_abstract_name_outsiders_would_reach() {
             "outside: EACCES",
             "autobind: ok",
             "mode 0o750",
+            "served 0",
         ] {
             assert!(said.contains(line), "{policy}: missing {line:?}\n{said}");
         }
@@ -4386,6 +4425,23 @@ fn a_job_never_binds_an_abstract_name_outsiders_would_reach() {
         }
         assert!(!outside.exists());
     }
+    // A socket bound to a chosen abstract name before the job got it (as one a second thread
+    // raced past the bind's check would be): it never listens.
+    let inherited = abstract_stream(&format!("{name}-inherited"));
+    let pending = Pending::start(
+        &env,
+        &repo,
+        &[],
+        "python3 -c \"import socket, errno\n\
+         s = socket.socket(fileno=0)\n\
+         try:\n\
+         \x20   s.listen(1); print('inherited listen: ok')\n\
+         except OSError as e:\n\
+         \x20   print('inherited listen:', errno.errorcode[e.errno])\"",
+        Stdio::from(inherited),
+    );
+    let (out, _) = pending.finish(&env, || {});
+    assert_said(&out, "inherited listen: EACCES");
     // A kept job resumed under `offline`: the narrowing layer holds for its binds too.
     let (out, report) = env.worktree_job(&repo, &["--keep"], "true");
     assert_status(&out, 0);

@@ -6,6 +6,7 @@ use super::shadow::shadows;
 use super::{ip, port};
 use crate::sandbox::notify::Answer;
 use crate::sandbox::plan::Sockets;
+use crate::supervise::broker::bind::chosen_abstract;
 use crate::supervise::broker::connection::option;
 use crate::supervise::broker::listeners::Members;
 use crate::supervise::broker::Verdict;
@@ -16,12 +17,18 @@ use crate::supervise::broker::Verdict;
 /// Under every policy, a job never listens where `localhost` reaches (a loopback or wildcard
 /// address) on a port someone else's listener holds on the other family (shadow.rs): refused
 /// with `EADDRINUSE`, as if that port were taken, which it is for whoever connects to
-/// `localhost`. All on the address it bound, as the kernel holds it, so nothing it changes later
-/// counts. Everything else listens as asked.
+/// `localhost`. A unix socket bound to an abstract name the kernel did not choose never listens
+/// where the policy scopes abstract sockets (bind.rs refuses such binds; this catches one a second
+/// thread raced past that check). All on the address it bound, as the kernel holds it, so nothing
+/// it changes later counts. Everything else listens as asked.
 pub fn listen(sockets: &Sockets, socket: &OwnedFd, backlog: u64, members: &Members) -> Verdict {
     let family = option(socket, libc::SO_DOMAIN);
     let inet = matches!(family, Ok(libc::AF_INET) | Ok(libc::AF_INET6));
     let local = bound(socket);
+    let unix = family == Ok(libc::AF_UNIX);
+    if unix && sockets.abstract_scoped && local.as_deref().is_some_and(chosen_abstract) {
+        return Verdict::Refused;
+    }
     let restricted = sockets.tcp_bind.is_some() || sockets.route.is_some();
     let port = local.as_deref().and_then(port);
     if inet && restricted && port == Some(0) {
