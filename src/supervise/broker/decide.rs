@@ -33,8 +33,11 @@ pub(super) fn decide(
         Ok(socket) => Ok(socket),
     };
     match call.nr {
-        libc::SYS_connect => connect(call, sockets, unix, &caller, take),
-        libc::SYS_bind => bind(call, sockets, &caller, take),
+        libc::SYS_connect | libc::SYS_bind => match address_and_socket(call, &caller, take) {
+            Err(decision) => decision,
+            Ok((addr, socket)) if call.nr == libc::SYS_bind => bind(sockets, addr, socket),
+            Ok((addr, socket)) => connect(sockets, unix, &caller, addr, socket),
+        },
         libc::SYS_listen => {
             let socket = match take(call.args[0]) {
                 Ok(socket) => socket,
@@ -117,18 +120,9 @@ fn address_and_socket(
     Ok((addr, take(call.args[0])?))
 }
 
-/// The answer to a `bind`: the address read once, then the socket taken (for its family), then
-/// checked (bind.rs).
-fn bind(
-    call: &Call,
-    sockets: &Sockets,
-    caller: &Caller,
-    take: impl Fn(u64) -> Result<OwnedFd, Decision>,
-) -> Decision {
-    let (addr, socket) = match address_and_socket(call, caller, take) {
-        Ok(both) => both,
-        Err(decision) => return decision,
-    };
+/// The answer to a `bind` of `socket` (taken for its family) to `addr` (read once): checked
+/// (bind.rs).
+fn bind(sockets: &Sockets, addr: Vec<u8>, socket: OwnedFd) -> Decision {
     let answer = match connection::option(&socket, libc::SO_DOMAIN) {
         Ok(family) => bind::bind(family, &addr, sockets.abstract_scoped),
         Err(e) => Answer::Errno(e),
@@ -141,19 +135,15 @@ fn bind(
     })
 }
 
-/// The verdict on a `connect`: the address read once, then the socket taken, then decided by its
-/// family.
+/// The verdict on a `connect` of `socket` to `addr` (read once, before the socket was taken),
+/// decided by the socket's family.
 fn connect(
-    call: &Call,
     sockets: &Sockets,
     unix: &mut unix::Unix,
     caller: &Caller,
-    take: impl Fn(u64) -> Result<OwnedFd, Decision>,
+    addr: Vec<u8>,
+    socket: OwnedFd,
 ) -> Decision {
-    let (addr, socket) = match address_and_socket(call, caller, take) {
-        Ok(both) => both,
-        Err(decision) => return decision,
-    };
     let (verdict, kind) = match connection::option(&socket, libc::SO_DOMAIN) {
         Err(e) => (Verdict::Done(Answer::Errno(e)), Kind::Tcp),
         Ok(libc::AF_UNIX) => (unix.connect(caller, &addr), Kind::Unix),
