@@ -414,3 +414,46 @@ fn a_job_flooding_the_broker_slows_only_itself() {
     let record: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
     assert_eq!(record["state"], "killed", "{record}");
 }
+
+/// A server that makes itself not dumpable first, as ssh-agent and gpg-agent do: a supervisor
+/// without `CAP_SYS_PTRACE` (an ordinary user's) could not read such a process's calls, and its
+/// bind and listen were refused. The prctl succeeds and changes nothing; the server serves. And a
+/// listen on an unbound unix socket gets the kernel's EINVAL; one on an unbound TCP socket a port.
+#[test]
+fn a_server_that_makes_itself_not_dumpable_still_binds_and_listens() {
+    let env = TestEnv::new();
+    let script = r#"
+        mkdir app && cd app && git init -q && echo hi > README && git add . && git commit -qm init
+        "$ISOLATE" run -q -- python3 -c '
+import ctypes, errno, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+print("dumpable off:", libc.prctl(4, 0, 0, 0, 0))
+def attempt(name, f):
+    try:
+        f(); print(name + ": ok", flush=True)
+    except OSError as e:
+        print(name + ": " + errno.errorcode[e.errno], flush=True)
+def serve():
+    s = socket.socket(socket.AF_UNIX); s.bind(os.environ["TMPDIR"] + "/agent.sock"); s.listen(1)
+    c = socket.socket(socket.AF_UNIX); c.connect(os.environ["TMPDIR"] + "/agent.sock")
+attempt("agent", serve)
+attempt("unbound unix", lambda: socket.socket(socket.AF_UNIX).listen(1))
+def unbound_tcp():
+    s = socket.socket(); s.listen(1); assert s.getsockname()[1] > 0
+attempt("unbound tcp", unbound_tcp)
+'"#;
+    let out = env.as_ordinary_user(script);
+    let said = stdout(&out);
+    for line in [
+        "dumpable off: 0",
+        "agent: ok",
+        "unbound unix: EINVAL",
+        "unbound tcp: ok",
+    ] {
+        assert!(
+            said.contains(line),
+            "missing {line:?}: {said}{}",
+            stderr(&out)
+        );
+    }
+}

@@ -62,6 +62,9 @@ pub(super) fn context(sockets: &Sockets) -> Result<ScmpFilterContext, SeccompErr
     port_sharing(&mut ctx)?;
     pty_peer(&mut ctx, sockets)?;
     terminal_input(&mut ctx)?;
+    if sockets.judge == Judge::Supervisor {
+        dumpable(&mut ctx)?;
+    }
     kernel_surface(&mut ctx)?;
     Ok(ctx)
 }
@@ -306,6 +309,27 @@ fn terminal_input(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
             &[arg(1, ScmpCompareOp::MaskedEqual(INT), request)],
         )?;
     }
+    Ok(())
+}
+
+/// `prctl(PR_SET_DUMPABLE, 0)` succeeds and does nothing: a process that is not dumpable cannot
+/// have its memory read or its descriptors taken by a supervisor without `CAP_SYS_PTRACE` (an
+/// ordinary user's), so every call the broker judges for it would be refused. ssh-agent and
+/// gpg-agent make themselves so, then bind and listen. The job's other processes could read such
+/// a process's memory anyway: they are in its Landlock domain.
+fn dumpable(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
+    ctx.add_rule_conditional(
+        ScmpAction::Errno(0),
+        sys(libc::SYS_prctl)?,
+        &[
+            arg(
+                0,
+                ScmpCompareOp::MaskedEqual(INT),
+                libc::PR_SET_DUMPABLE as u64,
+            ),
+            arg(1, ScmpCompareOp::Equal, 0),
+        ],
+    )?;
     Ok(())
 }
 

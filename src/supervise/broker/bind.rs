@@ -31,7 +31,11 @@ pub(super) fn chosen_abstract(addr: &[u8]) -> bool {
 
 /// The answer to a `bind` of a socket of `family` to `addr`, read once.
 pub(super) fn bind(family: i32, addr: &[u8], scoped: bool) -> Answer {
-    let abstract_name = addr.len() > FAMILY && addr[FAMILY] == 0;
+    // An address the kernel refuses with EINVAL (another family's, longer than a sockaddr_un) is
+    // the kernel's to refuse.
+    let unix_address = addr.get(..FAMILY) == Some(&(libc::AF_UNIX as u16).to_ne_bytes()[..])
+        && addr.len() <= std::mem::size_of::<libc::sockaddr_un>();
+    let abstract_name = unix_address && addr.len() > FAMILY && addr[FAMILY] == 0;
     match family == libc::AF_UNIX && abstract_name && scoped {
         true => Answer::Errno(libc::EACCES),
         false => Answer::Continue,
@@ -67,6 +71,14 @@ mod tests {
             bind(libc::AF_INET, &[2, 0, 0, 0, 0], true),
             Answer::Continue
         );
+        // What the kernel refuses with EINVAL is left to it: another family's address, one
+        // longer than a sockaddr_un.
+        let mut inet = (libc::AF_INET as u16).to_ne_bytes().to_vec();
+        inet.extend([0u8; 14]);
+        assert_eq!(bind(libc::AF_UNIX, &inet, true), Answer::Continue);
+        let mut long = unix(b"\0");
+        long.resize(128, 0);
+        assert_eq!(bind(libc::AF_UNIX, &long, true), Answer::Continue);
         // On listen, the name the kernel holds: its own (five hex digits) is not a chosen one.
         assert!(!chosen_abstract(&unix(b"\x000a1f3")));
         assert!(chosen_abstract(&unix(b"\0/tmp/.X11-unix/X0")));

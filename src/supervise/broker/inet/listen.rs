@@ -19,21 +19,32 @@ use crate::supervise::broker::Verdict;
 /// with `EADDRINUSE`, as if that port were taken, which it is for whoever connects to
 /// `localhost`. A unix socket bound to an abstract name the kernel did not choose never listens
 /// where the policy scopes abstract sockets (bind.rs refuses such binds; this catches one a second
-/// thread raced past that check). All on the address it bound, as the kernel holds it, so nothing
-/// it changes later counts. Everything else listens as asked.
+/// thread raced past that check). All on the address it bound, as the kernel holds it, and a
+/// socket not bound yet is bound first, as the kernel's listen would (an unbound unix socket gets
+/// the kernel's `EINVAL`, an unbound TCP one the wildcard address and a port of the kernel's
+/// choosing): a bind of the job's that lands between the check and the listen could otherwise
+/// change what was checked. A bound socket is never bound again. Everything else listens as
+/// asked.
 pub fn listen(sockets: &Sockets, socket: &OwnedFd, backlog: u64, members: &Members) -> Verdict {
     let family = option(socket, libc::SO_DOMAIN);
     let inet = matches!(family, Ok(libc::AF_INET) | Ok(libc::AF_INET6));
-    let local = bound(socket);
     let unix = family == Ok(libc::AF_UNIX);
+    let mut local = bound(socket);
+    if unix && local.as_deref().is_some_and(|addr| addr.len() <= FAMILY) {
+        return Verdict::Done(Answer::Errno(libc::EINVAL));
+    }
     if unix && sockets.abstract_scoped && local.as_deref().is_some_and(chosen_abstract) {
         return Verdict::Refused;
     }
     let restricted = sockets.tcp_bind.is_some() || sockets.route.is_some();
-    let port = local.as_deref().and_then(port);
-    if inet && restricted && port == Some(0) {
-        return Verdict::Refused;
+    if inet && local.as_deref().and_then(port) == Some(0) {
+        if restricted {
+            return Verdict::Refused;
+        }
+        autobind(socket, family == Ok(libc::AF_INET6));
+        local = bound(socket);
     }
+    let port = local.as_deref().and_then(port);
     let ip = local.as_deref().and_then(ip);
     let loopback = ip.is_some_and(|ip| ip.is_loopback());
     if inet && sockets.route.is_some() && !loopback {
@@ -60,6 +71,42 @@ pub fn listen(sockets: &Sockets, socket: &OwnedFd, backlog: u64, members: &Membe
                 .unwrap_or(libc::EIO),
         )
     })
+}
+
+/// `sizeof(sa_family_t)`: the length of an unbound unix socket's name.
+const FAMILY: usize = 2;
+
+/// Binds a stream socket that has no address yet to the wildcard address of its family and a port
+/// of the kernel's choosing, as `listen` would. Fails harmlessly (`EINVAL`) on one that a bind of
+/// the job's bound meanwhile, which keeps that address; a datagram socket is left alone (its
+/// listen fails).
+fn autobind(socket: &OwnedFd, v6: bool) {
+    if option(socket, libc::SO_TYPE) != Ok(libc::SOCK_STREAM) {
+        return;
+    }
+    // SAFETY: zeroed sockaddr_in6 and sockaddr_in are the wildcard address, port 0; bind reads
+    // the length given of a struct that outlives the call.
+    unsafe {
+        if v6 {
+            let mut addr: libc::sockaddr_in6 = std::mem::zeroed();
+            addr.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            let len = std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t;
+            libc::bind(
+                socket.as_raw_fd(),
+                (&addr as *const libc::sockaddr_in6).cast(),
+                len,
+            );
+        } else {
+            let mut addr: libc::sockaddr_in = std::mem::zeroed();
+            addr.sin_family = libc::AF_INET as libc::sa_family_t;
+            let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+            libc::bind(
+                socket.as_raw_fd(),
+                (&addr as *const libc::sockaddr_in).cast(),
+                len,
+            );
+        }
+    }
 }
 
 /// The local address of a socket, as the kernel holds it.
