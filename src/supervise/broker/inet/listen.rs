@@ -84,28 +84,17 @@ fn autobind(socket: &OwnedFd, v6: bool) {
     if option(socket, libc::SO_TYPE) != Ok(libc::SOCK_STREAM) {
         return;
     }
-    // SAFETY: zeroed sockaddr_in6 and sockaddr_in are the wildcard address, port 0; bind reads
-    // the length given of a struct that outlives the call.
+    let (family, len) = match v6 {
+        true => (libc::AF_INET6, std::mem::size_of::<libc::sockaddr_in6>()),
+        false => (libc::AF_INET, std::mem::size_of::<libc::sockaddr_in>()),
+    };
+    // SAFETY: a zeroed sockaddr_storage with only its family set is that family's wildcard
+    // address, port 0; bind reads `len` bytes of it (at most its size), and it outlives the call.
     unsafe {
-        if v6 {
-            let mut addr: libc::sockaddr_in6 = std::mem::zeroed();
-            addr.sin6_family = libc::AF_INET6 as libc::sa_family_t;
-            let len = std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t;
-            libc::bind(
-                socket.as_raw_fd(),
-                (&addr as *const libc::sockaddr_in6).cast(),
-                len,
-            );
-        } else {
-            let mut addr: libc::sockaddr_in = std::mem::zeroed();
-            addr.sin_family = libc::AF_INET as libc::sa_family_t;
-            let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-            libc::bind(
-                socket.as_raw_fd(),
-                (&addr as *const libc::sockaddr_in).cast(),
-                len,
-            );
-        }
+        let mut addr: libc::sockaddr_storage = std::mem::zeroed();
+        addr.ss_family = family as libc::sa_family_t;
+        let addr = (&addr as *const libc::sockaddr_storage).cast();
+        libc::bind(socket.as_raw_fd(), addr, len as libc::socklen_t);
     }
 }
 
