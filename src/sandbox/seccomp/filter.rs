@@ -1,17 +1,19 @@
 //! The seccomp filter's rules, in the order they are added: socket families, the protocols that
 //! slip past Landlock's TCP hooks, unix datagram sockets, the calls handed over to the supervisor,
-//! port sharing, input pushed into terminals, and the kernel surface a job never needs. Every rule refuses a call or hands it
-//! over: none lets through what it cannot judge.
+//! port sharing, and then those of surface.rs (terminals, the kernel surface a job never needs).
+//! Every rule refuses a call or hands it over, or makes one harmless: none lets through what it
+//! cannot judge.
 
 use libseccomp::error::SeccompError;
 use libseccomp::{ScmpAction, ScmpArgCompare, ScmpCompareOp, ScmpFilterContext, ScmpSyscall};
 
+use super::surface;
 use crate::sandbox::plan::{Judge, Sockets};
 
 /// A socket type is the low four bits of `socket(2)`'s type argument; the rest are flags.
 const SOCK_TYPE_MASK: u64 = 0xf;
 /// Ints travel in 64-bit registers: compare the low 32 bits, as the kernel reads them.
-const INT: u64 = 0xffff_ffff;
+pub(super) const INT: u64 = 0xffff_ffff;
 /// The highest address family the layer lets through (`AF_NETLINK`).
 const LAST_FAMILY: u64 = libc::AF_NETLINK as u64;
 /// `IPPROTO_TCP`; anything above it on a stream socket is MPTCP, SCTP or SMC.
@@ -21,10 +23,8 @@ const SOCK_PACKET: i32 = 10;
 /// `TCP_FASTOPEN_CONNECT` and `TCP_ULP` (kernel TLS, MPTCP's subflows), options of `SOL_TCP`.
 const TCP_FASTOPEN_CONNECT: u64 = 30;
 const TCP_ULP: u64 = 31;
-/// `IOPRIO_WHO_USER`, `ioprio_set`'s `which` for every process of a uid.
-const IOPRIO_WHO_USER: u64 = 3;
 
-fn arg(index: u32, op: ScmpCompareOp, value: u64) -> ScmpArgCompare {
+pub(super) fn arg(index: u32, op: ScmpCompareOp, value: u64) -> ScmpArgCompare {
     ScmpArgCompare::new(index, op, value)
 }
 
@@ -38,11 +38,11 @@ fn sock_type(value: i32) -> ScmpArgCompare {
 
 /// Native syscall numbers (libc's, for the architecture isolate was built for): resolving names
 /// would cost libseccomp a table search each, on every job's way to its start.
-fn sys(nr: libc::c_long) -> Result<ScmpSyscall, SeccompError> {
+pub(super) fn sys(nr: libc::c_long) -> Result<ScmpSyscall, SeccompError> {
     Ok(ScmpSyscall::from(nr as i32))
 }
 
-fn refuse(errno: i32) -> ScmpAction {
+pub(super) fn refuse(errno: i32) -> ScmpAction {
     ScmpAction::Errno(errno)
 }
 
@@ -61,11 +61,11 @@ pub(super) fn context(sockets: &Sockets) -> Result<ScmpFilterContext, SeccompErr
     tcp_bypasses(&mut ctx, sockets)?;
     port_sharing(&mut ctx)?;
     pty_peer(&mut ctx, sockets)?;
-    terminal_input(&mut ctx)?;
+    surface::terminal_input(&mut ctx)?;
     if sockets.judge == Judge::Supervisor {
-        dumpable(&mut ctx)?;
+        surface::dumpable(&mut ctx)?;
     }
-    kernel_surface(&mut ctx)?;
+    surface::kernel_surface(&mut ctx)?;
     Ok(ctx)
 }
 
@@ -292,123 +292,5 @@ fn pty_peer(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), Seccom
         sys(libc::SYS_ioctl)?,
         &[arg(1, ScmpCompareOp::MaskedEqual(INT), peer)],
     )?;
-    Ok(())
-}
-
-/// Input pushed into a terminal. With `--no-pty` the job may make a terminal passed through to it
-/// (one no session controls) its own controlling terminal, where `TIOCSTI` would type what the
-/// terminal's next reader runs outside the sandbox; `TIOCLINUX` pastes a console's selection.
-/// Refused on every terminal, whatever `dev.tty.legacy_tiocsti` says.
-fn terminal_input(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
-    // (libc's ioctl numbers are u64 here and i32 elsewhere.)
-    #[allow(clippy::unnecessary_cast)]
-    for request in [libc::TIOCSTI as u64, libc::TIOCLINUX as u64] {
-        ctx.add_rule_conditional(
-            refuse(libc::EPERM),
-            sys(libc::SYS_ioctl)?,
-            &[arg(1, ScmpCompareOp::MaskedEqual(INT), request)],
-        )?;
-    }
-    Ok(())
-}
-
-/// `prctl(PR_SET_DUMPABLE, 0)` succeeds and does nothing: a process that is not dumpable cannot
-/// have its memory read or its descriptors taken by a supervisor without `CAP_SYS_PTRACE` (an
-/// ordinary user's), so every call the broker judges for it would be refused. ssh-agent and
-/// gpg-agent make themselves so, then bind and listen. The job's other processes could read such
-/// a process's memory anyway: they are in its Landlock domain.
-fn dumpable(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
-    ctx.add_rule_conditional(
-        ScmpAction::Errno(0),
-        sys(libc::SYS_prctl)?,
-        &[
-            arg(
-                0,
-                ScmpCompareOp::MaskedEqual(INT),
-                libc::PR_SET_DUMPABLE as u64,
-            ),
-            arg(1, ScmpCompareOp::Equal, 0),
-        ],
-    )?;
-    Ok(())
-}
-
-/// io_uring, user namespaces and keyrings.
-fn kernel_surface(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
-    // io_uring performs socket (and file) operations without system calls this filter sees.
-    for call in [
-        libc::SYS_io_uring_setup,
-        libc::SYS_io_uring_enter,
-        libc::SYS_io_uring_register,
-    ] {
-        ctx.add_rule(refuse(libc::ENOSYS), sys(call)?)?;
-    }
-    // A new user namespace brings capabilities inside it (netfilter, mounts in a new namespace:
-    // kernel surface, and nothing a job can use under Landlock, which refuses mounts anyway).
-    let newuser = libc::CLONE_NEWUSER as u64;
-    for call in [libc::SYS_unshare, libc::SYS_clone] {
-        ctx.add_rule_conditional(
-            refuse(libc::EPERM),
-            sys(call)?,
-            &[arg(0, ScmpCompareOp::MaskedEqual(newuser), newuser)],
-        )?;
-    }
-    // clone3 passes its flags in memory: as if the kernel lacked it, so that libc falls back to
-    // clone, whose flags the rule above sees.
-    ctx.add_rule(refuse(libc::ENOSYS), sys(libc::SYS_clone3)?)?;
-    // The user's session and user keyrings (Kerberos tickets, cached passwords).
-    for call in [libc::SYS_keyctl, libc::SYS_add_key, libc::SYS_request_key] {
-        ctx.add_rule(refuse(libc::EPERM), sys(call)?)?;
-    }
-    // System V IPC is not namespaced for the job and no Landlock hook sees it: every segment,
-    // queue and semaphore set of the user's (`IPC_PRIVATE` ones too, by id) could be read, written
-    // or removed. POSIX queues: `mq_open` is a path Landlock refuses, `mq_unlink` is not.
-    for call in [
-        libc::SYS_shmget,
-        libc::SYS_shmat,
-        libc::SYS_shmctl,
-        libc::SYS_shmdt,
-        libc::SYS_msgget,
-        libc::SYS_msgsnd,
-        libc::SYS_msgrcv,
-        libc::SYS_msgctl,
-        libc::SYS_semget,
-        libc::SYS_semop,
-        libc::SYS_semtimedop,
-        libc::SYS_semctl,
-        libc::SYS_mq_open,
-        libc::SYS_mq_unlink,
-    ] {
-        ctx.add_rule(refuse(libc::EPERM), sys(call)?)?;
-    }
-    // Calls that act on another process by pid with only a uid check (no Landlock scope sees
-    // them): limits (`RLIMIT_CPU` of 0 kills the supervisor, `RLIMIT_NOFILE` of 0 blinds it),
-    // priority, scheduling, affinity, I/O priority. A job may set its own (pid or who 0, as libc
-    // passes), not another's.
-    let own = |index: u32| [arg(index, ScmpCompareOp::NotEqual, 0)];
-    for (call, pid) in [
-        (libc::SYS_prlimit64, 0),
-        (libc::SYS_setpriority, 1),
-        (libc::SYS_ioprio_set, 1),
-        (libc::SYS_sched_setaffinity, 0),
-        (libc::SYS_sched_setscheduler, 0),
-        (libc::SYS_sched_setparam, 0),
-        (libc::SYS_sched_setattr, 0),
-    ] {
-        ctx.add_rule_conditional(refuse(libc::EPERM), sys(call)?, &own(pid))?;
-    }
-    // For a user (`PRIO_USER`, `IOPRIO_WHO_USER`), who 0 is not the caller: it is every process
-    // of the caller's uid (`setpriority`), or of root (`ioprio_set`). Refused whoever is named;
-    // a process or a process group of 0 is the caller's own.
-    for (call, user) in [
-        (libc::SYS_setpriority, libc::PRIO_USER as u64),
-        (libc::SYS_ioprio_set, IOPRIO_WHO_USER),
-    ] {
-        ctx.add_rule_conditional(
-            refuse(libc::EPERM),
-            sys(call)?,
-            &[arg(0, ScmpCompareOp::MaskedEqual(INT), user)],
-        )?;
-    }
     Ok(())
 }

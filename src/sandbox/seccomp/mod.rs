@@ -17,6 +17,7 @@
 //! over is exactly what needs no decision.
 
 mod filter;
+mod surface;
 #[cfg(test)]
 mod tests;
 
