@@ -1,7 +1,7 @@
 //! The block arithmetic at the top of the port range, and takers racing for stale locks.
 
 use std::collections::HashSet;
-use std::net::{Ipv4Addr, TcpListener};
+use std::net::{Ipv4Addr, Ipv6Addr, TcpListener};
 
 use super::*;
 
@@ -15,6 +15,43 @@ fn a_range_ending_at_65535_checks_its_last_port() {
     };
     let got = reserve_in(state.path(), "job-0001", (65526, 65535));
     assert!(matches!(got, Err(Error::NoFreePorts { .. })), "{got:?}");
+}
+
+/// A server on `[::1]` only (IPv6 alone, as a dev server that binds `localhost` that way) holds
+/// its port as much as one on IPv4: a block holding it is not drawn.
+#[test]
+fn a_port_an_ipv6_only_server_holds_is_not_free() {
+    use std::os::fd::FromRawFd;
+    // SAFETY: a fresh descriptor, owned by the listener from here on; setsockopt reads one int.
+    let v6only = unsafe {
+        let fd = libc::socket(libc::AF_INET6, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        assert!(fd >= 0);
+        let one: libc::c_int = 1;
+        let len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        let opt = (&one as *const libc::c_int).cast();
+        assert_eq!(
+            libc::setsockopt(fd, libc::IPPROTO_IPV6, libc::IPV6_V6ONLY, opt, len),
+            0
+        );
+        TcpListener::from_raw_fd(fd)
+    };
+    // SAFETY: a zeroed sockaddr_in6 given its family and the loopback address; bind reads it.
+    let bound = unsafe {
+        let mut addr: libc::sockaddr_in6 = std::mem::zeroed();
+        addr.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+        addr.sin6_addr.s6_addr = Ipv6Addr::LOCALHOST.octets();
+        let len = std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t;
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&v6only);
+        libc::bind(fd, (&addr as *const libc::sockaddr_in6).cast(), len) == 0
+            && libc::listen(fd, 1) == 0
+    };
+    if !bound {
+        return; // no IPv6 loopback here: no such server either
+    }
+    let port = v6only.local_addr().unwrap().port();
+    // Nothing on IPv4 holds it: the v4 check alone would call it free.
+    assert!(TcpListener::bind((Ipv4Addr::UNSPECIFIED, port)).is_ok());
+    assert!(!port_free(port));
 }
 
 /// Rounds of eight jobs drawing blocks at once from locks left stale by ended jobs: never two jobs
