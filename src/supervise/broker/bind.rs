@@ -12,16 +12,13 @@
 //! name the kernel holds, which nothing changes after; a datagram socket, which serves without
 //! listening, exists only where the policy allows unix datagrams (SECURITY.md, "Tenth look").
 
+use super::unix::SUN_PATH;
 use crate::sandbox::notify::Answer;
-
-/// `sizeof(sa_family_t)`: an `AF_UNIX` address this long asks the kernel for a name of its own
-/// choosing (autobind).
-const FAMILY: usize = 2;
 
 /// Whether `addr` (a unix socket's, as `getsockname` gives it) is an abstract name the kernel did
 /// not choose: the kernel's own are a NUL and five lowercase hex digits.
 pub(super) fn chosen_abstract(addr: &[u8]) -> bool {
-    let name = match addr.get(FAMILY..) {
+    let name = match addr.get(SUN_PATH..) {
         Some([0, name @ ..]) => name,
         _ => return false,
     };
@@ -31,11 +28,12 @@ pub(super) fn chosen_abstract(addr: &[u8]) -> bool {
 
 /// The answer to a `bind` of a socket of `family` to `addr`, read once.
 pub(super) fn bind(family: i32, addr: &[u8], scoped: bool) -> Answer {
+    // An address no longer than its family asks the kernel for a name of its own (autobind).
     // An address the kernel refuses with EINVAL (another family's, longer than a sockaddr_un) is
     // the kernel's to refuse.
-    let unix_address = addr.get(..FAMILY) == Some(&(libc::AF_UNIX as u16).to_ne_bytes()[..])
+    let unix_address = addr.get(..SUN_PATH) == Some(&(libc::AF_UNIX as u16).to_ne_bytes()[..])
         && addr.len() <= std::mem::size_of::<libc::sockaddr_un>();
-    let abstract_name = unix_address && addr.len() > FAMILY && addr[FAMILY] == 0;
+    let abstract_name = unix_address && addr.len() > SUN_PATH && addr[SUN_PATH] == 0;
     match family == libc::AF_UNIX && abstract_name && scoped {
         true => Answer::Errno(libc::EACCES),
         false => Answer::Continue,

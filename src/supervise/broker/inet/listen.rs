@@ -9,6 +9,7 @@ use crate::sandbox::plan::Sockets;
 use crate::supervise::broker::bind::chosen_abstract;
 use crate::supervise::broker::connection::option;
 use crate::supervise::broker::listeners::Members;
+use crate::supervise::broker::unix::SUN_PATH;
 use crate::supervise::broker::Verdict;
 
 /// listen(2). Where TCP bind is restricted, a TCP socket that was never bound would bind a port
@@ -30,7 +31,8 @@ pub fn listen(sockets: &Sockets, socket: &OwnedFd, backlog: u64, members: &Membe
     let inet = matches!(family, Ok(libc::AF_INET) | Ok(libc::AF_INET6));
     let unix = family == Ok(libc::AF_UNIX);
     let mut local = bound(socket);
-    if unix && local.as_deref().is_some_and(|addr| addr.len() <= FAMILY) {
+    // An unbound unix socket's name is its family alone.
+    if unix && local.as_deref().is_some_and(|addr| addr.len() <= SUN_PATH) {
         return Verdict::Done(Answer::Errno(libc::EINVAL));
     }
     if unix && sockets.abstract_scoped && local.as_deref().is_some_and(chosen_abstract) {
@@ -72,9 +74,6 @@ pub fn listen(sockets: &Sockets, socket: &OwnedFd, backlog: u64, members: &Membe
         )
     })
 }
-
-/// `sizeof(sa_family_t)`: the length of an unbound unix socket's name.
-const FAMILY: usize = 2;
 
 /// Binds a stream socket that has no address yet to the wildcard address of its family and a port
 /// of the kernel's choosing, as `listen` would. Fails harmlessly (`EINVAL`) on one that a bind of
