@@ -329,3 +329,33 @@ fn an_index_git_and_gix_would_read_differently_keeps_the_worktree() {
     assert_eq!(report["worktree"]["removed"], false, "{report}");
     assert!(report.to_string().contains("split"), "{report}");
 }
+
+/// A job that hides an edit from git's status through stat data: its index made to record each
+/// file's present `lstat` (tests/data/forge-stat.py), or its configuration told to trust no
+/// change time with the edited file's modification time put back. git's status inside the job
+/// sees nothing either way; the cleanup reads each file changed since isolate's checkout ended,
+/// and keeps the worktree with the edit.
+#[test]
+fn stat_data_the_job_forged_never_hides_an_edit() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/forge-stat.py");
+    let forged = format!(
+        "printf 'HELLO\\n' > README && python3 {} .git/index && test -z \"$(git status --porcelain)\"",
+        script.display()
+    );
+    let untrusting = "git config core.trustCTime false && git config core.checkStat minimal && \
+         M=$(stat -c %y README) && printf 'HELLO\\n' > README && touch -d \"$M\" README && \
+         touch -d '+2 seconds' .git/index && test -z \"$(git status --porcelain)\"";
+    for job in [forged.as_str(), untrusting] {
+        let (out, report) = env.worktree_job(&repo, &[], job);
+        assert_status(&out, 0);
+        assert_eq!(report["worktree"]["removed"], false, "{job}: {report}");
+        assert_eq!(
+            report["worktree"]["dirty"]["modified"], 1,
+            "{job}: {report}"
+        );
+        let kept = Path::new(report["worktree"]["path"].as_str().unwrap());
+        assert_eq!(fs::read_to_string(kept.join("README")).unwrap(), "HELLO\n");
+    }
+}

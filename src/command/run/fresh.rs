@@ -13,6 +13,7 @@ use crate::job::id::JobId;
 use crate::job::store;
 use crate::sandbox::made::Made;
 use crate::sandbox::{agent, plan, policy};
+use crate::worktree::checked_out;
 use crate::worktree::create;
 
 use super::allow_write::check_allow_write;
@@ -179,6 +180,7 @@ fn claim(
             progress: crate::sys::progress::wanted(),
         };
         if let Some(mut created) = create::create(&t.project, &prepared.id, &path, &t.base, fill)? {
+            checked_out::note(&prepared.job_dir, created.checked_out);
             created.project_branch = t.project_branch.clone();
             (created.pull_request, created.started_from) = match &t.fetched {
                 Some(Fetch::PullRequest { number, fetched }) => (

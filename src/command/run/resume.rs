@@ -14,6 +14,7 @@ use crate::job::store;
 use crate::sandbox::made::Made;
 use crate::sandbox::{plan, policy};
 use crate::worktree::create::Created;
+use crate::worktree::inspect::CheckedOut;
 
 use super::allow_write::check_allow_write;
 use super::detect::{detect, executable};
@@ -112,6 +113,8 @@ fn take(options: &RunOptions, state: &Path, resumed: Resumed) -> Result<Prepared
         project_branch: wt.project_branch.clone(),
         pull_request: wt.pull_request,
         started_from: wt.started_from.clone(),
+        // Noted when the worktree was made; not again.
+        checked_out: CheckedOut::Unknown,
     };
     let found = executable(&options.command, &path);
     let agent = detect(found.as_deref(), &[&path, &project.top]);

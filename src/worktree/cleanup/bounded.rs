@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::git::project::Project;
 use crate::sandbox::landlock::confine_thread_to_reading;
 use crate::words::clipped;
+use crate::worktree::checked_out;
 use crate::worktree::inspect::{self, InspectError, Inspection};
 
 /// How long a read of the job's repository may take. Past this, the probe has not decided, and
@@ -21,13 +22,20 @@ const INSPECT_LIMIT: Duration = Duration::from_secs(120);
 /// The most characters of a read's error kept.
 const MESSAGE: usize = 1_000;
 
-/// `inspect` of the job's worktree at `path`, confined and bounded.
-pub fn inspect_bounded(path: &Path, branch: &str, project: &Project) -> Result<Inspection> {
+/// `inspect` of the job's worktree at `path`, confined and bounded; `job_dir` is the job's record
+/// directory, where the end of the worktree's checkout is noted.
+pub fn inspect_bounded(
+    path: &Path,
+    branch: &str,
+    project: &Project,
+    job_dir: &Path,
+) -> Result<Inspection> {
     let branch = branch.to_string();
+    let checked_out = checked_out::noted(job_dir);
     // The user's own rules, read here: the confined thread reads only what the job may have written.
     let trusted = inspect::ProjectExcludes::read(&project.git_dir);
     read_bounded(path, project, move |path| {
-        inspect::inspect(path, &branch, &trusted)
+        inspect::inspect(path, &branch, &trusted, checked_out)
     })
 }
 

@@ -19,11 +19,13 @@ use crate::worktree::import;
 pub(super) fn gather(job: &Job, look: Look) -> Facts {
     let tree = if fs::symlink_metadata(job.path).is_ok() {
         Tree::Present(
-            inspect_bounded(job.path, &job.id.branch(), job.project).map(|mut insp| {
-                // And the jobs started inside it, whose state is in its record directory.
-                add_nested_jobs(&mut insp, job.job_dir);
-                Box::new(insp)
-            }),
+            inspect_bounded(job.path, &job.id.branch(), job.project, job.job_dir).map(
+                |mut insp| {
+                    // And the jobs started inside it, whose state is in its record directory.
+                    add_nested_jobs(&mut insp, job.job_dir);
+                    Box::new(insp)
+                },
+            ),
         )
     } else if job.removed {
         Tree::Removed

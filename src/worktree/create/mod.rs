@@ -14,7 +14,9 @@ use crate::git;
 use crate::git::project::Project;
 use crate::job::id::JobId;
 use crate::sandbox::policy;
+use crate::worktree::checked_out;
 use crate::worktree::include::{self, Included};
+use crate::worktree::inspect::CheckedOut;
 
 mod checkout;
 mod filters;
@@ -60,6 +62,8 @@ pub struct Created {
     /// The files of a base only jobs vouch for that a filter driver writes, and how they were
     /// written.
     pub filtered: Filtered,
+    /// When the checkout ended (for the record directory: checked_out.rs).
+    pub checked_out: CheckedOut,
 }
 
 /// Creates the worktree of job `id` at `path` from commit `base`. `Ok(None)` when the id is taken
@@ -137,7 +141,7 @@ pub fn create(
     let filled = fill(project, id, path, (base, whose), fill_with);
     let dispatch_dirty = dirty.join().unwrap_or(false);
     match filled {
-        Ok((included, filtered)) => Ok(Some(Created {
+        Ok((included, filtered, checked_out)) => Ok(Some(Created {
             path: path.to_path_buf(),
             branch,
             base: base.to_string(),
@@ -147,6 +151,7 @@ pub fn create(
             pull_request: None,
             started_from: None,
             filtered,
+            checked_out,
         })),
         Err(e) => {
             undo(project, id, path, base);
@@ -157,16 +162,18 @@ pub fn create(
 
 /// The new repository (made by `init`) checked out at `base`, whose history `whose` is (with no
 /// attributes when only jobs vouch for it, the files filters write then written confined), and
-/// `.worktreeinclude`'s files copied in.
+/// `.worktreeinclude`'s files copied in; and when the checkout ended.
 fn fill(
     project: &Project,
     id: &JobId,
     path: &Path,
     (base, whose): (&str, Base),
     with: Fill<'_>,
-) -> Result<(Included, Filtered)> {
+) -> Result<(Included, Filtered, CheckedOut)> {
     let format = project.object_format.as_str();
     checkout(path, &id.branch(), base, whose, (format, with.progress))?;
+    // Before anything but isolate's own checkout wrote a file there.
+    let checked_out = checked_out::now();
     let filtered = match whose {
         Base::Vouched => Filtered::Nothing,
         Base::JobsOnly => {
@@ -174,7 +181,8 @@ fn fill(
             filters::write_withheld(project, path, &withheld, with.confined)?
         }
     };
-    Ok((include::copy(project, path, with.include)?, filtered))
+    let included = include::copy(project, path, with.include)?;
+    Ok((included, filtered, checked_out))
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use gix::bstr::ByteSlice;
 
 use super::bounds::{check_head, readable, MAX_PATHS};
 use super::error::InspectError;
+use super::forged::CheckedOut;
 use super::layout::check_layout;
 use super::linked::linked_refs;
 use super::linked_status::add_linked_status;
@@ -56,11 +57,14 @@ pub struct Inspection {
     pub nested_jobs: Vec<String>,
 }
 
-/// Inspect the repository whose work tree is `worktree` (git dir `worktree/.git`). `branch` is the short branch name isolate created ("isolate/<id>").
+/// Inspect the repository whose work tree is `worktree` (git dir `worktree/.git`). `branch` is the
+/// short branch name isolate created ("isolate/<id>"); `checked_out`, when isolate's checkout of
+/// the worktree ended: the stat data of a file changed since is not trusted (forged.rs).
 pub fn inspect(
     worktree: &Path,
     branch: &str,
     trusted: &ProjectExcludes,
+    checked_out: CheckedOut,
 ) -> Result<Inspection, InspectError> {
     let git_dir = worktree.join(".git");
     check_layout(&git_dir)?;
@@ -139,12 +143,17 @@ pub fn inspect(
     out.in_progress = in_progress(&git_dir);
 
     let mut paths = MAX_PATHS;
-    let mut ignored =
-        count_status(&repo, &mut out, &mut paths).map_err(git("cannot compute the status"))?;
+    let mut ignored = count_status(&repo, &mut out, &mut paths, checked_out)
+        .map_err(git("cannot compute the status"))?;
     // Linked worktrees the job added inside its worktree go with it: their status counts too.
-    ignored.extend(add_linked_status(worktree, &git_dir, &mut out)?);
+    ignored.extend(add_linked_status(
+        worktree,
+        &git_dir,
+        &mut out,
+        checked_out,
+    )?);
     // So do the repositories it holds as gitlinks, and those it holds ignored.
-    out.nested = nested_work(worktree, &repo, ignored)?;
+    out.nested = nested_work(worktree, &repo, ignored, checked_out)?;
     Ok(out)
 }
 

@@ -13,6 +13,7 @@ use gix::bstr::ByteSlice;
 
 use super::bounds::{check_head, MAX_PATHS};
 use super::error::InspectError;
+use super::forged::CheckedOut;
 use super::inspection::Inspection;
 use super::linked::{canonical, is_dir, list, read_small, resolved};
 use super::open::open_untrusted;
@@ -34,6 +35,7 @@ pub(super) fn add_linked_status(
     worktree: &Path,
     git_dir: &Path,
     out: &mut Inspection,
+    checked_out: CheckedOut,
 ) -> Result<Vec<PathBuf>, InspectError> {
     let mut ignored = Vec::new();
     let dir = git_dir.join("worktrees");
@@ -69,10 +71,12 @@ pub(super) fn add_linked_status(
         let mut counts = Inspection::default();
         let mut paths = MAX_PATHS;
         let found =
-            count_status(&repo, &mut counts, &mut paths).map_err(|source| InspectError::Git {
-                path: tree.clone(),
-                what: "cannot compute the status of a linked worktree",
-                source,
+            count_status(&repo, &mut counts, &mut paths, checked_out).map_err(|source| {
+                InspectError::Git {
+                    path: tree.clone(),
+                    what: "cannot compute the status of a linked worktree",
+                    source,
+                }
             })?;
         let from_top = tree.strip_prefix(&inside).unwrap_or(&tree);
         ignored.extend(found.into_iter().map(|rel| from_top.join(rel)));

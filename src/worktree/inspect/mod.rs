@@ -49,7 +49,8 @@
 //!
 //! The parts: the error (error.rs), the inspection and its read of refs (inspection.rs), the
 //! layout checked before anything is opened (layout.rs), the one safe way to open (open.rs), the
-//! status (status.rs, after the in-memory stat refresh of refresh.rs, counted by tally.rs, HEAD's
+//! status (status.rs, on an index whose stat data the job could have forged is
+//! distrusted (forged.rs), after the in-memory stat refresh of refresh.rs, counted by tally.rs, HEAD's
 //! tree unread when the index hashes to it: written_tree.rs), the bounds on what it reads of the
 //! job's objects (bounds.rs), the repositories among the ignored files (ignored.rs) and those the
 //! index holds as gitlinks (nested.rs), the state files read directly (state.rs), and the
@@ -57,6 +58,7 @@
 
 mod bounds;
 mod error;
+mod forged;
 mod ignored;
 mod inspection;
 mod layout;
@@ -74,6 +76,7 @@ mod tally;
 mod written_tree;
 
 pub use error::InspectError;
+pub use forged::CheckedOut;
 pub use inspection::{inspect, Inspection};
 pub use missing::missing_from;
 pub use patterns::ProjectExcludes;

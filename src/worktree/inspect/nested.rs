@@ -18,6 +18,7 @@ use gix::ObjectId;
 
 use super::bounds::{check_head, MAX_PATHS};
 use super::error::InspectError;
+use super::forged::CheckedOut;
 use super::inspection::Inspection;
 use super::layout::check_layout;
 use super::linked::{canonical, kind_of, read_small, resolved};
@@ -40,6 +41,7 @@ pub(super) fn nested_work(
     worktree: &Path,
     repo: &gix::Repository,
     ignored: Vec<PathBuf>,
+    checked_out: CheckedOut,
 ) -> Result<Vec<String>, InspectError> {
     let inside = canonical(worktree)?;
     let mut work = Vec::new();
@@ -47,6 +49,7 @@ pub(super) fn nested_work(
         links: MAX_LINKS,
         paths: MAX_PATHS,
         seen: HashSet::new(),
+        checked_out,
     };
     // The job's own linked worktrees found ignored (`git worktree add target/side`): their status
     // counted already (linked_status.rs), their git directories are the job's.
@@ -69,11 +72,13 @@ pub(super) fn nested_work(
 
 /// What the nested repositories of one worktree may cost, all together: gitlinks looked at, and
 /// paths of their HEADs' trees (one repository's bound); and the git directories already looked
-/// into (one reached by two gitlinks fails the inspection).
+/// into (one reached by two gitlinks fails the inspection); and, for each status, when the
+/// worktree was checked out (forged.rs).
 struct Budget {
     links: usize,
     paths: u64,
     seen: HashSet<PathBuf>,
+    checked_out: CheckedOut,
 }
 
 /// A repository whose gitlinks are looked into: its work tree, its path as shown (relative to the
@@ -149,7 +154,7 @@ fn links_of(
             ));
         }
         let nested = open_nested(&top, &git_dir)?;
-        let ignored = match holds_work(&nested, (&top, &git_dir), recorded, &mut budget.paths)? {
+        let ignored = match holds_work(&nested, (&top, &git_dir), recorded, budget)? {
             Held::Work(what) => {
                 work.push(say(what));
                 continue;
@@ -278,19 +283,22 @@ enum Held {
 }
 
 /// What work the nested repository `repo` at `top` holds, if any; `recorded` is the commit the
-/// index above it records for it (none for a repository found ignored); `paths` is what is left
-/// of the nested repositories' bound on the paths of HEAD's trees.
+/// index above it records for it (none for a repository found ignored); its status is charged to
+/// the nested repositories' `budget`.
 fn holds_work(
     repo: &gix::Repository,
     (top, git_dir): (&Path, &Path),
     recorded: Option<ObjectId>,
-    paths: &mut u64,
+    budget: &mut Budget,
 ) -> Result<Held, InspectError> {
     let mut counts = Inspection::default();
-    let ignored = count_status(repo, &mut counts, paths).map_err(|source| InspectError::Git {
-        path: top.to_owned(),
-        what: "cannot compute the status of a nested repository",
-        source,
+    let (paths, checked_out) = (&mut budget.paths, budget.checked_out);
+    let ignored = count_status(repo, &mut counts, paths, checked_out).map_err(|source| {
+        InspectError::Git {
+            path: top.to_owned(),
+            what: "cannot compute the status of a nested repository",
+            source,
+        }
     })?;
     let dirty: Vec<String> = [
         (counts.modified, "modified"),

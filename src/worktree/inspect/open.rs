@@ -13,7 +13,7 @@ use super::error::InspectError;
 /// seconds, so a fresh checkout's files, written in the index's second, would all be hashed), and
 /// the index's trailing checksum not verified on reading (git verifies it only in `fsck`; the
 /// entries are still parsed with their bounds). And names compared case for case, whatever the
-/// job's `core.ignoreCase` says, and the index read on one thread.
+/// job's `core.ignoreCase` says, the index read on one thread, and change times compared.
 pub(super) fn open_options() -> gix::open::Options {
     gix::open::Options::isolated()
         .open_path_as_is(true)
@@ -30,6 +30,10 @@ pub(super) fn open_options() -> gix::open::Options {
             // takes them from the offsets of the index's own IEOT table, which a job wrote to
             // name other entries than the ones git reads.
             "index.threads=1",
+            // Change times compared, to the nanosecond, as git compares them by default: an entry
+            // is trusted only for a file unchanged since the checkout (forged.rs).
+            "core.trustCTime=true",
+            "core.checkStat=default",
         ])
 }
 

@@ -11,6 +11,7 @@ use gix::bstr::BString;
 use gix::index::entry::Flags;
 
 use super::bounds::{charge, check_tree};
+use super::forged::{distrusted, CheckedOut};
 use super::ignored::repositories_in;
 use super::inspection::Inspection;
 use super::patterns::{check_tracked, BUDGET};
@@ -20,6 +21,7 @@ use super::written_tree::written_tree;
 
 /// Compute the status of `repo` into the counters of `out`, writing nothing back; return the
 /// repositories found ignored (relative to its work tree), at any depth of an ignored directory.
+/// The stat data of an entry is trusted only for a file unchanged since `checked_out` (forged.rs).
 /// HEAD's tree, when it has to be read, is first checked against the bounds with its paths
 /// charged to `paths` (bounds.rs); when the index hashes to it (written_tree.rs) it is not read.
 ///
@@ -39,6 +41,7 @@ pub(super) fn count_status(
     repo: &gix::Repository,
     out: &mut Inspection,
     paths: &mut u64,
+    checked_out: CheckedOut,
 ) -> Result<Vec<PathBuf>, gix::Error> {
     use gix::dir::walk::EmissionMode;
 
@@ -48,6 +51,8 @@ pub(super) fn count_status(
         .ok_or_else(|| refused("no work tree".into()))?;
     let unhidden = unhidden(root, &index);
     let index: &gix::index::State = unhidden.as_ref().unwrap_or(&index);
+    let distrusted = distrusted(index, checked_out);
+    let index = distrusted.as_ref().unwrap_or(index);
     let head_tree = repo.head_tree_id_or_empty()?.detach();
     let walk = repo
         .dirwalk_options()?

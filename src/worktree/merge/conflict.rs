@@ -31,13 +31,13 @@ pub(super) fn conflict(
         // The merge goes where the job's work is: never over work not committed yet, never on top
         // of a merge (or rebase) left in progress.
         // (Either refusal names the way back in: `isolate run --resume <id> -- "$SHELL"`.)
-        let insp =
-            cleanup::inspect_bounded(path, &recorded.id.branch(), project).map_err(|why| {
-                Error::WorktreeUnreadable {
-                    path: path.to_path_buf(),
-                    source: Box::new(why),
-                }
-            })?;
+        let branch = recorded.id.branch();
+        let insp = cleanup::inspect_bounded(path, &branch, project, job_dir).map_err(|why| {
+            Error::WorktreeUnreadable {
+                path: path.to_path_buf(),
+                source: Box::new(why),
+            }
+        })?;
         if let Some(op) = insp.in_progress.first() {
             return Err(Error::OperationInProgress {
                 op,

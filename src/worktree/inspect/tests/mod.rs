@@ -2,16 +2,19 @@
 //! nothing planted runs and nothing is written.
 
 pub(super) use super::status::count_status;
-pub(super) use super::{missing_from, InspectError, Inspection, ProjectExcludes};
+pub(super) use super::{missing_from, CheckedOut, InspectError, Inspection, ProjectExcludes};
 
-/// The inspection of a job repository made from a project whose `info/exclude` has no rule.
+/// The inspection of a job repository made from a project whose `info/exclude` has no rule, as if
+/// its checkout had ended now: the stat data of every file the test made is trusted (forged.rs).
 fn inspect(worktree: &Path, branch: &str) -> Result<Inspection, InspectError> {
-    super::inspect(worktree, branch, &ProjectExcludes::default())
+    let now = crate::worktree::checked_out::now();
+    super::inspect(worktree, branch, &ProjectExcludes::default(), now)
 }
 pub(super) use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod counts;
+mod forged;
 mod ignored;
 mod refresh;
 mod safety;

@@ -126,14 +126,24 @@ fn planted_filter_would_run_if_the_repository_were_trusted() {
     repo.set_workdir(f.wt.clone()).unwrap();
     // Whether that status then succeeds depends on how the planted commands treat their
     // pipes; what matters is that they were spawned.
-    let _ = count_status(&repo, &mut Inspection::default(), &mut { u64::MAX });
+    let _ = count_status(
+        &repo,
+        &mut Inspection::default(),
+        &mut { u64::MAX },
+        CheckedOut::Unknown,
+    );
     assert!(
         markers[0].exists(),
         "a trusting status runs the planted clean filter; if gix stopped doing so, this control is moot"
     );
     write(&f.wt.join(".gitattributes"), "* filter=proc\n");
     std::fs::remove_file(f.wt.join(".git/info/attributes")).unwrap();
-    let _ = count_status(&repo, &mut Inspection::default(), &mut { u64::MAX });
+    let _ = count_status(
+        &repo,
+        &mut Inspection::default(),
+        &mut { u64::MAX },
+        CheckedOut::Unknown,
+    );
     assert!(
         markers[1].exists(),
         "a trusting status runs the planted process filter"
