@@ -3940,6 +3940,64 @@ fn a_job_never_listens_beside_a_users_localhost_service_on_the_other_family() {
     drop((v4, v6));
 }
 
+/// The same for UDP, which serves as soon as it is bound: a job never binds the other family's
+/// loopback or wildcard address on a port a user's UDP service holds (`[::1]:P` beside a DNS cache
+/// on `127.0.0.1:P`), and what the test then sends there reaches no socket of the job's. Its own
+/// UDP server may take both families, and a port nobody holds is bound as asked.
+#[test]
+fn a_job_never_binds_udp_beside_a_users_localhost_service_on_the_other_family() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let Ok(v6) = std::net::UdpSocket::bind("[::1]:0") else {
+        eprintln!("no IPv6 loopback on this machine: no other family to bind");
+        return;
+    };
+    let v4 = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let (p4, p6) = (
+        v4.local_addr().unwrap().port(),
+        v6.local_addr().unwrap().port(),
+    );
+    let job = repo.join("job.py");
+    fs::write(
+        &job,
+        "import socket, sys\n\
+         p4, p6 = int(sys.argv[1]), int(sys.argv[2])\n\
+         def bind(family, addr, port, v6only=False):\n\
+         \x20   s = socket.socket(family, socket.SOCK_DGRAM)\n\
+         \x20   if v6only: s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)\n\
+         \x20   try: s.bind((addr, port)); return s\n\
+         \x20   except OSError as e: print(addr, port == p4 and 'p4' or 'p6', e.errno)\n\
+         \x20   s.close()\n\
+         for args in [(socket.AF_INET6, '::1', p4), (socket.AF_INET6, '::', p4, True),\n\
+         \x20            (socket.AF_INET, '127.0.0.1', p6), (socket.AF_INET, '0.0.0.0', p6)]:\n\
+         \x20   if bind(*args): print(args[1], 'bound')\n\
+         own = bind(socket.AF_INET, '127.0.0.1', 0)\n\
+         mine = bind(socket.AF_INET6, '::1', own.getsockname()[1])\n\
+         print('own', 'bound' if mine else 'refused')\n",
+    )
+    .unwrap();
+    // `strict` makes no UDP socket.
+    let policy = "default";
+    let argv = [
+        "run",
+        "-q",
+        "--policy",
+        policy,
+        "--",
+        "python3",
+        job.to_str().unwrap(),
+        &p4.to_string(),
+        &p6.to_string(),
+    ];
+    let ran = env.isolate(&repo, argv);
+    let said = stdout(&ran);
+    let busy = libc::EADDRINUSE;
+    let want =
+        format!("::1 p4 {busy}\n:: p4 {busy}\n127.0.0.1 p6 {busy}\n0.0.0.0 p6 {busy}\nown bound\n");
+    assert_eq!(said, want, "{policy}: {}", stderr(&ran));
+    drop((v4, v6));
+}
+
 /// A localhost service of the user's that binds its port with `SO_REUSEPORT` (TCP and UDP): a job
 /// of the same user that binds the same port with it would be handed part of the service's
 /// clients. The option is refused in the job (as a kernel without it refuses it), and the port

@@ -35,7 +35,7 @@ pub(super) fn decide(
     match call.nr {
         libc::SYS_connect | libc::SYS_bind => match address_and_socket(call, &caller, take) {
             Err(decision) => decision,
-            Ok((addr, socket)) if call.nr == libc::SYS_bind => bind(sockets, addr, socket),
+            Ok((addr, socket)) if call.nr == libc::SYS_bind => bind(sockets, unix, addr, socket),
             Ok((addr, socket)) => connect(sockets, unix, &caller, addr, socket),
         },
         libc::SYS_listen => {
@@ -120,15 +120,16 @@ fn address_and_socket(
     Ok((addr, take(call.args[0])?))
 }
 
-/// The answer to a `bind` of `socket` (taken for its family) to `addr` (read once): checked
-/// (bind.rs).
-fn bind(sockets: &Sockets, addr: Vec<u8>, socket: OwnedFd) -> Decision {
-    let answer = match connection::option(&socket, libc::SO_DOMAIN) {
-        Ok(family) => bind::bind(family, &addr, sockets.abstract_scoped),
-        Err(e) => Answer::Errno(e),
+/// The verdict on a `bind` of `socket` (taken for its family) to `addr` (read once): checked
+/// (bind.rs for a unix socket, inet/bind.rs for an inet one).
+fn bind(sockets: &Sockets, unix: &unix::Unix, addr: Vec<u8>, socket: OwnedFd) -> Decision {
+    let verdict = match connection::option(&socket, libc::SO_DOMAIN) {
+        Ok(libc::AF_INET) | Ok(libc::AF_INET6) => inet::bind(&socket, &addr, unix.members()),
+        Ok(family) => Verdict::Done(bind::bind(family, &addr, sockets.abstract_scoped)),
+        Err(e) => Verdict::Done(Answer::Errno(e)),
     };
     Decision::Decided(Decided {
-        verdict: Verdict::Done(answer),
+        verdict,
         kind: Kind::Tcp,
         socket: Some(socket),
         addr: Vec::new(),

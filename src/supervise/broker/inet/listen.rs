@@ -8,7 +8,7 @@ use crate::sandbox::notify::Answer;
 use crate::sandbox::plan::Sockets;
 use crate::supervise::broker::bind::chosen_abstract;
 use crate::supervise::broker::connection::option;
-use crate::supervise::broker::listeners::Members;
+use crate::supervise::broker::listeners::{Members, Server};
 use crate::supervise::broker::unix::SUN_PATH;
 use crate::supervise::broker::Verdict;
 
@@ -53,7 +53,7 @@ pub fn listen(sockets: &Sockets, socket: &OwnedFd, backlog: u64, members: &Membe
         return Verdict::Refused;
     }
     if let (true, Some(ip), Some(port @ 1..)) = (inet, ip, port) {
-        match shadows(ip, port, members) {
+        match shadows(Server::Tcp, ip, port, members) {
             Some(false) => {}
             Some(true) => return Verdict::RefusedAs(libc::EADDRINUSE),
             // The kernel's tables cannot be read: nothing can tell.

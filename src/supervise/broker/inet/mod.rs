@@ -8,6 +8,7 @@
 //! filter refuses the rest), and their connects are the kernel's. A netlink socket may connect to
 //! the kernel only: a port of another process is a door the broker's own rights must not open.
 
+mod bind;
 mod listen;
 mod reuse;
 mod shadow;
@@ -23,6 +24,7 @@ use crate::supervise::broker::connection::option;
 use crate::supervise::broker::listeners::{others_listen, Members};
 use crate::supervise::broker::Verdict;
 
+pub use bind::bind;
 pub use listen::listen;
 pub use reuse::reuse_address;
 

@@ -1,7 +1,7 @@
 //! The TCP listeners of one family, by sock_diag (`NETLINK_SOCK_DIAG`, `inet_diag_req_v2` asking
 //! for the listening state alone, so the kernel walks its listening hash only: reading
 //! `/proc/net/tcp6` walks every bucket of the established hash too, milliseconds on a large
-//! machine, once per listen).
+//! machine, once per listen); and the UDP sockets of one family, which serve without listening.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -9,12 +9,14 @@ use super::diag::{dump, header};
 use super::members::{held_by_job, Members};
 
 const TCP_LISTEN: u32 = 10;
+/// An unconnected UDP socket's state (`TCP_CLOSE`): one that receives from anyone.
+const UDP_UNCONNECTED: u32 = 7;
 /// struct inet_diag_req_v2.
 const REQUEST: usize = 56;
 /// struct inet_diag_msg.
 const MSG: usize = 72;
 
-/// One TCP listener: its address (an IPv4-mapped one as the IPv4 address), port and socket inode.
+/// One server (a TCP listener, a UDP socket): its address (an IPv4-mapped one as the IPv4 address), port and socket inode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Listening {
     pub ip: IpAddr,
@@ -22,12 +24,24 @@ pub struct Listening {
     pub socket: u32,
 }
 
-/// Every TCP listener of `family` (`AF_INET` or `AF_INET6`) in this network namespace.
-pub fn tcp_listeners(family: i32) -> std::io::Result<Vec<Listening>> {
+/// What serves on a port: a TCP listener, or an unconnected UDP socket (bound, it receives what
+/// anyone sends to its address).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Server {
+    Tcp,
+    Udp,
+}
+
+/// Every server of kind `server` of `family` (`AF_INET` or `AF_INET6`) in this network namespace.
+pub fn servers(server: Server, family: i32) -> std::io::Result<Vec<Listening>> {
+    let (protocol, state) = match server {
+        Server::Tcp => (libc::IPPROTO_TCP, TCP_LISTEN),
+        Server::Udp => (libc::IPPROTO_UDP, UDP_UNCONNECTED),
+    };
     let mut request = header(REQUEST);
     // family, protocol, extensions wanted (none), pad, states, then a zero inet_diag_sockid.
-    request.extend_from_slice(&[family as u8, libc::IPPROTO_TCP as u8, 0, 0]);
-    request.extend_from_slice(&(1u32 << TCP_LISTEN).to_ne_bytes());
+    request.extend_from_slice(&[family as u8, protocol as u8, 0, 0]);
+    request.extend_from_slice(&(1u32 << state).to_ne_bytes());
     request.extend_from_slice(&[0; REQUEST - 8]);
     dump(&request, parse)
 }
@@ -49,7 +63,13 @@ pub fn others_listen(port: u16, members: &Members) -> Option<bool> {
 /// The TCP listeners of `family`; none where the kernel has no such family (IPv6 off); `None`
 /// when the kernel cannot say.
 pub fn listening(family: i32) -> Option<Vec<Listening>> {
-    match tcp_listeners(family) {
+    serving(Server::Tcp, family)
+}
+
+/// The servers of kind `server` of `family`; none where the kernel has no such family (IPv6 off);
+/// `None` when the kernel cannot say.
+pub fn serving(server: Server, family: i32) -> Option<Vec<Listening>> {
+    match servers(server, family) {
         Ok(found) => Some(found),
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Some(Vec::new()),
         Err(_) => None,

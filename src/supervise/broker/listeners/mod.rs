@@ -18,7 +18,7 @@ mod tests;
 
 pub use diag::bound;
 pub use identity::identity;
-pub use inet::{listening, others_listen, Listening};
+pub use inet::{others_listen, serving, Listening, Server};
 pub use members::{held_by_job, Members};
 
 /// One bound unix socket, as the kernel reports it.
