@@ -47,6 +47,10 @@ pub enum Verdict {
     RefusedAs(i32),
     /// Allowed: the broker connects the socket to the address the job gave (which may block).
     Connect,
+    /// Allowed under an allowlist: a connect to this port of the job's block, where only the job
+    /// listened when it was checked. Checked again once made (connection/mod.rs): a listener of
+    /// someone else's that came up meanwhile has the connection shut, `ECONNREFUSED`.
+    ConnectOwn(u16),
     /// Allowed: the broker connects the socket to this socket file, the one it checked.
     ConnectTo(Arc<OwnedFd>),
     /// The call returns this descriptor, copied into the caller (close-on-exec there if `true`).

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
 use super::caller::Callers;
-use super::connection::Workers;
+use super::connection::{Made, Workers};
 use super::decide::decide;
 use super::decided::{Decided, Decision, Kind};
 use super::{listeners, unix, Counts, Verdict};
@@ -62,7 +62,13 @@ pub(super) fn serve(
             }
             Decision::Gone => continue,
         };
-        answer(&listener, call, decided, &counts, &workers);
+        answer(
+            &listener,
+            call,
+            decided,
+            &counts,
+            (&workers, unix.members()),
+        );
     }
 }
 
@@ -72,7 +78,7 @@ fn answer(
     call: Call,
     decided: Decided,
     counts: &Counts,
-    workers: &Workers,
+    (workers, members): (&Workers, &listeners::Members),
 ) {
     // The broker's copy of the caller's socket is closed before the answer: once answered, the
     // job may close its own and bind the address again, which a copy left open would still hold.
@@ -83,7 +89,7 @@ fn answer(
         addr,
     } = decided;
     let socket = match verdict {
-        Verdict::Connect | Verdict::ConnectTo(_) => socket,
+        Verdict::Connect | Verdict::ConnectOwn(_) | Verdict::ConnectTo(_) => socket,
         _ => {
             drop(socket);
             None
@@ -107,13 +113,24 @@ fn answer(
         }
         (Verdict::Connect, Some(socket)) => {
             let unix = matches!(kind, Kind::Unix);
-            workers.connect(listener, call, socket, unix, addr, None)
+            workers.connect(listener, call, socket, unix, addr, Made::As)
+        }
+        (Verdict::ConnectOwn(port), Some(socket)) => {
+            let checked = Made::Checked(port, members.clone());
+            workers.connect(listener, call, socket, false, addr, checked)
         }
         (Verdict::ConnectTo(file), Some(socket)) => {
             let addr = unix::address_of(&file);
-            workers.connect(listener, call, socket, true, addr, Some(file))
+            workers.connect(
+                listener,
+                call,
+                socket,
+                true,
+                addr,
+                Made::Keeping { _file: file },
+            )
         }
-        (Verdict::Connect | Verdict::ConnectTo(_), None) => {
+        (Verdict::Connect | Verdict::ConnectOwn(_) | Verdict::ConnectTo(_), None) => {
             listener.answer(&call, Answer::Errno(libc::EBADF))
         }
     }

@@ -25,6 +25,12 @@ pub(super) fn open(
     to: &Target,
     lines: &Lines,
 ) -> Option<(Grant, TcpStream)> {
+    let mut refuse = |refusal: Refusal| {
+        let line = refused_line(to.host, to.port, &refusal);
+        let _ = client.write_all(&response(403, &line));
+        lines.entry(to, Decision::Refused, refusal.to_string(), (0, 0));
+        None
+    };
     let decided = shared
         .allow
         .check(to.host, to.port)
@@ -35,14 +41,15 @@ pub(super) fn open(
         });
     let (grant, addrs) = match decided {
         Ok(found) => found,
-        Err(refusal) => {
-            let line = refused_line(to.host, to.port, &refusal);
-            let _ = client.write_all(&response(403, &line));
-            lines.entry(to, Decision::Refused, refusal.to_string(), (0, 0));
-            return None;
-        }
+        Err(refusal) => return refuse(refusal),
     };
     match connect(&addrs) {
+        // Checked again once made: a listener of someone else's that came up between the check
+        // and the connect may have taken it (the broker's connects do the same: connection/).
+        Ok(upstream) if grant == Grant::Own && !only_the_jobs(to.port) => {
+            let _ = upstream.shutdown(std::net::Shutdown::Both);
+            refuse(Refusal::NotTheJobs)
+        }
         Ok(upstream) => Some((grant, upstream)),
         Err(e) => {
             let why = format!("cannot connect to {}:{}: {e}", to.host, to.port);

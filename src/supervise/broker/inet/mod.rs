@@ -59,10 +59,14 @@ pub(super) fn ip(addr: &[u8]) -> Option<IpAddr> {
 /// to a loopback address on a port of the job's block that no listener but the job's holds where
 /// `localhost` reaches (a port of the block is the job's by its lock, not in the kernel: a
 /// server of the user's, or another user's, may be listening there).
-fn routed(route: &Route, ip: IpAddr, port: u16, members: &Members) -> bool {
+fn routed(route: &Route, ip: IpAddr, port: u16, members: &Members) -> Verdict {
     let proxy = route.proxy == Some(port) && ip == IpAddr::V4(Ipv4Addr::LOCALHOST);
     let own = ip.is_loopback() && route.own.contains(&port);
-    proxy || (own && others_listen(port, members) == Some(false))
+    match (proxy, own && others_listen(port, members) == Some(false)) {
+        (true, _) => Verdict::Connect,
+        (false, true) => Verdict::ConnectOwn(port),
+        (false, false) => Verdict::Refused,
+    }
 }
 
 /// The verdict on connecting `socket` (AF_INET or AF_INET6) to `addr`.
@@ -73,8 +77,8 @@ pub fn connect(sockets: &Sockets, socket: &OwnedFd, addr: &[u8], members: &Membe
     let stream = option(socket, libc::SO_TYPE) == Ok(libc::SOCK_STREAM);
     match (stream, port(addr), &sockets.route) {
         (true, Some(port), Some(route)) => match ip(addr) {
-            Some(ip) if routed(route, ip, port, members) => Verdict::Connect,
-            _ => Verdict::Refused,
+            Some(ip) => routed(route, ip, port, members),
+            None => Verdict::Refused,
         },
         (true, Some(port), None) if !allowed.contains(&port) => Verdict::Refused,
         _ => Verdict::Connect,

@@ -47,7 +47,15 @@ fn under_an_allowlist_only_the_proxy_and_the_jobs_own_ports_are_reachable() {
         own: vec![p0, p1],
     };
     let members = nobody();
-    let check = |addr: Vec<u8>| routed(&route, ip(&addr).unwrap(), port(&addr).unwrap(), &members);
+    // Allowed, to the proxy as asked, to a port of the block checked again once made.
+    let check = |addr: Vec<u8>| {
+        let verdict = routed(&route, ip(&addr).unwrap(), port(&addr).unwrap(), &members);
+        match verdict {
+            Verdict::Connect => port(&addr) == Some(3128),
+            Verdict::ConnectOwn(checked) => port(&addr) == Some(checked) && checked != 3128,
+            _ => false,
+        }
+    };
     assert!(check(v4([127, 0, 0, 1], 3128)));
     assert!(!check(v4([127, 0, 0, 2], 3128)), "another loopback address");
     assert!(
@@ -73,5 +81,6 @@ fn under_an_allowlist_only_the_proxy_and_the_jobs_own_ports_are_reachable() {
         own: Vec::new(),
     };
     let addr = v4([127, 0, 0, 1], 3128);
-    assert!(!routed(&unstarted, ip(&addr).unwrap(), 3128, &nobody()));
+    let verdict = routed(&unstarted, ip(&addr).unwrap(), 3128, &nobody());
+    assert!(matches!(verdict, Verdict::Refused));
 }
