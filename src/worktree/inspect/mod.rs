@@ -53,7 +53,7 @@
 //! distrusted (forged.rs), after the in-memory stat refresh of refresh.rs, counted by tally.rs, HEAD's
 //! tree unread when the index hashes to it: written_tree.rs), the bounds on what it reads of the
 //! job's objects (bounds.rs), the repositories among the ignored files (ignored.rs) and those the
-//! index holds as gitlinks (nested.rs), the state files read directly (state.rs), and the
+//! index holds as gitlinks (nested.rs, whose commits published.rs judges), the state files read directly (state.rs), and the
 //! project's objects asked about (missing.rs).
 
 mod bounds;
@@ -68,6 +68,7 @@ mod missing;
 mod nested;
 mod open;
 mod patterns;
+mod published;
 mod reflog;
 mod refresh;
 mod state;

@@ -24,12 +24,11 @@ use super::layout::check_layout;
 use super::linked::{canonical, kind_of, read_small, resolved};
 use super::open::{open_refs, open_untrusted};
 use super::patterns::{check_excludes, ProjectExcludes};
-use super::reflog::reflog_ids;
+use super::published::published;
 use super::status::count_status;
 
-/// The most gitlinks looked into, and the most commits walked from each one's remote refs.
+/// The most gitlinks looked into.
 const MAX_LINKS: usize = 1_000;
-const MAX_WALK: usize = 200_000;
 /// The most entries counted beneath a gitlink that has no repository.
 const MAX_LOOSE: usize = 100_000;
 
@@ -71,9 +70,8 @@ pub(super) fn nested_work(
 }
 
 /// What the nested repositories of one worktree may cost, all together: gitlinks looked at, and
-/// paths of their HEADs' trees (one repository's bound); and the git directories already looked
-/// into (one reached by two gitlinks fails the inspection); and, for each status, when the
-/// worktree was checked out (forged.rs).
+/// paths of their HEADs' trees (one repository's bound); the git directories already looked into
+/// (one reached by two gitlinks fails the inspection); when the worktree was checked out.
 struct Budget {
     links: usize,
     paths: u64,
@@ -292,14 +290,14 @@ fn holds_work(
     budget: &mut Budget,
 ) -> Result<Held, InspectError> {
     let mut counts = Inspection::default();
-    let (paths, checked_out) = (&mut budget.paths, budget.checked_out);
-    let ignored = count_status(repo, &mut counts, paths, checked_out).map_err(|source| {
-        InspectError::Git {
-            path: top.to_owned(),
-            what: "cannot compute the status of a nested repository",
-            source,
-        }
-    })?;
+    let what = "cannot compute the status of a nested repository";
+    let git = |source| InspectError::Git {
+        path: top.to_owned(),
+        what,
+        source,
+    };
+    let ignored = count_status(repo, &mut counts, &mut budget.paths, budget.checked_out);
+    let ignored = ignored.map_err(git)?;
     let dirty: Vec<String> = [
         (counts.modified, "modified"),
         (counts.untracked, "untracked"),
@@ -323,62 +321,6 @@ fn holds_work(
         true => Held::Clean { ignored },
         false => Held::Work("commits no remote of it has".into()),
     })
-}
-
-/// Whether HEAD, every ref of `repo` but its remote-tracking ones (branches, tags, the stash,
-/// notes, anything else) and every commit its reflogs name (a `reset --hard` leaves one there
-/// only) are reached from its remote-tracking refs.
-fn published(repo: &gix::Repository, (top, git_dir): (&Path, &Path)) -> Result<bool, InspectError> {
-    let git = |source: gix::Error| InspectError::Git {
-        path: top.to_owned(),
-        what: "cannot read a nested repository's refs",
-        source,
-    };
-    let mut remote = Vec::new();
-    let mut local = Vec::new();
-    let platform = repo.references().map_err(git)?;
-    for reference in platform.all().map_err(|e| git(gix::Error::from_error(e)))? {
-        let Ok(mut reference) = reference else {
-            return Ok(false);
-        };
-        let name = reference.name().as_bstr().to_owned();
-        // A ref that cannot be peeled holds what cannot be told: as if not published.
-        let Ok(id) = reference.peel_to_id() else {
-            return Ok(false);
-        };
-        if name.starts_with(b"refs/remotes/") {
-            remote.push(id.detach());
-        } else {
-            local.push(id.detach());
-        }
-    }
-    if let Ok(head) = repo.head_id() {
-        local.push(head.detach());
-    }
-    local.extend(reflog_ids(git_dir)?);
-    if local.is_empty() {
-        return Ok(true);
-    }
-    let reached = reachable(repo, &remote);
-    Ok(local.iter().all(|id| reached.contains(id)))
-}
-
-/// The commits reached from `tips`, at most `MAX_WALK` of them.
-fn reachable(repo: &gix::Repository, tips: &[ObjectId]) -> HashSet<ObjectId> {
-    let mut seen = HashSet::new();
-    let mut pending: Vec<ObjectId> = tips.to_vec();
-    while let Some(id) = pending.pop() {
-        if seen.len() >= MAX_WALK || !seen.insert(id) {
-            continue;
-        }
-        let small = repo
-            .find_header(id)
-            .is_ok_and(|h| h.kind() == gix::objs::Kind::Commit && h.size() < 1 << 20);
-        if let Some(commit) = small.then(|| repo.find_commit(id).ok()).flatten() {
-            pending.extend(commit.parent_ids().map(|p| p.detach()));
-        }
-    }
-    seen
 }
 
 fn not_repo(path: &Path, reason: &str) -> InspectError {
