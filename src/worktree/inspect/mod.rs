@@ -49,12 +49,12 @@
 //!
 //! The parts: the error (error.rs), the inspection and its read of refs (inspection.rs), the
 //! layout checked before anything is opened (layout.rs), the one safe way to open (open.rs), the
-//! status (status.rs, on an index whose stat data the job could have forged is
-//! distrusted (forged.rs), after the in-memory stat refresh of refresh.rs, counted by tally.rs, HEAD's
-//! tree unread when the index hashes to it: written_tree.rs), the bounds on what it reads of the
-//! job's objects (bounds.rs), the repositories among the ignored files (ignored.rs) and those the
-//! index holds as gitlinks (nested.rs, whose commits published.rs judges), the state files read directly (state.rs), and the
-//! project's objects asked about (missing.rs).
+//! status (status.rs: stat data the job could have forged distrusted by forged.rs, the in-memory
+//! stat refresh of refresh.rs, counted by tally.rs, HEAD's tree unread when the index hashes to
+//! it: written_tree.rs), the bounds on what it reads of the job's objects (bounds.rs), the
+//! repositories among the ignored files (ignored.rs) and those the index holds as gitlinks
+//! (nested.rs, whose commits published.rs judges), the state files read directly (state.rs), and
+//! the project's objects asked about (missing.rs).
 
 mod bounds;
 mod error;
