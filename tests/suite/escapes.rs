@@ -3973,7 +3973,13 @@ fn a_job_never_binds_udp_beside_a_users_localhost_service_on_the_other_family() 
          \x20   if bind(*args): print(args[1], 'bound')\n\
          own = bind(socket.AF_INET, '127.0.0.1', 0)\n\
          mine = bind(socket.AF_INET6, '::1', own.getsockname()[1])\n\
-         print('own', 'bound' if mine else 'refused')\n",
+         print('own', 'bound' if mine else 'refused')\n\
+         import ctypes, struct\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+         unspec = struct.pack('=H', socket.AF_UNSPEC) + struct.pack('>H', p6) + bytes(12)\n\
+         rc = libc.bind(s.fileno(), ctypes.c_char_p(unspec), len(unspec))\n\
+         print('unspec', 'bound' if rc == 0 else ctypes.get_errno())\n",
     )
     .unwrap();
     // `strict` makes no UDP socket.
@@ -3992,8 +3998,10 @@ fn a_job_never_binds_udp_beside_a_users_localhost_service_on_the_other_family() 
     let ran = env.isolate(&repo, argv);
     let said = stdout(&ran);
     let busy = libc::EADDRINUSE;
-    let want =
-        format!("::1 p4 {busy}\n:: p4 {busy}\n127.0.0.1 p6 {busy}\n0.0.0.0 p6 {busy}\nown bound\n");
+    let want = format!(
+        "::1 p4 {busy}\n:: p4 {busy}\n127.0.0.1 p6 {busy}\n0.0.0.0 p6 {busy}\nown bound\n\
+         unspec {busy}\n"
+    );
     assert_eq!(said, want, "{policy}: {}", stderr(&ran));
     drop((v4, v6));
 }

@@ -13,7 +13,8 @@ use super::error::InspectError;
 /// seconds, so a fresh checkout's files, written in the index's second, would all be hashed), and
 /// the index's trailing checksum not verified on reading (git verifies it only in `fsck`; the
 /// entries are still parsed with their bounds). And names compared case for case, whatever the
-/// job's `core.ignoreCase` says, the index read on one thread, and change times compared.
+/// job's `core.ignoreCase` says, the index read on one thread, change times compared, and
+/// executable bits and links seen as Linux keeps them.
 pub(super) fn open_options() -> gix::open::Options {
     gix::open::Options::isolated()
         .open_path_as_is(true)
@@ -34,6 +35,10 @@ pub(super) fn open_options() -> gix::open::Options {
             // is trusted only for a file unchanged since the checkout (forged.rs).
             "core.trustCTime=true",
             "core.checkStat=default",
+            // An executable bit or a link the job changed is a change, as Linux keeps both,
+            // whatever the job's `core.fileMode` and `core.symlinks` claim.
+            "core.fileMode=true",
+            "core.symlinks=true",
         ])
 }
 

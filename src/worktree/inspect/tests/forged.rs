@@ -80,3 +80,28 @@ fn a_configuration_that_trusts_no_change_time_is_not_followed() {
         super::super::inspect(&f.wt, BRANCH, &ProjectExcludes::default(), checked_out).unwrap();
     assert_eq!(insp.modified, 1);
 }
+
+/// An executable bit and a link changed under a configuration that claims the file system keeps
+/// neither: still changes, as Linux keeps both.
+#[test]
+fn a_configuration_that_denies_modes_and_links_is_not_followed() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = fixture();
+    std::os::unix::fs::symlink("a.txt", f.wt.join("link")).unwrap();
+    git(&f.wt, &["add", "link"]);
+    git(&f.wt, &["commit", "-qm", "link"]);
+    let checked_out = checked_out::now();
+    let file = f.wt.join("b.txt");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    git(&f.wt, &["config", "core.fileMode", "false"]);
+    let insp = |checked_out| {
+        super::super::inspect(&f.wt, BRANCH, &ProjectExcludes::default(), checked_out).unwrap()
+    };
+    assert_eq!(git(&f.wt, &["status", "--porcelain"]), "", "git is fooled");
+    assert_eq!(insp(checked_out).modified, 1, "the executable bit");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::remove_file(f.wt.join("link")).unwrap();
+    write(&f.wt.join("link"), "a.txt");
+    git(&f.wt, &["config", "core.symlinks", "false"]);
+    assert_eq!(insp(checked_out).modified, 1, "a link made a file");
+}
