@@ -359,3 +359,49 @@ fn stat_data_the_job_forged_never_hides_an_edit() {
         assert_eq!(fs::read_to_string(kept.join("README")).unwrap(), "HELLO\n");
     }
 }
+
+/// A repository the status never looks into holds commits all the same: one made in a directory
+/// of tracked files (its `.git` skipped by the walk, as git's status skips it), one made inside the
+/// job's git directory, and a bare one there. Each keeps the worktree, named; a worktree whose
+/// git directory holds only git's own goes as before.
+#[test]
+fn a_repository_no_status_walks_into_keeps_the_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let commit = "git -c user.name=j -c user.email=j@j commit -qm";
+    let cases = [
+        (
+            format!(
+                "cd src && git init -q && git add lib.txt && {commit} base && git checkout -qb f && \
+                 echo work > w && git add w && {commit} work && git checkout -q - && cd .. && \
+                 test -z \"$(git status --porcelain --ignored)\""
+            ),
+            "src",
+        ),
+        (
+            format!(
+                "mkdir .git/side && cd .git/side && git init -q && echo work > w && git add w && \
+                 {commit} work && rm w"
+            ),
+            ".git/side",
+        ),
+        (
+            "git init -q --bare .git/hid.git && \
+             git --git-dir=.git/hid.git --work-tree=src add lib.txt && \
+             git --git-dir=.git/hid.git --work-tree=src -c user.name=j -c user.email=j@j \
+             commit -qm work"
+                .to_string(),
+            ".git/hid.git",
+        ),
+    ];
+    for (job, shown) in &cases {
+        let (out, report) = env.worktree_job(&repo, &[], job);
+        assert_status(&out, 0);
+        assert_eq!(report["worktree"]["removed"], false, "{job}: {report}");
+        let reason = report["worktree"]["reason"].as_str().unwrap();
+        assert!(reason.contains(shown), "{job}: {reason}");
+    }
+    let (out, report) = env.worktree_job(&repo, &[], "git gc -q && git status >/dev/null");
+    assert_status(&out, 0);
+    assert_eq!(report["worktree"]["removed"], true, "{report}");
+}

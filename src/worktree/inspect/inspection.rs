@@ -17,6 +17,7 @@ use super::open::open_untrusted;
 use super::patterns::{check_excludes, ProjectExcludes};
 use super::state::{count_lines, in_progress};
 use super::status::count_status;
+use super::unwalked::in_git_dir;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Inspection {
@@ -152,8 +153,13 @@ pub fn inspect(
         &mut out,
         checked_out,
     )?);
-    // So do the repositories it holds as gitlinks, and those it holds ignored.
-    out.nested = nested_work(worktree, &repo, ignored, checked_out)?;
+    // So do the repositories it holds as gitlinks, those it holds ignored, and those it made in
+    // its git directory.
+    let hidden = in_git_dir(worktree, &git_dir).map_err(|reason| InspectError::NotARepository {
+        path: worktree.to_owned(),
+        reason,
+    })?;
+    out.nested = nested_work(worktree, &repo, (ignored, hidden), checked_out)?;
     Ok(out)
 }
 

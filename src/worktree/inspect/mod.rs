@@ -52,9 +52,9 @@
 //! status (status.rs: stat data the job could have forged distrusted by forged.rs, the in-memory
 //! stat refresh of refresh.rs, counted by tally.rs, HEAD's tree unread when the index hashes to
 //! it: written_tree.rs), the bounds on what it reads of the job's objects (bounds.rs), the
-//! repositories among the ignored files (ignored.rs) and those the index holds as gitlinks
-//! (nested.rs, whose commits published.rs judges), the state files read directly (state.rs), and
-//! the project's objects asked about (missing.rs).
+//! repositories among the ignored files (ignored.rs), those no walk enters (unwalked.rs) and those
+//! the index holds as gitlinks (nested.rs, whose commits published.rs judges), the state files
+//! read directly (state.rs), and the project's objects asked about (missing.rs).
 
 mod bounds;
 mod error;
@@ -74,6 +74,7 @@ mod refresh;
 mod state;
 mod status;
 mod tally;
+mod unwalked;
 mod written_tree;
 
 pub use error::InspectError;

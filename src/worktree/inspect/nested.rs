@@ -39,7 +39,7 @@ const MAX_LOOSE: usize = 100_000;
 pub(super) fn nested_work(
     worktree: &Path,
     repo: &gix::Repository,
-    ignored: Vec<PathBuf>,
+    (ignored, hidden): (Vec<PathBuf>, Vec<PathBuf>),
     checked_out: CheckedOut,
 ) -> Result<Vec<String>, InspectError> {
     let inside = canonical(worktree)?;
@@ -50,14 +50,16 @@ pub(super) fn nested_work(
         seen: HashSet::new(),
         checked_out,
     };
-    // The job's own linked worktrees found ignored (`git worktree add target/side`): their status
-    // counted already (linked_status.rs), their git directories are the job's.
+    // The job's own linked worktrees found ignored (`git worktree add target/side`) or in its git
+    // directory: their status counted already (linked_status.rs), their git directories the job's.
     let own = canonical(&worktree.join(".git"))?.join("worktrees");
-    let mut repositories = Vec::with_capacity(ignored.len());
-    for rel in ignored {
+    let found = (ignored.into_iter().map(|rel| (rel, Origin::Ignored)))
+        .chain(hidden.into_iter().map(|rel| (rel, Origin::Hidden)));
+    let mut repositories = Vec::new();
+    for (rel, origin) in found {
         let linked = git_dir_of(&worktree.join(&rel), &inside)?;
         if !linked.is_some_and(|git_dir| git_dir.starts_with(&own)) {
-            repositories.push(rel);
+            repositories.push((rel, origin));
         }
     }
     let at = Level {
@@ -90,12 +92,24 @@ struct Level<'a> {
 /// The deepest a nested repository is looked into.
 const MAX_DEPTH: usize = 8;
 
-/// The repositories `at` holds: its index's gitlinks (with the commit recorded for each) and
-/// those of `ignored` (none recorded).
+/// Where a nested repository was found.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    /// A gitlink of the index above, recording this commit.
+    Gitlink(ObjectId),
+    /// Among what the status above found ignored, or in a directory of its tracked files.
+    Ignored,
+    /// Inside the git directory above (unwalked.rs): a submodule's own git directory there, seen
+    /// through its gitlink already, is not looked into twice.
+    Hidden,
+}
+
+/// The repositories `at` holds: its index's gitlinks (with the commit recorded for each), then
+/// those of `others`.
 fn links_of(
     at: &Level<'_>,
     repo: &gix::Repository,
-    ignored: Vec<PathBuf>,
+    others: Vec<(PathBuf, Origin)>,
     inside: &Path,
     budget: &mut Budget,
     work: &mut Vec<String>,
@@ -105,15 +119,15 @@ fn links_of(
         what: "cannot read the index",
         source,
     })?;
-    let links: Vec<(PathBuf, Option<ObjectId>)> = index
+    let links: Vec<(PathBuf, Origin)> = index
         .entries()
         .iter()
         .filter(|e| e.mode == gix::index::entry::Mode::COMMIT)
         .map(|e| {
             let path = PathBuf::from(OsStr::from_bytes(e.path(&index).as_bytes()));
-            (path, Some(e.id))
+            (path, Origin::Gitlink(e.id))
         })
-        .chain(ignored.into_iter().map(|path| (path, None)))
+        .chain(others)
         .take(budget.links + 1)
         .collect();
     if links.len() > budget.links {
@@ -121,7 +135,7 @@ fn links_of(
     }
     budget.links -= links.len();
     let here = canonical(at.top)?;
-    for (rel, recorded) in links {
+    for (rel, origin) in links {
         let top = at.top.join(&rel);
         let shown = at.shown.join(&rel);
         // Through a link on its way, the directory is not where the index says: what is there lies
@@ -136,22 +150,29 @@ fn links_of(
             )
         };
         let Some(git_dir) = git_dir_of(&top, inside)? else {
-            match recorded {
-                Some(_) => work.extend(loose_files(&top, inside)?.map(say)),
-                // An ignored directory that is itself a git directory: a bare repository.
-                None => work.extend(bare_work(&top, budget)?.map(say)),
+            match origin {
+                Origin::Gitlink(_) => work.extend(loose_files(&top, inside)?.map(say)),
+                // A directory that is itself a git directory: a bare repository.
+                _ => work.extend(bare_work(&top, budget, origin)?.map(say)),
             }
             continue;
         };
         // A second work tree of one git directory: its files are no status's (the index is the
         // first's), so nothing can tell what of them is work. Kept, why given.
         if !budget.seen.insert(git_dir.clone()) {
+            if origin == Origin::Hidden {
+                continue;
+            }
             return Err(not_repo(
                 &top,
                 "a second work tree of a git directory already seen",
             ));
         }
         let nested = open_nested(&top, &git_dir)?;
+        let recorded = match origin {
+            Origin::Gitlink(id) => Some(id),
+            Origin::Ignored | Origin::Hidden => None,
+        };
         let ignored = match holds_work(&nested, (&top, &git_dir), recorded, budget)? {
             Held::Work(what) => {
                 work.push(say(what));
@@ -170,20 +191,32 @@ fn links_of(
             shown: &shown,
             depth: at.depth + 1,
         };
+        let ignored = ignored
+            .into_iter()
+            .map(|rel| (rel, Origin::Ignored))
+            .collect();
         links_of(&deeper, &nested, ignored, inside, budget, work)?;
     }
     Ok(())
 }
 
-/// What a bare repository at `top` (an ignored directory the walk found to be one) holds that no
-/// remote-tracking ref of its own reaches, if anything; `None` when `top` is none after all.
-fn bare_work(top: &Path, budget: &mut Budget) -> Result<Option<String>, InspectError> {
+/// What a bare repository at `top` (a directory found to be one, `origin` saying where) holds
+/// that no remote-tracking ref of its own reaches, if anything; `None` when `top` is none after
+/// all, or one inside the git directory above already looked into.
+fn bare_work(
+    top: &Path,
+    budget: &mut Budget,
+    origin: Origin,
+) -> Result<Option<String>, InspectError> {
     if !kind_of(&top.join("HEAD"))?.is_some_and(|kind| kind.is_file()) {
         return Ok(None);
     }
     let git_dir = canonical(top)?;
     if !budget.seen.insert(git_dir.clone()) {
-        return Err(not_repo(top, "a git directory already seen"));
+        return match origin {
+            Origin::Hidden => Ok(None),
+            _ => Err(not_repo(top, "a git directory already seen")),
+        };
     }
     check_layout(&git_dir).map_err(|e| relabel(top, e))?;
     check_excludes(&git_dir, &ProjectExcludes::default())

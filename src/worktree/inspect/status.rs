@@ -17,10 +17,12 @@ use super::inspection::Inspection;
 use super::patterns::{check_tracked, BUDGET};
 use super::refresh::{refreshed, Judge};
 use super::tally::{NoSubmodules, Tally, Walked};
+use super::unwalked::in_tracked_directories;
 use super::written_tree::written_tree;
 
 /// Compute the status of `repo` into the counters of `out`, writing nothing back; return the
-/// repositories found ignored (relative to its work tree), at any depth of an ignored directory.
+/// repositories found ignored (relative to its work tree), at any depth of an ignored directory,
+/// and those in directories of tracked files, which the walk never enters (unwalked.rs).
 /// The stat data of an entry is trusted only for a file unchanged since `checked_out` (forged.rs).
 /// HEAD's tree, when it has to be read, is first checked against the bounds with its paths
 /// charged to `paths` (bounds.rs); when the index hashes to it (written_tree.rs) it is not read.
@@ -153,10 +155,11 @@ pub(super) fn count_status(
             )
         })
     };
-    let (staged, tally, (walked, repositories)) = (staged?, tally?, walked?);
+    let (staged, tally, (walked, mut repositories)) = (staged?, tally?, walked?);
     if let Some(why) = walked.refused {
         return Err(refused(why));
     }
+    repositories.extend(in_tracked_directories(root, index));
 
     let mut modified = tally.modified;
     modified.extend(staged);
