@@ -11,7 +11,7 @@
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -4004,6 +4004,65 @@ fn a_job_never_binds_udp_beside_a_users_localhost_service_on_the_other_family() 
     );
     assert_eq!(said, want, "{policy}: {}", stderr(&ran));
     drop((v4, v6));
+}
+
+/// The UDP check is made on the address the broker read, and the bind too: a second thread of the
+/// job that flips the port of the address it binds, between one the check lets through and a
+/// user's (tests/data/udp-bind-race.c), never lands on the user's port. (With the kernel making
+/// the bind, on a second read of the address, a review won this race within 1-525 binds.)
+#[test]
+fn a_udp_bind_whose_address_another_thread_swaps_never_lands_beside_a_users_service() {
+    let env = TestEnv::new();
+    if std::net::UdpSocket::bind("[::1]:0").is_err() {
+        eprintln!("no IPv6 loopback on this machine: no other family to bind");
+        return;
+    }
+    // A user's service on 127.0.0.1:P, with [::1]:P+1 free for the job's asked binds.
+    let (user, port) = loop {
+        let user = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = user.local_addr().unwrap().port();
+        let free = port < u16::MAX && std::net::UdpSocket::bind(("::1", port + 1)).is_ok();
+        if free && std::net::UdpSocket::bind(("::1", port)).is_ok() {
+            break (user, port);
+        }
+    };
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/udp-bind-race.c");
+    let race = env.path().join("udp-bind-race");
+    let built = Command::new("cc")
+        .args(["-O1", "-pthread", "-o"])
+        .arg(&race)
+        .arg(&source)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let repo = env.repo("app");
+    let argv = [
+        "run",
+        "-q",
+        "--policy",
+        "default",
+        "--",
+        race.to_str().unwrap(),
+    ];
+    let ran = env.isolate(
+        &repo,
+        argv.iter()
+            .copied()
+            .chain([port.to_string().as_str(), "20000"]),
+    );
+    let said = stdout(&ran);
+    assert!(said.starts_with("lost: "), "{said} {}", stderr(&ran));
+    // Both ports were asked for: some binds got the free one, the others were refused.
+    let counts: Vec<u32> = said
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    assert!(counts.len() == 2 && counts.iter().all(|&n| n > 0), "{said}");
+    drop(user);
 }
 
 /// A localhost service of the user's that binds its port with `SO_REUSEPORT` (TCP and UDP): a job
