@@ -14,10 +14,15 @@ use crate::worktree::inspect::CheckedOut;
 /// In the job directory: the end of the worktree's checkout, `<seconds> <nanoseconds>`.
 const CHECKED_OUT: &str = "checked-out";
 
-/// Now, by the clock the kernel takes the change times of files from (the coarse one: a file
-/// changed after this is read never has an earlier change time).
+/// Now, to the nanosecond: no file written before has a later change time (the kernel dates
+/// them by its coarse clock, or finer where a file system asks, never ahead of this one).
 pub fn now() -> CheckedOut {
-    match clock_gettime(ClockId::CLOCK_REALTIME_COARSE) {
+    read(ClockId::CLOCK_REALTIME)
+}
+
+/// The time by `clock`, as the index records times.
+fn read(clock: ClockId) -> CheckedOut {
+    match clock_gettime(clock) {
         Ok(now) => match (u32::try_from(now.tv_sec()), u32::try_from(now.tv_nsec())) {
             (Ok(secs), Ok(nsecs)) => CheckedOut::At(stat::Time { secs, nsecs }),
             _ => CheckedOut::Unknown,
@@ -26,14 +31,32 @@ pub fn now() -> CheckedOut {
     }
 }
 
-/// Notes in `job_dir` that the checkout of its worktree ended at `at`; a note that cannot be
-/// written is no note (every file is read).
+/// Notes in `job_dir` that the checkout of its worktree ended at `at`, and returns once the
+/// kernel's coarse clock, which dates the change times of files, has passed it (at most one
+/// tick): no file the job changes can then have an earlier change time. A note that cannot be
+/// written, or a coarse clock that does not get there, is no note (every file is read).
 pub fn note(job_dir: &Path, at: CheckedOut) {
-    if let CheckedOut::At(time) = at {
-        let text = format!("{} {}\n", time.secs, time.nsecs);
-        let _ = atomic::replace(&job_dir.join(CHECKED_OUT), text.as_bytes());
+    let CheckedOut::At(time) = at else {
+        return;
+    };
+    let path = job_dir.join(CHECKED_OUT);
+    let text = format!("{} {}\n", time.secs, time.nsecs);
+    let _ = atomic::replace(&path, text.as_bytes());
+    for _ in 0..MAX_WAITS {
+        match read(ClockId::CLOCK_REALTIME_COARSE) {
+            CheckedOut::At(coarse) if coarse < time => std::thread::sleep(WAIT),
+            CheckedOut::At(_) => return,
+            CheckedOut::Unknown => break,
+        }
     }
+    // A coarse clock that never got there (or cannot be read): no note.
+    let _ = std::fs::remove_file(&path);
 }
+
+/// How long the wait for the coarse clock sleeps at a time, and how often at most (a tick is
+/// 1-10 ms).
+const WAIT: std::time::Duration = std::time::Duration::from_micros(500);
+const MAX_WAITS: usize = 100;
 
 /// When the checkout of the worktree of the job in `job_dir` ended, as noted.
 pub fn noted(job_dir: &Path) -> CheckedOut {

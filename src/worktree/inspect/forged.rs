@@ -13,8 +13,8 @@
 
 use gix::index::entry::stat;
 
-/// When isolate's checkout of a worktree ended, as the kernel's coarse clock told it (the clock
-/// the change times of files are taken from).
+/// When isolate's checkout of a worktree ended, to the nanosecond (the job started only once the
+/// kernel's coarse clock, which dates the change times of files, had passed it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CheckedOut {
     At(stat::Time),
