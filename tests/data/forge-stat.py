@@ -11,18 +11,15 @@ import os
 import struct
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dircache  # noqa: E402
+
 index = sys.argv[1]
 data = open(index, "rb").read()
-signature, version, count = struct.unpack(">4sII", data[:12])
-assert signature == b"DIRC" and version == 2, (signature, version)
-entries, at = [], 12
-for _ in range(count):
-    name_len = struct.unpack(">H", data[at + 60 : at + 62])[0] & 0xFFF
-    size = (62 + name_len + 8) & ~7
-    entry = data[at : at + size]
-    at += size
-    path = entry[62 : 62 + name_len]
-    st = os.lstat(path)
+_, old = dircache.entries(data)
+entries = []
+for entry in old:
+    st = os.lstat(dircache.path(entry))
     u32 = lambda n: n & 0xFFFFFFFF
     forged = struct.pack(
         ">IIIIII",

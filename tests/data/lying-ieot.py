@@ -9,19 +9,16 @@ the chunks it names sees the index as it was: nothing staged.
 """
 
 import hashlib
+import os
 import struct
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dircache  # noqa: E402
+
 index, path, blob = sys.argv[1], sys.argv[2].encode(), bytes.fromhex(sys.argv[3])
 data = open(index, "rb").read()
-signature, version, count = struct.unpack(">4sII", data[:12])
-assert signature == b"DIRC" and version == 2, (signature, version)
-entries, at = [], 12
-for _ in range(count):
-    name_len = struct.unpack(">H", data[at + 60 : at + 62])[0] & 0xFFF
-    size = (62 + name_len + 8) & ~7
-    entries.append(data[at : at + size])
-    at += size
+count, entries = dircache.entries(data)
 target = next(i for i, e in enumerate(entries) if e[62 : 62 + len(path)] == path and e[62 + len(path)] == 0)
 original = entries[target]
 entries[target] = original[:40] + blob + original[60:]

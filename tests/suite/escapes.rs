@@ -3888,46 +3888,23 @@ fn a_job_never_listens_beside_a_users_localhost_service_on_the_other_family() {
         v4.local_addr().unwrap().port(),
         v6.local_addr().unwrap().port(),
     );
-    // In the project: `strict` reads nothing else of the test's.
-    let job = repo.join("job.py");
-    fs::write(
-        &job,
-        "import socket, sys\n\
-         p4, p6 = int(sys.argv[1]), int(sys.argv[2])\n\
-         def listen(family, addr, port, v6only=False):\n\
-         \x20   s = socket.socket(family, socket.SOCK_STREAM)\n\
-         \x20   if v6only: s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)\n\
-         \x20   s.bind((addr, port))\n\
-         \x20   try: s.listen(8); return s\n\
-         \x20   except OSError as e: print(addr, port == p4 and 'p4' or 'p6', e.errno)\n\
-         \x20   s.close()\n\
-         for args in [(socket.AF_INET6, '::1', p4), (socket.AF_INET6, '::', p4, True),\n\
-         \x20            (socket.AF_INET, '127.0.0.1', p6), (socket.AF_INET, '0.0.0.0', p6)]:\n\
-         \x20   if listen(*args): print(args[1], 'listening')\n\
-         own = listen(socket.AF_INET, '127.0.0.1', 0)\n\
-         mine = listen(socket.AF_INET6, '::1', own.getsockname()[1])\n\
-         print('own', 'listening' if mine else 'refused')\n",
-    )
-    .unwrap();
+    let busy = libc::EADDRINUSE;
+    let want = format!(
+        "::1 p4 {busy}\n:: p4 {busy}\n127.0.0.1 p6 {busy}\n0.0.0.0 p6 {busy}\nown listening\n"
+    );
+    let serve = "s = socket.socket(family, socket.SOCK_STREAM)\n\
+                 if v6only: s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)\n\
+                 s.bind((addr, port))\n\
+                 try: s.listen(8); return s\n\
+                 except OSError as e: print(addr, port == p4 and 'p4' or 'p6', e.errno)\n";
+    let job = Beside {
+        serve,
+        served: "listening",
+        then: "",
+    };
     for policy in ["default", "strict"] {
-        let argv = [
-            "run",
-            "-q",
-            "--policy",
-            policy,
-            "--",
-            "python3",
-            job.to_str().unwrap(),
-            &p4.to_string(),
-            &p6.to_string(),
-        ];
-        let ran = env.isolate(&repo, argv);
-        let said = stdout(&ran);
-        let busy = libc::EADDRINUSE;
-        let want = format!(
-            "::1 p4 {busy}\n:: p4 {busy}\n127.0.0.1 p6 {busy}\n0.0.0.0 p6 {busy}\nown listening\n"
-        );
-        assert_eq!(said, want, "{policy}: {}", stderr(&ran));
+        let (said, err) = job.run(&env, &repo, policy, (p4, p6));
+        assert_eq!(said, want, "{policy}: {err}");
     }
     for (port, other) in [(p4, "[::1]"), (p6, "127.0.0.1")] {
         let refused = std::net::TcpStream::connect(format!("{other}:{port}")).unwrap_err();
@@ -3942,8 +3919,8 @@ fn a_job_never_listens_beside_a_users_localhost_service_on_the_other_family() {
 
 /// The same for UDP, which serves as soon as it is bound: a job never binds the other family's
 /// loopback or wildcard address on a port a user's UDP service holds (`[::1]:P` beside a DNS cache
-/// on `127.0.0.1:P`), and what the test then sends there reaches no socket of the job's. Its own
-/// UDP server may take both families, and a port nobody holds is bound as asked.
+/// on `127.0.0.1:P`), not through an `AF_UNSPEC` address either. Its own UDP server may take both
+/// families.
 #[test]
 fn a_job_never_binds_udp_beside_a_users_localhost_service_on_the_other_family() {
     let env = TestEnv::new();
@@ -3957,53 +3934,83 @@ fn a_job_never_binds_udp_beside_a_users_localhost_service_on_the_other_family() 
         v4.local_addr().unwrap().port(),
         v6.local_addr().unwrap().port(),
     );
-    let job = repo.join("job.py");
-    fs::write(
-        &job,
-        "import socket, sys\n\
-         p4, p6 = int(sys.argv[1]), int(sys.argv[2])\n\
-         def bind(family, addr, port, v6only=False):\n\
-         \x20   s = socket.socket(family, socket.SOCK_DGRAM)\n\
-         \x20   if v6only: s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)\n\
-         \x20   try: s.bind((addr, port)); return s\n\
-         \x20   except OSError as e: print(addr, port == p4 and 'p4' or 'p6', e.errno)\n\
-         \x20   s.close()\n\
-         for args in [(socket.AF_INET6, '::1', p4), (socket.AF_INET6, '::', p4, True),\n\
-         \x20            (socket.AF_INET, '127.0.0.1', p6), (socket.AF_INET, '0.0.0.0', p6)]:\n\
-         \x20   if bind(*args): print(args[1], 'bound')\n\
-         own = bind(socket.AF_INET, '127.0.0.1', 0)\n\
-         mine = bind(socket.AF_INET6, '::1', own.getsockname()[1])\n\
-         print('own', 'bound' if mine else 'refused')\n\
-         import ctypes, struct\n\
-         libc = ctypes.CDLL(None, use_errno=True)\n\
-         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
-         unspec = struct.pack('=H', socket.AF_UNSPEC) + struct.pack('>H', p6) + bytes(12)\n\
-         rc = libc.bind(s.fileno(), ctypes.c_char_p(unspec), len(unspec))\n\
-         print('unspec', 'bound' if rc == 0 else ctypes.get_errno())\n",
-    )
-    .unwrap();
+    let serve = "s = socket.socket(family, socket.SOCK_DGRAM)\n\
+                 if v6only: s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)\n\
+                 try: s.bind((addr, port)); return s\n\
+                 except OSError as e: print(addr, port == p4 and 'p4' or 'p6', e.errno)\n";
+    // An AF_UNSPEC address, which the kernel binds as 0.0.0.0 on an AF_INET socket.
+    let then = "import ctypes, struct\n\
+                libc = ctypes.CDLL(None, use_errno=True)\n\
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+                unspec = struct.pack('=H', socket.AF_UNSPEC) + struct.pack('>H', p6) + bytes(12)\n\
+                rc = libc.bind(s.fileno(), ctypes.c_char_p(unspec), len(unspec))\n\
+                print('unspec', 'bound' if rc == 0 else ctypes.get_errno())\n";
+    let job = Beside {
+        serve,
+        served: "bound",
+        then,
+    };
     // `strict` makes no UDP socket.
-    let policy = "default";
-    let argv = [
-        "run",
-        "-q",
-        "--policy",
-        policy,
-        "--",
-        "python3",
-        job.to_str().unwrap(),
-        &p4.to_string(),
-        &p6.to_string(),
-    ];
-    let ran = env.isolate(&repo, argv);
-    let said = stdout(&ran);
+    let (said, err) = job.run(&env, &repo, "default", (p4, p6));
     let busy = libc::EADDRINUSE;
     let want = format!(
         "::1 p4 {busy}\n:: p4 {busy}\n127.0.0.1 p6 {busy}\n0.0.0.0 p6 {busy}\nown bound\n\
          unspec {busy}\n"
     );
-    assert_eq!(said, want, "{policy}: {}", stderr(&ran));
+    assert_eq!(said, want, "{err}");
     drop((v4, v6));
+}
+
+/// A job that serves (`serve`: the body of a python function of `family`, `addr`, `port` and
+/// `v6only` that returns the socket, or prints the refusal) on the other family's loopback or
+/// wildcard address of the ports `p4` (a user's `127.0.0.1`) and `p6` (a user's `[::1]`), then on
+/// both families of a port of its own, then runs `then`.
+struct Beside {
+    serve: &'static str,
+    /// What it prints of a socket that serves.
+    served: &'static str,
+    then: &'static str,
+}
+
+impl Beside {
+    /// What the job printed under `policy`, and its stderr. In the project: `strict` reads
+    /// nothing else of the test's.
+    fn run(
+        &self,
+        env: &TestEnv,
+        repo: &Path,
+        policy: &str,
+        (p4, p6): (u16, u16),
+    ) -> (String, String) {
+        let body: String = self
+            .serve
+            .lines()
+            .map(|l| format!("    {}\n", l.trim()))
+            .collect();
+        let served = self.served;
+        let script = format!(
+            "import socket, sys\n\
+             p4, p6 = int(sys.argv[1]), int(sys.argv[2])\n\
+             def serve(family, addr, port, v6only=False):\n{body}\
+             \x20   s.close()\n\
+             for args in [(socket.AF_INET6, '::1', p4), (socket.AF_INET6, '::', p4, True),\n\
+             \x20            (socket.AF_INET, '127.0.0.1', p6), (socket.AF_INET, '0.0.0.0', p6)]:\n\
+             \x20   if serve(*args): print(args[1], '{served}')\n\
+             own = serve(socket.AF_INET, '127.0.0.1', 0)\n\
+             mine = serve(socket.AF_INET6, '::1', own.getsockname()[1])\n\
+             print('own', '{served}' if mine else 'refused')\n{}",
+            self.then
+        );
+        let job = repo.join("job.py");
+        fs::write(&job, script).unwrap();
+        let (p4, p6) = (p4.to_string(), p6.to_string());
+        let job = job.to_str().unwrap();
+        let argv = [
+            "run", "-q", "--policy", policy, "--", "python3", job, &p4, &p6,
+        ];
+        let ran = env.isolate(repo, argv);
+        (stdout(&ran), stderr(&ran))
+    }
 }
 
 /// The UDP check is made on the address the broker read, and the bind too: a second thread of the
