@@ -362,8 +362,9 @@ fn stat_data_the_job_forged_never_hides_an_edit() {
 
 /// A repository the status never looks into holds commits all the same: one made in a directory
 /// of tracked files (its `.git` skipped by the walk, as git's status skips it), one made inside the
-/// job's git directory, and a bare one there. Each keeps the worktree, named; a worktree whose
-/// git directory holds only git's own goes as before.
+/// job's git directory, a bare one there, and one inside a nested repository's git directory.
+/// Each keeps the worktree, named; a worktree whose git directory holds only git's own goes as
+/// before.
 #[test]
 fn a_repository_no_status_walks_into_keeps_the_worktree() {
     let env = TestEnv::new();
@@ -392,6 +393,16 @@ fn a_repository_no_status_walks_into_keeps_the_worktree() {
              commit -qm work"
                 .to_string(),
             ".git/hid.git",
+        ),
+        (
+            // Inside the git directory of a clean clone among the ignored files.
+            format!(
+                "P=$(dirname \"$(dirname \"$(cat .git/objects/info/alternates)\")\") && \
+                 git clone -q \"$P\" target/lib && mkdir target/lib/.git/side && \
+                 cd target/lib/.git/side && git init -q && echo work > w && git add w && \
+                 {commit} work && rm w"
+            ),
+            "target/lib",
         ),
     ];
     for (job, shown) in &cases {

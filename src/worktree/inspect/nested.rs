@@ -26,6 +26,7 @@ use super::open::{open_refs, open_untrusted};
 use super::patterns::{check_excludes, ProjectExcludes};
 use super::published::published;
 use super::status::count_status;
+use super::unwalked::in_git_dir;
 
 /// The most gitlinks looked into.
 const MAX_LINKS: usize = 1_000;
@@ -173,12 +174,12 @@ fn links_of(
             Origin::Gitlink(id) => Some(id),
             Origin::Ignored | Origin::Hidden => None,
         };
-        let ignored = match holds_work(&nested, (&top, &git_dir), recorded, budget)? {
+        let inner = match holds_work(&nested, (&top, &git_dir), recorded, budget)? {
             Held::Work(what) => {
                 work.push(say(what));
                 continue;
             }
-            Held::Clean { ignored } => ignored,
+            Held::Clean { inner } => inner,
         };
         if at.depth + 1 >= MAX_DEPTH {
             return Err(not_repo(
@@ -191,11 +192,7 @@ fn links_of(
             shown: &shown,
             depth: at.depth + 1,
         };
-        let ignored = ignored
-            .into_iter()
-            .map(|rel| (rel, Origin::Ignored))
-            .collect();
-        links_of(&deeper, &nested, ignored, inside, budget, work)?;
+        links_of(&deeper, &nested, inner, inside, budget, work)?;
     }
     Ok(())
 }
@@ -309,8 +306,9 @@ fn open_nested(top: &Path, git_dir: &Path) -> Result<gix::Repository, InspectErr
 enum Held {
     /// Work, said as a line.
     Work(String),
-    /// None; its status found these repositories ignored (relative to its work tree).
-    Clean { ignored: Vec<PathBuf> },
+    /// None; these repositories are in it (relative to its work tree): those its status found
+    /// ignored or in directories of tracked files, and those inside its git directory.
+    Clean { inner: Vec<(PathBuf, Origin)> },
 }
 
 /// What work the nested repository `repo` at `top` holds, if any; `recorded` is the commit the
@@ -350,10 +348,14 @@ fn holds_work(
             "checked out at another commit than the index records".into(),
         ));
     }
-    Ok(match published(repo, (top, git_dir))? {
-        true => Held::Clean { ignored },
-        false => Held::Work("commits no remote of it has".into()),
-    })
+    if !published(repo, (top, git_dir))? {
+        return Ok(Held::Work("commits no remote of it has".into()));
+    }
+    let hidden = in_git_dir(top, git_dir).map_err(|reason| not_repo(top, &reason))?;
+    let inner = (ignored.into_iter().map(|rel| (rel, Origin::Ignored)))
+        .chain(hidden.into_iter().map(|rel| (rel, Origin::Hidden)))
+        .collect();
+    Ok(Held::Clean { inner })
 }
 
 fn not_repo(path: &Path, reason: &str) -> InspectError {
