@@ -31,17 +31,23 @@ fn read(clock: ClockId) -> CheckedOut {
     }
 }
 
-/// Notes in `job_dir` that the checkout of its worktree ended at `at`, and returns once the
-/// kernel's coarse clock, which dates the change times of files, has passed it (at most one
-/// tick): no file the job changes can then have an earlier change time. A note that cannot be
-/// written, or a coarse clock that does not get there, is no note (every file is read).
+/// Notes in `job_dir` that the checkout of its worktree ended at `at`; a note that cannot be
+/// written is no note (every file is read). The job may start only once [`settle`] returned.
 pub fn note(job_dir: &Path, at: CheckedOut) {
+    if let CheckedOut::At(time) = at {
+        let text = format!("{} {}\n", time.secs, time.nsecs);
+        let _ = atomic::replace(&job_dir.join(CHECKED_OUT), text.as_bytes());
+    }
+}
+
+/// Returns once the kernel's coarse clock, which dates the change times of files, has passed the
+/// note `at` of the job in `job_dir` (at most one tick; usually already): no file the job changes
+/// can then have an earlier change time. A coarse clock that does not get there takes the note
+/// away (every file is read).
+pub fn settle(job_dir: &Path, at: CheckedOut) {
     let CheckedOut::At(time) = at else {
         return;
     };
-    let path = job_dir.join(CHECKED_OUT);
-    let text = format!("{} {}\n", time.secs, time.nsecs);
-    let _ = atomic::replace(&path, text.as_bytes());
     for _ in 0..MAX_WAITS {
         match read(ClockId::CLOCK_REALTIME_COARSE) {
             CheckedOut::At(coarse) if coarse < time => std::thread::sleep(WAIT),
@@ -49,8 +55,7 @@ pub fn note(job_dir: &Path, at: CheckedOut) {
             CheckedOut::Unknown => break,
         }
     }
-    // A coarse clock that never got there (or cannot be read): no note.
-    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(job_dir.join(CHECKED_OUT));
 }
 
 /// How long the wait for the coarse clock sleeps at a time, and how often at most (a tick is

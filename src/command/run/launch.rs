@@ -19,6 +19,7 @@ use crate::supervise::log::{self, Log};
 use crate::supervise::proxy::Proxy;
 use crate::supervise::reaper::Signals;
 use crate::supervise::spawn::{self, Stdio};
+use crate::worktree::checked_out;
 
 use super::announce::announce_start;
 use super::confine::confine;
@@ -72,6 +73,10 @@ pub(super) fn launch(
     // The human line goes out before CMD can print anything; the JSON line needs the pid.
     if options.speech == Speech::Human && notify.is_none() {
         announce_start(prepared, &held.record, &held.notes);
+    }
+    // Nothing of the job's (its setup neither) may change a file before the checkout's noted end.
+    if let Some(jw) = &prepared.worktree {
+        checked_out::settle(&prepared.job_dir, jw.created.checked_out);
     }
     let clock = Instant::now();
     journal::starting(prepared, &held.record);
