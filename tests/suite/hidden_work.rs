@@ -362,7 +362,8 @@ fn stat_data_the_job_forged_never_hides_an_edit() {
 
 /// A repository the status never looks into holds commits all the same: one made in a directory
 /// of tracked files (its `.git` skipped by the walk, as git's status skips it), one made inside the
-/// job's git directory, a bare one there, and one inside a nested repository's git directory.
+/// job's git directory, a bare one there, one inside a nested repository's git directory or a
+/// bare one's, a bare one whose HEAD is a link, a linked worktree's git directory out of place.
 /// Each keeps the worktree, named; a worktree whose git directory holds only git's own goes as
 /// before.
 #[test]
@@ -403,6 +404,31 @@ fn a_repository_no_status_walks_into_keeps_the_worktree() {
                  {commit} work && rm w"
             ),
             "target/lib",
+        ),
+        (
+            // Inside a bare repository, itself inside the git directory.
+            format!(
+                "git init -q --bare .git/x.git && git init -q .git/x.git/y && cd .git/x.git/y && \
+                 echo work > w && git add w && {commit} work"
+            ),
+            ".git/x.git/y",
+        ),
+        (
+            // A bare repository whose HEAD is a link, which git follows.
+            "git init -q --bare .git/x.git && cd .git/x.git && ln -sf refs/heads/main HEAD && \
+             t=$(git mktree </dev/null) && c=$(git -c user.name=j -c user.email=j@j \
+             commit-tree $t -m work) && git update-ref refs/heads/main $c"
+                .to_string(),
+            ".git/x.git",
+        ),
+        (
+            // A linked worktree's git directory outside `.git/worktrees`, naming a commit only
+            // the job's store holds.
+            "t=$(git mktree </dev/null) && c=$(git -c user.name=j -c user.email=j@j commit-tree \
+             $t -m work) && mkdir -p .git/foo/w && echo $c > .git/foo/w/HEAD && \
+             echo ../.. > .git/foo/w/commondir && git --git-dir=.git/foo/w log -1 >/dev/null"
+                .to_string(),
+            ".git/foo/w",
         ),
     ];
     for (job, shown) in &cases {

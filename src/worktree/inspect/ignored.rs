@@ -29,7 +29,8 @@ const MAX_OPENED: usize = 256;
 
 /// The repositories in the directories `dirs` of the work tree at `root` (relative to it, as they
 /// are returned): a directory with a `.git` in it (a directory or a gitfile), or one laid out as
-/// git lays out a bare repository (`HEAD`, `objects/`, `refs/`). Told from each directory's own
+/// git lays out a bare repository (`HEAD`, `objects/`, `refs/`, links too) or a linked
+/// worktree's git directory (`HEAD`, `commondir`). Told from each directory's own
 /// listing, without a look of its own; a repository is not entered, a link not followed.
 pub(super) fn repositories_in(root: &Path, dirs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut found = Vec::new();
@@ -64,18 +65,23 @@ pub(super) fn repositories_in(root: &Path, dirs: &[PathBuf]) -> Result<Vec<PathB
             }
             let kind = entry.file_type().map_err(cannot)?;
             let name = entry.file_name();
+            // A link counts where git would follow it, for the look into it to refuse.
+            let (dir, file) = (kind.is_dir(), kind.is_file());
+            let link = kind.is_symlink();
             match name.as_encoded_bytes() {
-                b".git" if kind.is_dir() || kind.is_file() => repository = true,
-                b"HEAD" => bare.head = kind.is_file(),
-                b"objects" => bare.objects = kind.is_dir(),
-                b"refs" => bare.refs = kind.is_dir(),
+                b".git" if dir || file => repository = true,
+                b"HEAD" => bare.head = file || link,
+                b"objects" => bare.objects = dir || link,
+                b"refs" => bare.refs = dir || link,
+                // A linked worktree's git directory, which takes the rest from another.
+                b"commondir" => bare.common = file || link,
                 _ => {}
             }
             if kind.is_dir() {
                 subdirs.push(rel.join(name));
             }
         }
-        if repository || bare.head && bare.objects && bare.refs {
+        if repository || bare.head && (bare.common || bare.objects && bare.refs) {
             found.push(rel);
         } else {
             pending.append(&mut subdirs);
@@ -151,6 +157,7 @@ struct Bare {
     head: bool,
     objects: bool,
     refs: bool,
+    common: bool,
 }
 
 fn shown(rel: &Path) -> String {

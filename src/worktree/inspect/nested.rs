@@ -59,7 +59,9 @@ pub(super) fn nested_work(
     let mut repositories = Vec::new();
     for (rel, origin) in found {
         let linked = git_dir_of(&worktree.join(&rel), &inside)?;
-        if !linked.is_some_and(|git_dir| git_dir.starts_with(&own)) {
+        // And their git directories themselves (`.git/worktrees/<name>`, read by linked.rs).
+        let admin = origin == Origin::Hidden && canonical(&worktree.join(&rel))?.starts_with(&own);
+        if !admin && !linked.is_some_and(|git_dir| git_dir.starts_with(&own)) {
             repositories.push((rel, origin));
         }
     }
@@ -92,6 +94,20 @@ struct Level<'a> {
 
 /// The deepest a nested repository is looked into.
 const MAX_DEPTH: usize = 8;
+
+impl Level<'_> {
+    /// The level of the repository at `top` (shown as `shown`) inside this one's.
+    fn deeper<'a>(&self, top: &'a Path, shown: &'a Path) -> Result<Level<'a>, InspectError> {
+        if self.depth + 1 >= MAX_DEPTH {
+            return Err(not_repo(top, &format!("nested more than {MAX_DEPTH} deep")));
+        }
+        Ok(Level {
+            top,
+            shown,
+            depth: self.depth + 1,
+        })
+    }
+}
 
 /// Where a nested repository was found.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -151,10 +167,21 @@ fn links_of(
             )
         };
         let Some(git_dir) = git_dir_of(&top, inside)? else {
-            match origin {
-                Origin::Gitlink(_) => work.extend(loose_files(&top, inside)?.map(say)),
+            let bare = match origin {
+                Origin::Gitlink(_) => {
+                    work.extend(loose_files(&top, inside)?.map(say));
+                    continue;
+                }
                 // A directory that is itself a git directory: a bare repository.
-                _ => work.extend(bare_work(&top, budget, origin)?.map(say)),
+                _ => bare_work(&top, budget, origin)?,
+            };
+            match bare {
+                None => {}
+                Some((_, Held::Work(what))) => work.push(say(what)),
+                Some((bare, Held::Clean { inner })) => {
+                    let deeper = at.deeper(&top, &shown)?;
+                    links_of(&deeper, &bare, inner, inside, budget, work)?;
+                }
             }
             continue;
         };
@@ -181,31 +208,23 @@ fn links_of(
             }
             Held::Clean { inner } => inner,
         };
-        if at.depth + 1 >= MAX_DEPTH {
-            return Err(not_repo(
-                &top,
-                &format!("nested more than {MAX_DEPTH} deep"),
-            ));
-        }
-        let deeper = Level {
-            top: &top,
-            shown: &shown,
-            depth: at.depth + 1,
-        };
+        let deeper = at.deeper(&top, &shown)?;
         links_of(&deeper, &nested, inner, inside, budget, work)?;
     }
     Ok(())
 }
 
-/// What a bare repository at `top` (a directory found to be one, `origin` saying where) holds
-/// that no remote-tracking ref of its own reaches, if anything; `None` when `top` is none after
-/// all, or one inside the git directory above already looked into.
+/// The bare repository at `top` (a directory found to be one, `origin` saying where), opened, and
+/// what it holds: commits no remote-tracking ref of its own reaches, or the repositories inside
+/// it; `None` when `top` is none after all, or one inside the git directory above already looked
+/// into. A `HEAD` that is a link counts (git follows it), for the layout check to refuse.
 fn bare_work(
     top: &Path,
     budget: &mut Budget,
     origin: Origin,
-) -> Result<Option<String>, InspectError> {
-    if !kind_of(&top.join("HEAD"))?.is_some_and(|kind| kind.is_file()) {
+) -> Result<Option<(gix::Repository, Held)>, InspectError> {
+    let head = kind_of(&top.join("HEAD"))?;
+    if !head.is_some_and(|kind| kind.is_file() || kind.is_symlink()) {
         return Ok(None);
     }
     let git_dir = canonical(top)?;
@@ -219,7 +238,18 @@ fn bare_work(
     check_excludes(&git_dir, &ProjectExcludes::default())
         .map_err(|reason| untrusted(top, reason))?;
     let repo = open_refs(&git_dir)?;
-    Ok((!published(&repo, (top, &git_dir))?).then(|| "commits no remote of it has".to_string()))
+    if !published(&repo, (top, &git_dir))? {
+        return Ok(Some((
+            repo,
+            Held::Work("commits no remote of it has".into()),
+        )));
+    }
+    let hidden = in_git_dir(top, top).map_err(|reason| not_repo(top, &reason))?;
+    let inner = hidden
+        .into_iter()
+        .map(|rel| (rel, Origin::Hidden))
+        .collect();
+    Ok(Some((repo, Held::Clean { inner })))
 }
 
 /// The git directory of the repository populated at `top`, when there is one inside `inside`: a

@@ -54,11 +54,10 @@ pub(super) fn in_tracked_directories(root: &Path, index: &gix::index::State) -> 
 }
 
 /// The repositories inside the git directory `git_dir` of the work tree at `root` (relative to
-/// the work tree), found by listing each of its directories as an ignored one is (ignored.rs).
+/// the work tree; as absolute paths for a git directory elsewhere, a submodule's in
+/// `.git/modules`), found by listing each of its directories as an ignored one is (ignored.rs).
 pub(super) fn in_git_dir(root: &Path, git_dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let Ok(rel) = git_dir.strip_prefix(root) else {
-        return Ok(Vec::new());
-    };
+    let rel = git_dir.strip_prefix(root).unwrap_or(git_dir);
     let entries =
         std::fs::read_dir(git_dir).map_err(|e| format!("cannot list the git directory: {e}"))?;
     let mut dirs = Vec::new();
