@@ -53,8 +53,9 @@
 //! stat refresh of refresh.rs, counted by tally.rs, HEAD's tree unread when the index hashes to
 //! it: written_tree.rs), the bounds on what it reads of the job's objects (bounds.rs), the
 //! repositories among the ignored files (ignored.rs), those no walk enters (unwalked.rs) and those
-//! the index holds as gitlinks (nested.rs, whose commits published.rs judges), the state files
-//! read directly (state.rs), and the project's objects asked about (missing.rs).
+//! the index holds as gitlinks (nested.rs, whose commits published.rs judges; the files beneath
+//! a gitlink that no repository holds: loose.rs), the state files read directly (state.rs), and
+//! the project's objects asked about (missing.rs).
 
 mod bounds;
 mod error;
@@ -64,6 +65,7 @@ mod inspection;
 mod layout;
 mod linked;
 mod linked_status;
+mod loose;
 mod missing;
 mod nested;
 mod open;
