@@ -65,7 +65,9 @@ const MAX_WAITS: usize = 100;
 
 /// When the checkout of the worktree of the job in `job_dir` ended, as noted.
 pub fn noted(job_dir: &Path) -> CheckedOut {
-    let Ok(text) = std::fs::read_to_string(job_dir.join(CHECKED_OUT)) else {
+    // Read as a job's file is (no link, no FIFO, a few bytes): a nested job's record directory is
+    // the outer job's to write.
+    let Ok(text) = crate::textfile::read_untrusted(&job_dir.join(CHECKED_OUT), 64) else {
         return CheckedOut::Unknown;
     };
     let mut parts = text.trim_end_matches('\n').split(' ');
@@ -106,5 +108,33 @@ mod tests {
             std::fs::write(&path, bad).unwrap();
             assert_eq!(noted(dir.path()), CheckedOut::Unknown, "{bad:?}");
         }
+        // A FIFO where the note goes is no note, and never waited on.
+        std::fs::remove_file(&path).unwrap();
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert_eq!(noted(dir.path()), CheckedOut::Unknown, "a FIFO");
+    }
+
+    #[test]
+    fn the_job_starts_once_the_coarse_clock_has_passed_the_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = now();
+        note(dir.path(), at);
+        settle(dir.path(), at);
+        let CheckedOut::At(at) = at else {
+            panic!("no clock")
+        };
+        let CheckedOut::At(coarse) = read(ClockId::CLOCK_REALTIME_COARSE) else {
+            panic!("no coarse clock")
+        };
+        assert!(coarse >= at, "{coarse:?} before {at:?}");
+        assert_eq!(noted(dir.path()), CheckedOut::At(at), "the note stays");
+        // A note the coarse clock does not reach in the wait is taken away: every file is read.
+        let ahead = CheckedOut::At(stat::Time {
+            secs: at.secs + 3600,
+            nsecs: 0,
+        });
+        note(dir.path(), ahead);
+        settle(dir.path(), ahead);
+        assert!(!dir.path().join(CHECKED_OUT).exists());
     }
 }

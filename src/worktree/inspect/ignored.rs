@@ -39,7 +39,7 @@ pub(super) fn repositories_in(root: &Path, dirs: &[PathBuf]) -> Result<Vec<PathB
     let mut subdirs = Vec::new();
     let mut opened = Opened::default();
     while let Some(rel) = pending.pop() {
-        let cannot = |e: io::Error| format!("cannot list the ignored {}: {e}", shown(&rel));
+        let cannot = |e: io::Error| format!("cannot list {}: {e}", shown(&rel));
         let entries = match std::fs::read_dir(root.join(&rel)) {
             Ok(entries) => entries,
             // Gone since the walk, or not a directory after all: nothing of it to lose here.
@@ -59,7 +59,7 @@ pub(super) fn repositories_in(root: &Path, dirs: &[PathBuf]) -> Result<Vec<PathB
             listed += 1;
             if listed > MAX_ENTRIES {
                 return Err(format!(
-                    "the ignored directories hold more than {MAX_ENTRIES} entries, too many to \
+                    "the directories searched hold more than {MAX_ENTRIES} entries, too many to \
                      tell whether a repository is among them"
                 ));
             }

@@ -53,10 +53,8 @@ pub(super) fn nested_work(
     // The job's own linked worktrees found ignored (`git worktree add target/side`) or in its git
     // directory: their status counted already (linked_status.rs), their git directories the job's.
     let own = canonical(&worktree.join(".git"))?.join("worktrees");
-    let found = (ignored.into_iter().map(|rel| (rel, Origin::Ignored)))
-        .chain(hidden.into_iter().map(|rel| (rel, Origin::Hidden)));
     let mut repositories = Vec::new();
-    for (rel, origin) in found {
+    for (rel, origin) in found(ignored, hidden) {
         let linked = git_dir_of(&worktree.join(&rel), &inside)?;
         // And their git directories themselves (`.git/worktrees/<name>`, read by linked.rs).
         let admin = origin == Origin::Hidden && canonical(&worktree.join(&rel))?.starts_with(&own);
@@ -106,6 +104,15 @@ impl Level<'_> {
             depth: self.depth + 1,
         })
     }
+}
+
+/// The repositories found `ignored` (or in directories of tracked files) and `hidden` (in a git
+/// directory), each with where it was found.
+fn found(ignored: Vec<PathBuf>, hidden: Vec<PathBuf>) -> Vec<(PathBuf, Origin)> {
+    let ignored = ignored.into_iter().map(|rel| (rel, Origin::Ignored));
+    ignored
+        .chain(hidden.into_iter().map(|rel| (rel, Origin::Hidden)))
+        .collect()
 }
 
 /// Where a nested repository was found.
@@ -244,10 +251,7 @@ fn bare_work(
         )));
     }
     let hidden = in_git_dir(top, top).map_err(|reason| not_repo(top, &reason))?;
-    let inner = hidden
-        .into_iter()
-        .map(|rel| (rel, Origin::Hidden))
-        .collect();
+    let inner = found(Vec::new(), hidden);
     Ok(Some((repo, Held::Clean { inner })))
 }
 
@@ -341,10 +345,9 @@ fn holds_work(
         return Ok(Held::Work("commits no remote of it has".into()));
     }
     let hidden = in_git_dir(top, git_dir).map_err(|reason| not_repo(top, &reason))?;
-    let inner = (ignored.into_iter().map(|rel| (rel, Origin::Ignored)))
-        .chain(hidden.into_iter().map(|rel| (rel, Origin::Hidden)))
-        .collect();
-    Ok(Held::Clean { inner })
+    Ok(Held::Clean {
+        inner: found(ignored, hidden),
+    })
 }
 
 fn not_repo(path: &Path, reason: &str) -> InspectError {

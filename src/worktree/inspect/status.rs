@@ -138,18 +138,20 @@ pub(super) fn count_status(
         .map(|_| staged)
         .map_err(gix::Error::from_error)
     };
-    let (staged, tally, walked) = if small {
+    // On this thread too, beside the others: the repositories no walk enters (unwalked.rs).
+    let mut here = || (staged(), in_tracked_directories(root, index));
+    let ((staged, tracked), tally, walked) = if small {
         // The walk first: it checks what the comparison may read.
         let walked = walked();
-        (staged(), tally(), walked)
+        (here(), tally(), walked)
     } else {
         std::thread::scope(|scope| {
             let (walked, tally) = (scope.spawn(walked), scope.spawn(tally));
-            let staged = staged();
+            let here = here();
             use std::panic::resume_unwind;
             let tally = tally.join().unwrap_or_else(|p| resume_unwind(p));
             (
-                staged,
+                here,
                 tally,
                 walked.join().unwrap_or_else(|p| resume_unwind(p)),
             )
@@ -159,7 +161,7 @@ pub(super) fn count_status(
     if let Some(why) = walked.refused {
         return Err(refused(why));
     }
-    repositories.extend(in_tracked_directories(root, index));
+    repositories.extend(tracked);
 
     let mut modified = tally.modified;
     modified.extend(staged);

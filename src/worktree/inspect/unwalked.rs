@@ -14,8 +14,10 @@ use gix::bstr::{BStr, ByteSlice};
 use super::ignored::repositories_in;
 
 /// The directories of tracked files in `index` (relative to the work tree at `root`) that hold a
-/// `.git` of any kind, looked at without following a link; one that cannot be looked at (`EACCES`,
-/// a job's `chmod 000`) is returned too, for the look into it to fail and keep the worktree.
+/// `.git` of any kind (the `.git` itself not followed; one reached through a linked directory is
+/// returned, and passed over by the look into it, which compares it with its place); one that
+/// cannot be looked at (`EACCES`, a job's `chmod 000`) is returned too, for that look to fail and
+/// keep the worktree.
 pub(super) fn in_tracked_directories(root: &Path, index: &gix::index::State) -> Vec<PathBuf> {
     let mut dirs: HashSet<&BStr> = HashSet::new();
     let mut last: Option<&BStr> = None;
