@@ -360,6 +360,23 @@ fn stat_data_the_job_forged_never_hides_an_edit() {
     }
 }
 
+/// A name in another Unicode form than a tracked one's is another file on Linux, as git's status
+/// there sees it: the job's `core.precomposeUnicode` made the cleanup's walk take the user's new
+/// `cafe\u{301}.rs` for the tracked `caf\u{e9}.rs`.
+#[test]
+fn a_name_the_jobs_configuration_would_precompose_keeps_the_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(repo.join("src/caf\u{e9}.rs"), "tracked\n").unwrap();
+    env.git(&repo, ["add", "src"]);
+    env.git(&repo, ["commit", "-q", "-m", "composed"]);
+    let (wt, id) = kept_job(&env, &repo, "git config core.precomposeUnicode true");
+    let report = resume(&env, &repo, &id, "echo 'new work' > src/cafe\u{301}.rs");
+    assert_eq!(report["worktree"]["removed"], false, "{report}");
+    assert_eq!(report["worktree"]["dirty"]["untracked"], 1, "{report}");
+    assert!(wt.join("src/cafe\u{301}.rs").exists());
+}
+
 /// A repository the status never looks into holds commits all the same: one made in a directory
 /// of tracked files (its `.git` skipped by the walk, as git's status skips it), one made inside the
 /// job's git directory, a bare one there, one inside a nested repository's git directory or a

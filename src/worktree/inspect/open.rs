@@ -13,8 +13,8 @@ use super::error::InspectError;
 /// seconds, so a fresh checkout's files, written in the index's second, would all be hashed), and
 /// the index's trailing checksum not verified on reading (git verifies it only in `fsck`; the
 /// entries are still parsed with their bounds). And names compared case for case, whatever the
-/// job's `core.ignoreCase` says, the index read on one thread, change times compared, and
-/// executable bits and links seen as Linux keeps them.
+/// job's `core.ignoreCase` says and never precomposed, the index read on one thread, change times
+/// compared, and executable bits and links seen as Linux keeps them.
 pub(super) fn open_options() -> gix::open::Options {
     gix::open::Options::isolated()
         .open_path_as_is(true)
@@ -27,6 +27,9 @@ pub(super) fn open_options() -> gix::open::Options {
             // walk took a directory `SRC` for the index's `src`, whose pattern files were the ones
             // checked (patterns.rs).
             "core.ignoreCase=false",
+            // Nor are names rewritten as they are read, which git does on macOS only: the walk
+            // would look up another name than the one listed (settled.rs compares the listing's).
+            "core.precomposeUnicode=false",
             // The index's entries read one after another, as git reads them: with threads, gix
             // takes them from the offsets of the index's own IEOT table, which a job wrote to
             // name other entries than the ones git reads.
