@@ -73,6 +73,7 @@ mod patterns;
 mod published;
 mod reflog;
 mod refresh;
+mod settled;
 mod state;
 mod status;
 mod tally;

@@ -16,6 +16,7 @@ use super::ignored::repositories_in;
 use super::inspection::Inspection;
 use super::patterns::{check_tracked, BUDGET};
 use super::refresh::{refreshed, Judge};
+use super::settled::settled;
 use super::tally::{NoSubmodules, Tally, Walked};
 use super::unwalked::in_tracked_directories;
 use super::written_tree::written_tree;
@@ -87,7 +88,7 @@ pub(super) fn count_status(
         let checked = check_tracked(&walk_repo, root, index, &mut budget);
         let _ = checked_tx.send(checked.clone());
         checked.map_err(refused)?;
-        let mut walked = Walked::new(root, budget);
+        let mut walked = Walked::new(root, budget, settled(root, index));
         walk_repo.dirwalk(index, Vec::<BString>::new(), interrupt, walk, &mut walked)?;
         let repositories = match walked.refused {
             None => repositories_in(root, &walked.ignored_dirs).map_err(refused)?,

@@ -71,10 +71,12 @@ pub(super) struct Walked {
     root: PathBuf,
     budget: u64,
     pub(super) refused: Option<String>,
+    /// The directories of tracked files it need not enter (settled.rs).
+    settled: HashSet<BString>,
 }
 
 impl Walked {
-    pub(super) fn new(root: &Path, budget: u64) -> Walked {
+    pub(super) fn new(root: &Path, budget: u64, settled: HashSet<BString>) -> Walked {
         Walked {
             untracked: 0,
             ignored: 0,
@@ -82,6 +84,7 @@ impl Walked {
             root: root.to_path_buf(),
             budget,
             refused: None,
+            settled,
         }
     }
 }
@@ -95,6 +98,12 @@ impl gix::dir::walk::Delegate for Walked {
         worktree_root_is_repository: bool,
     ) -> bool {
         if self.refused.is_some() {
+            return false;
+        }
+        // Nothing to find in it: passed by, as a tracked entry is (emitted, and not counted).
+        if entry.status == gix::dir::entry::Status::Tracked
+            && self.settled.contains(entry.rela_path.as_bstr())
+        {
             return false;
         }
         // (A tracked directory's were checked from the index before the walk: the index's name

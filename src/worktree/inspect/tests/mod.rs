@@ -18,6 +18,7 @@ mod forged;
 mod ignored;
 mod refresh;
 mod safety;
+mod settled;
 mod written_tree;
 
 const BRANCH: &str = "isolate/x-1234";
