@@ -187,7 +187,31 @@ fn allowed_names_go_through_the_proxy_and_every_other_way_out_is_refused_and_log
              \x20   except (ssl.SSLError, OSError):\n\
              \x20       print('sni', name, 'closed', flush=True)\n\
              sni('localhost')\n\
-             sni('evil.example')\n"
+             sni('evil.example')\n\
+             def tunnel():\n\
+             \x20   import base64, urllib.parse\n\
+             \x20   u = urllib.parse.urlsplit(os.environ['HTTPS_PROXY'])\n\
+             \x20   auth = base64.b64encode(f'{{u.username}}:{{u.password}}'.encode()).decode()\n\
+             \x20   s = socket.create_connection((u.hostname, u.port), timeout=10)\n\
+             \x20   s.sendall(f'CONNECT localhost:{tls} HTTP/1.1\\r\\nProxy-Authorization: Basic {{auth}}\\r\\n\\r\\n'.encode())\n\
+             \x20   s.recv(4096)\n\
+             \x20   return s\n\
+             def fragments(name):\n\
+             \x20   import ssl\n\
+             \x20   ctx = ssl.create_default_context(); ctx.check_hostname = False; ctx.verify_mode = ssl.CERT_NONE\n\
+             \x20   out = ssl.MemoryBIO()\n\
+             \x20   tls = ctx.wrap_bio(ssl.MemoryBIO(), out, server_hostname=name)\n\
+             \x20   try: tls.do_handshake()\n\
+             \x20   except ssl.SSLWantReadError: pass\n\
+             \x20   body = out.read()[5:]\n\
+             \x20   return b''.join(b'\\x16\\x03\\x01' + len(body[k:k + 40]).to_bytes(2, 'big') + body[k:k + 40] for k in range(0, len(body), 40))\n\
+             def split(name):\n\
+             \x20   s = tunnel(); s.sendall(fragments(name))\n\
+             \x20   try: got = s.recv(5)\n\
+             \x20   except OSError: got = b''\n\
+             \x20   print('split sni', name, 'answered' if got else 'closed', flush=True)\n\
+             split('localhost')\n\
+             split('evil.example')\n"
         ),
     );
     let script = format!(
@@ -226,6 +250,9 @@ fn allowed_names_go_through_the_proxy_and_every_other_way_out_is_refused_and_log
         // TLS naming another site than the CONNECT target (a CDN routes by it) goes nowhere.
         "sni localhost handshake",
         "sni evil.example closed",
+        // Nor does a ClientHello split across records, whose first named nothing.
+        "split sni localhost answered",
+        "split sni evil.example closed",
         "hello over http\nown direct: 200",
         "own through the proxy: 200",
     ] {

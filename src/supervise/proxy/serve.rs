@@ -94,7 +94,8 @@ fn read_request(client: &mut TcpStream, lines: &Lines) -> Option<Request> {
 }
 
 /// A CONNECT tunnel's first bytes, once the client was told it is open; `None` (logged) when the
-/// client is gone or its TLS names another site than the one the allowlist judged.
+/// client is gone or they are refused (hello/mod.rs `refusal`: TLS naming another site than the
+/// one the allowlist judged, or no TLS where the web's ports are).
 fn tunnel_start(
     client: &mut TcpStream,
     rest: Vec<u8>,
@@ -110,19 +111,14 @@ fn tunnel_start(
     // TLS names the site it wants once more, in its ClientHello: a CDN or shared server
     // routes by that name, so it must be the one the allowlist judged.
     let first = client_hello(client, rest);
-    if let hello::Hello::Names(named) = hello::hello(&first) {
-        if named != to.host && to.host.parse::<std::net::IpAddr>().is_err() {
-            let why = format!(
-                "the TLS server name {named} is not the CONNECT target {}",
-                to.host
-            );
-            let named = Target {
-                host: &named,
-                ..*to
-            };
-            lines.entry(&named, Decision::Refused, why, (0, 0));
-            return None;
-        }
-    }
-    Some(first)
+    let (named, why) = match hello::refusal(&hello::hello(&first), first.is_empty(), to) {
+        Some(refused) => refused,
+        None => return Some(first),
+    };
+    let named = Target {
+        host: named.as_deref().unwrap_or(to.host),
+        ..*to
+    };
+    lines.entry(&named, Decision::Refused, why, (0, 0));
+    None
 }

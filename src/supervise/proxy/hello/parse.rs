@@ -4,36 +4,61 @@
 /// What the first bytes a client sends through a tunnel say of the name it wants.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Hello {
-    /// A TLS ClientHello not all here yet: this many bytes of its record are.
+    /// Nothing yet, or a TLS ClientHello not all here yet.
     Partial,
     /// A TLS ClientHello naming this server (SNI, lowercase, no trailing dot).
     Names(String),
-    /// TLS, without a server name (or one too long to reach in the first record).
+    /// TLS, without a server name, or a handshake that is no ClientHello one can read (another
+    /// record first, an empty or overlong one, a message over `MAX_HELLO`).
     Unnamed,
     /// Not TLS.
     Other,
 }
 
-/// The server name of a TLS ClientHello at the start of `bytes` (RFC 8446 4.1.2, RFC 6066 3).
+/// The largest ClientHello read (a hybrid post-quantum key share makes one of 1.8 kB; TLS allows
+/// 16 MiB, which no client sends).
+pub(crate) const MAX_HELLO: usize = 1 << 16;
+/// The largest TLS record a client may send (RFC 8446 5.1).
+const MAX_RECORD: usize = 1 << 14;
+
+/// The server name of the TLS ClientHello at the start of `bytes`, from as many handshake records
+/// as the client split it into (RFC 8446 5.1 lets it split a message anywhere): the name is read
+/// from the whole message, never from its first record alone.
 pub(crate) fn hello(bytes: &[u8]) -> Hello {
-    if bytes.first() != Some(&0x16) {
-        return match bytes.is_empty() {
-            true => Hello::Partial,
-            false => Hello::Other,
-        };
+    match bytes.first() {
+        None => return Hello::Partial,
+        Some(0x16) => {}
+        Some(_) => return Hello::Other,
     }
-    let Some(len) = bytes
-        .get(3..5)
-        .map(|l| u16::from_be_bytes([l[0], l[1]]) as usize)
-    else {
-        return Hello::Partial;
-    };
-    let Some(record) = bytes.get(5..5 + len) else {
-        return Hello::Partial;
-    };
-    server_name(record).map_or(Hello::Unnamed, Hello::Names)
+    let mut message: Vec<u8> = Vec::new();
+    let mut at = 0;
+    loop {
+        if let Some(len) = message.get(1..4) {
+            let len = u32::from_be_bytes([0, len[0], len[1], len[2]]) as usize;
+            if message[0] != 1 || len > MAX_HELLO {
+                return Hello::Unnamed;
+            }
+            if let Some(whole) = message.get(..4 + len) {
+                return server_name(whole).map_or(Hello::Unnamed, Hello::Names);
+            }
+        }
+        let Some(header) = bytes.get(at..at + 5) else {
+            return Hello::Partial;
+        };
+        let len = u16::from_be_bytes([header[3], header[4]]) as usize;
+        // Only handshake records, none empty (RFC 8446 5.1), until the ClientHello is whole.
+        if header[0] != 0x16 || len == 0 || len > MAX_RECORD {
+            return Hello::Unnamed;
+        }
+        let Some(fragment) = bytes.get(at + 5..at + 5 + len) else {
+            return Hello::Partial;
+        };
+        message.extend_from_slice(fragment);
+        at += 5 + len;
+    }
 }
 
+/// The server name of a ClientHello handshake message (its type and length first).
 pub(super) fn server_name(record: &[u8]) -> Option<String> {
     let mut at = Cursor {
         bytes: record,
