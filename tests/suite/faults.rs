@@ -528,17 +528,38 @@ fn after_a_supervisor_is_killed_the_jobs_connects_fail_and_never_go_unchecked() 
 /// A lost job's main pid may lead a new session by the time it is settled (the pid reused for the
 /// user's next shell). Settling it never kills that session: a live process with the recorded pid
 /// is the job's only if its start time is the recorded one (and, for a record without one, it
-/// cannot be told, so it is left alone).
+/// cannot be told, so it is left alone). Nor a session whose leader has gone (a user's daemon
+/// that forked and exited under the reused pid): nothing tells it from the job's (the review
+/// found the user's daemon killed so).
 #[test]
 fn settling_a_lost_job_never_kills_a_session_that_reused_its_pid() {
     let env = TestEnv::new();
     let repo = env.repo("app");
-    for keep_start in [true, false] {
-        let mut decoy = std::process::Command::new("setsid")
-            .args(["sleep", "120"])
-            .spawn()
-            .unwrap();
-        let decoy_pid = decoy.id() as i32;
+    for (keep_start, leader_gone) in [(true, false), (false, false), (true, true)] {
+        // The decoy session's id, and the process of it that must live on.
+        let (mut decoy, decoy_pid, survivor) = match leader_gone {
+            false => {
+                let decoy = std::process::Command::new("setsid")
+                    .args(["sleep", "120"])
+                    .spawn()
+                    .unwrap();
+                let pid = decoy.id() as i32;
+                (decoy, pid, pid)
+            }
+            true => {
+                let leader = std::process::Command::new("setsid")
+                    .args(["-w", "sh", "-c", "sleep 120 >/dev/null 2>&1 & echo $$ $!"])
+                    .output()
+                    .unwrap();
+                let ids: Vec<i32> = String::from_utf8_lossy(&leader.stdout)
+                    .split_whitespace()
+                    .map(|w| w.parse().unwrap())
+                    .collect();
+                assert_eq!(process_session(ids[1]), Some(ids[0]), "{ids:?}");
+                let done = std::process::Command::new("true").spawn().unwrap();
+                (done, ids[0], ids[1])
+            }
+        };
         let child = quiet(env.isolate_cmd(&repo, ["run", "--", "sleep", "300"]))
             .spawn()
             .unwrap();
@@ -569,12 +590,24 @@ fn settling_a_lost_job_never_kills_a_session_that_reused_its_pid() {
         fs::write(&path, serde_json::to_string_pretty(&tampered).unwrap()).unwrap();
         assert_status(&env.isolate(&repo, ["rm", "--force", &id]), 0);
         assert!(
-            alive(decoy_pid),
-            "the decoy session was killed (pid_start kept: {keep_start})"
+            alive(survivor),
+            "the decoy session was killed (pid_start kept: {keep_start}, leader gone: {leader_gone})"
         );
         let _ = decoy.kill();
         let _ = decoy.wait();
+        kill9(survivor);
     }
+}
+
+/// The session id of `pid` (`/proc/<pid>/stat` field 6, after the command's parentheses).
+fn process_session(pid: i32) -> Option<i32> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(3)?
+        .parse()
+        .ok()
 }
 
 #[test]

@@ -74,14 +74,14 @@ fn wait_empty(cgroup: &crate::supervise::cgroup::Cgroup) -> bool {
     .is_some()
 }
 
-/// Whether the session `pid` names is still the job's. While any process of the job's session
-/// lives, the kernel gives its id to no new process; once none does, the pid may lead a new
-/// session (the user's next shell). A live process with that pid is the job's main process only
-/// if its start time is the one recorded; without a recorded start time it cannot be told, and is
-/// left alone. With no live process of that pid, what is left in the session is the job's.
+/// Whether the session `pid` names is still the job's: only while its main process, which led it,
+/// lives, told by the start time recorded (without one it cannot be told, and is left alone). Once
+/// that process is gone, nothing tells the job's session from another led by the same pid: the
+/// kernel gives the pid again as soon as no process is in the job's session, and a new leader that
+/// exits leaves a session of that id with none of the job's in it (a user's daemon, which was
+/// killed so). What is left of a job then is its cgroup's, or was its sentinel's to kill when the
+/// supervisor died (docs/supervise.md).
 fn session_is_the_jobs(record: &Record, pid: i32) -> bool {
-    match crate::sys::process::start_time(pid) {
-        None => true,
-        Some(start) => record.pid_start == Some(start),
-    }
+    let start = crate::sys::process::start_time(pid);
+    start.is_some() && start == record.pid_start
 }
