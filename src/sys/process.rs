@@ -1,6 +1,6 @@
 //! A process's identity and place, read from `/proc/<pid>/stat`: its start time (which tells a
-//! live process from a later one given the same pid), its parent, its session, and how many threads
-//! it has.
+//! live process from a later one given the same pid), whether it is stopped, its parent, its
+//! session, and how many threads it has.
 
 use std::fs;
 
@@ -15,6 +15,11 @@ fn stat_fields(pid: i32) -> Option<Vec<String>> {
 /// A process's start time in clock ticks since boot (`/proc/<pid>/stat` field 22).
 pub fn start_time(pid: i32) -> Option<u64> {
     stat_fields(pid)?.get(19)?.parse().ok()
+}
+
+/// Whether a process is stopped, by a signal or a tracer (`/proc/<pid>/stat` field 3: `T`, `t`).
+pub fn stopped(pid: i32) -> bool {
+    stat_fields(pid).is_some_and(|f| matches!(f.first().map(String::as_str), Some("T" | "t")))
 }
 
 /// A process's parent (`/proc/<pid>/stat` field 4).

@@ -178,6 +178,46 @@ fn ctrl_z_stops_the_job_and_isolate_and_fg_restores_both() {
     assert_eq!(screen.file("before.stty"), screen.file("after.stty"));
 }
 
+/// A job that stops its own main process stops isolate as Ctrl-Z does: the rest of its tree is
+/// held still until `fg`, or it ran on, unsupervised and past its time limit, for as long as nobody
+/// typed `fg` (the review's heartbeat beat on 15 s past `--timeout 5s`).
+#[test]
+fn a_job_that_stops_itself_stops_its_whole_tree_until_fg() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    let dir = env.path().join("out");
+    fs::create_dir(&dir).unwrap();
+    let dir = dir.display().to_string();
+    screen.line(&format!(
+        "{BIN} run --allow-write {dir} -- sh -c '(while :; do echo beat >> out/beats; sleep 0.05; done) & \
+         sleep 0.3; echo STOP\"\"PING; kill -TSTP $$; echo BA\"\"CK; sleep 0.3; kill $!'"
+    ));
+    assert!(
+        screen.wait_for("Stopped"),
+        "isolate did not stop: {}",
+        screen.screen()
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let stopped = screen.file("out/beats").lines().count();
+    std::thread::sleep(Duration::from_secs(1));
+    let later = screen.file("out/beats").lines().count();
+    assert!(stopped > 0, "the loop never ran: {}", screen.screen());
+    assert_eq!(
+        stopped, later,
+        "the job's loop ran on while isolate was stopped"
+    );
+    screen.line("fg");
+    assert!(
+        screen.wait_for("exited with status 0"),
+        "{}",
+        screen.screen()
+    );
+    assert!(
+        screen.file("out/beats").lines().count() > later,
+        "the loop was not continued"
+    );
+}
+
 #[test]
 fn closing_the_terminal_ends_the_job_and_records_the_end() {
     let env = TestEnv::new();

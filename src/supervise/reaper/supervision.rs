@@ -40,11 +40,14 @@ impl Supervision<'_, '_> {
         }
     }
 
-    /// The job stopped on its terminal: give the user theirs, stop isolate, and once continued,
-    /// continue the job and its terminal's foreground group.
+    /// The job stopped on its terminal: hold the rest of its tree still (stop/freeze.rs), give the
+    /// user theirs, stop isolate, and once continued, continue the tree, the job and its
+    /// terminal's foreground group.
     fn suspend(&mut self) {
         if let Some(t) = self.terminal.as_deref_mut() {
+            let frozen = crate::supervise::stop::freeze(&self.tree);
             t.suspend();
+            drop(frozen);
             let _ = kill(Pid::from_raw(-self.main.as_raw()), Signal::SIGCONT);
             if let Some(group) = t.foreground() {
                 let _ = kill(Pid::from_raw(-group.as_raw()), Signal::SIGCONT);

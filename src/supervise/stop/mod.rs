@@ -5,6 +5,7 @@
 //! `prune`, the background watchdog, a helper's end) use it through `outside.rs`. It only signals:
 //! it never waits for a status, which is the reaper's alone (docs/supervise.md, "The process tree").
 
+mod freeze;
 mod outside;
 #[cfg(test)]
 mod tests;
@@ -18,6 +19,7 @@ use nix::unistd::Pid;
 use crate::supervise::cgroup::Cgroup;
 use crate::supervise::tree;
 
+pub use freeze::{freeze, Frozen};
 pub use outside::{kill_leftovers, stop_tree};
 
 /// Where the processes of a tree are found, besides its cgroup.
