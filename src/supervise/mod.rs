@@ -13,6 +13,7 @@ pub mod ports;
 pub mod proxy;
 pub mod pty;
 pub mod reaper;
+pub mod relay;
 pub mod spawn;
 pub mod stop;
 pub mod tree;

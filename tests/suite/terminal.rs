@@ -239,6 +239,33 @@ fn closing_the_terminal_ends_the_job_and_records_the_end() {
     assert!(!alive(pid));
 }
 
+/// Headless (stdin not a terminal), an output stream that is the user's terminal reaches the job
+/// as a pipe: it inherited the terminal itself, and with it the user's keystrokes, its modes
+/// (changed for good) and its flow (output suspended, isolate's last line hung).
+#[test]
+fn a_headless_job_gets_no_terminal_of_the_users_to_control() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    screen.run("stty -g > before.stty; echo REA\"\"DY", "READY");
+    screen.line(&format!(
+        "{BIN} run -- sh -c 'test -t 1 && echo TT\"\"Y || echo PI\"\"PED; \
+         stty -echo -icanon intr ^A <&2 2>/dev/null && echo CHAN\"\"GED; \
+         read x <&2 2>/dev/null && echo GOT\"\"KEY; echo FINI\"\"SHED' </dev/null; echo stat\"\"us=$?"
+    ));
+    assert!(screen.wait_for("status=0"), "{}", screen.screen());
+    screen.run("stty -g > after.stty; echo SAV\"\"ED", "SAVED");
+    let text = screen.screen();
+    assert!(
+        text.contains("PIPED") && text.contains("FINISHED"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("CHANGED") && !text.contains("GOTKEY"),
+        "{text}"
+    );
+    assert_eq!(screen.file("before.stty"), screen.file("after.stty"));
+}
+
 #[test]
 fn no_pty_passes_the_users_terminal_through() {
     let env = TestEnv::new();

@@ -31,6 +31,7 @@ pub(super) fn supervise_to_end(
         log,
         mut terminal,
         mut hub,
+        relays,
         ports,
         cgroup,
         clock,
@@ -60,8 +61,12 @@ pub(super) fn supervise_to_end(
             (None, None) => None,
         },
     );
-    // The user's terminal is theirs again before isolate says anything more.
+    // The user's terminal is theirs again before isolate says anything more, the job's last output
+    // on it first.
     drop(terminal);
+    for relay in relays {
+        relay.finish();
+    }
     // The rest of the job's terminal output goes into the log before it is finished.
     if let Some(h) = hub {
         h.finish();

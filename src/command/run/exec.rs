@@ -23,6 +23,7 @@ use crate::sandbox::plan;
 use crate::supervise::cgroup::Cgroup;
 use crate::supervise::interactive::{self, Interactive, Terminal};
 use crate::supervise::reaper::{self, Signals};
+use crate::supervise::relay;
 use crate::supervise::spawn;
 use crate::sys::pidfd::PidFd;
 
@@ -131,14 +132,19 @@ fn run_in_job(args: ExecArgs) -> Result<i32> {
     // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) only changes how orphans of this process are re-parented.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) };
     let cgroup = Cgroup::create(&format!("{}-exec-{}", record.id, std::process::id()));
+    // Headless, an output stream that is the user's terminal goes through a pipe (relay.rs).
+    let (stdout, stderr, mut relays) = match terminal.is_none() && !args.no_pty {
+        true => relay::outputs().map_err(|e| Error::System("cannot relay the output", e))?,
+        false => (spawn::Stdio::inherit(), spawn::Stdio::inherit(), Vec::new()),
+    };
     let spawned = spawn::spawn(spawn::Spawn {
         argv: args.command,
         cwd: cwd_in(&target),
         env,
         rules: Some(rules),
         stdin: spawn::Stdio::inherit(),
-        stdout: spawn::Stdio::inherit(),
-        stderr: spawn::Stdio::inherit(),
+        stdout,
+        stderr,
         cgroup_procs: cgroup.as_ref().and_then(Cgroup::procs_for_child),
         terminal: terminal.as_ref().map(Interactive::slave_fd),
     });
@@ -151,6 +157,11 @@ fn run_in_job(args: ExecArgs) -> Result<i32> {
             return Err(e);
         }
     };
+    for relay in &mut relays {
+        if let Err(e) = relay.start() {
+            say!("isolate: warning: cannot relay the command's output: {e}");
+        }
+    }
     if target.running {
         end_with(record);
     }
@@ -169,6 +180,9 @@ fn run_in_job(args: ExecArgs) -> Result<i32> {
         terminal.as_mut().map(|t| t as &mut dyn Terminal),
     );
     drop(terminal);
+    for relay in relays {
+        relay.finish();
+    }
     drop(spawned.broker);
     if let Some(proxy) = proxy {
         proxy.stop();

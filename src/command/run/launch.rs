@@ -18,6 +18,7 @@ use crate::supervise::interactive::{self, Interactive};
 use crate::supervise::log::{self, Log};
 use crate::supervise::proxy::Proxy;
 use crate::supervise::reaper::Signals;
+use crate::supervise::relay::{self, Relay};
 use crate::supervise::spawn::{self, Stdio};
 use crate::worktree::checked_out;
 
@@ -41,6 +42,8 @@ pub(super) struct Launched {
     pub(super) terminal: Option<Interactive>,
     /// `--tty`: the job's terminal held here, for attaches.
     pub(super) hub: Option<Hub>,
+    /// Headless: the output streams that are the user's terminal, relayed.
+    pub(super) relays: Vec<Relay>,
     pub(super) ports: Ports,
     pub(super) cgroup: JobCgroup,
     pub(super) clock: Instant,
@@ -96,7 +99,10 @@ pub(super) fn launch(
         };
         run_setup(setup, signals)?;
     }
-    let (stdin, stdout, stderr) = stdio(held.log.as_ref())?;
+    let headless = options.mode == (Mode::Foreground { pty: true })
+        && held.terminal.is_none()
+        && held.hub.is_none();
+    let (stdin, stdout, stderr, mut relays) = stdio(held.log.as_ref(), headless)?;
     let writable = held.rules.as_ref().map(|r| {
         let dirs: Vec<PathBuf> = r.write.iter().chain(&r.worktree).cloned().collect();
         (dirs, r.write_files.clone())
@@ -117,9 +123,15 @@ pub(super) fn launch(
             .or(held.hub.as_ref().and_then(Hub::slave_fd)),
     })?;
     let pid = starting.pid;
-    // The log's thread after the fork, which it would have kept from entering the sandbox itself.
+    // The log's thread after the fork, which it would have kept from entering the sandbox itself;
+    // the relays' too.
     if let Some(log) = held.log.as_mut() {
         log.start()?;
+    }
+    for relay in &mut relays {
+        relay
+            .start()
+            .map_err(|e| Error::System("cannot relay the job's output", e))?;
     }
     let cgroup = held.cgroup.holding(pid, starting.placed.is_some());
     let mut record = held.record;
@@ -144,6 +156,7 @@ pub(super) fn launch(
         log: held.log,
         terminal: held.terminal,
         hub: held.hub,
+        relays,
         ports: held.ports,
         cgroup,
         clock,
@@ -262,15 +275,31 @@ fn argv(options: &RunOptions, prepared: &Prepared, notes: &mut Vec<String>) -> V
 }
 
 /// CMD's standard streams: the log's pipe for a background job (stdin from /dev/null), else the
-/// caller's.
-fn stdio(log: Option<&Log>) -> Result<(Stdio, Stdio, Stdio)> {
+/// caller's; in headless mode an output stream that is the user's terminal goes through a pipe
+/// (supervise/relay.rs). The relays, to start once CMD is forked.
+fn stdio(log: Option<&Log>, headless: bool) -> Result<(Stdio, Stdio, Stdio, Vec<Relay>)> {
     let Some(log) = log else {
-        return Ok((Stdio::inherit(), Stdio::inherit(), Stdio::inherit()));
+        if !headless {
+            return Ok((
+                Stdio::inherit(),
+                Stdio::inherit(),
+                Stdio::inherit(),
+                Vec::new(),
+            ));
+        }
+        let (stdout, stderr, relays) =
+            relay::outputs().map_err(|e| Error::System("cannot relay the job's output", e))?;
+        return Ok((Stdio::inherit(), stdout, stderr, relays));
     };
     let share = || {
         log.writer
             .try_clone()
             .map_err(|e| Error::System("cannot share the log pipe", e))
     };
-    Ok((Stdio::null(), Stdio::from(share()?), Stdio::from(share()?)))
+    Ok((
+        Stdio::null(),
+        Stdio::from(share()?),
+        Stdio::from(share()?),
+        Vec::new(),
+    ))
 }
