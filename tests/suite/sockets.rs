@@ -278,6 +278,10 @@ fn control_variables_of_multiplexers_terminals_editors_and_desktops_are_removed(
         "VAULT_ADDR",
         "CONSUL_HTTP_ADDR",
         "BUILDKIT_HOST",
+        "REMOTE_CONTAINERS_IPC",
+        "IBUS_ADDRESS",
+        "MPD_HOST",
+        "LIBVIRT_DEFAULT_URI",
     ];
     let mut vars: Vec<(&str, &str)> = doors.iter().map(|d| (*d, "/tmp/door")).collect();
     vars.push(("KEEP_ME", "kept"));
