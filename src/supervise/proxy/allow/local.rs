@@ -41,6 +41,7 @@ fn local_v4(ip: Ipv4Addr) -> bool {
         || (a == 100 && (64..128).contains(&b)) // shared address space (Alibaba's metadata)
         || (a == 192 && b == 0 && ip.octets()[2] == 0) // IETF protocol assignments
         || (a == 198 && (b == 18 || b == 19)) // benchmarking networks
+        || documentation(ip) // a machine may be given one all the same (the review's was)
         || a >= 240
 }
 
@@ -57,4 +58,13 @@ fn local_v6(ip: Ipv6Addr) -> bool {
         || (first & 0xfe00) == 0xfc00 // unique local (fd00:ec2::254: AWS's metadata)
         || (first & 0xffc0) == 0xfe80 // link-local
         || (first & 0xffc0) == 0xfec0 // site-local, deprecated
+        || ip.segments()[..2] == [0x2001, 0xdb8] // documentation
+}
+
+/// The documentation networks (RFC 5737): TEST-NET-1, -2 and -3.
+fn documentation(ip: Ipv4Addr) -> bool {
+    matches!(
+        ip.octets(),
+        [192, 0, 2, _] | [198, 51, 100, _] | [203, 0, 113, _]
+    )
 }

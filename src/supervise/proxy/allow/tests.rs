@@ -50,10 +50,21 @@ fn local_addresses_are_refused_unless_allowed() {
         "fd00:ec2::254",
         "::ffff:127.0.0.1",
         "64:ff9b::a9fe:a9fe",
+        // Documentation networks, which a machine may be given (the review's was 192.0.2.2).
+        "192.0.2.2",
+        "198.51.100.7",
+        "203.0.113.9",
+        "2001:db8::1",
     ] {
         assert!(local(ip.parse().unwrap()), "{ip}");
     }
-    for ip in ["93.184.216.34", "2606:4700::1111", "1.1.1.1"] {
+    for ip in [
+        "93.184.216.34",
+        "2606:4700::1111",
+        "1.1.1.1",
+        "192.0.3.1",
+        "2001:db9::1",
+    ] {
         assert!(!local(ip.parse().unwrap()), "{ip}");
     }
     let strict = list(&["localhost:8080"], false);
