@@ -39,6 +39,22 @@ fn user_terminal() -> BorrowedFd<'static> {
     unsafe { BorrowedFd::borrow_raw(0) }
 }
 
+/// What the job's output may have left on in the user's terminal, switched off once it ends:
+/// colours, mouse reports (each protocol and encoding), bracketed paste, focus reports; the cursor
+/// shown. Each is harmless when it was off (a shell that wants bracketed paste asks again at its
+/// prompt). The alternate screen is not left here: leaving it when not in it restores a cursor
+/// position saved who knows when.
+const MODES_OFF: &[u8] =
+    b"\x1b[0m\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?2004l\x1b[?1004l\x1b[?25h";
+
+/// `MODES_OFF` to the user's terminal, when standard output is one.
+fn modes_off() {
+    // SAFETY: isatty only queries the descriptor.
+    if unsafe { libc::isatty(1) } == 1 {
+        let _ = nix::unistd::write(user_output(), MODES_OFF);
+    }
+}
+
 /// Standard output, where the job's terminal output goes.
 fn user_output() -> BorrowedFd<'static> {
     // SAFETY: descriptor 1 stays open for the whole life of the process.
@@ -96,6 +112,7 @@ impl Interactive {
             if let RelayEnd::MasterFailed(e) = relay.finish(DRAIN) {
                 say!("isolate: warning: the job's terminal failed: {e}");
             }
+            modes_off();
         }
         self.raw = None;
     }

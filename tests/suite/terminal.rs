@@ -218,6 +218,29 @@ fn a_job_that_stops_itself_stops_its_whole_tree_until_fg() {
     );
 }
 
+/// What a job's output switched on in the user's terminal (mouse reports, a hidden cursor) is off
+/// again once it ends, as `attach` leaves it.
+#[test]
+fn modes_the_jobs_output_switched_on_are_off_once_it_ends() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    let modes = || {
+        screen.tmux(&[
+            "display",
+            "-p",
+            "-t",
+            "main",
+            "#{cursor_flag} #{mouse_standard_flag}",
+        ])
+    };
+    assert_eq!(modes().trim(), "1 0", "the terminal's modes before");
+    screen.line(&format!(
+        "{BIN} run -- printf '\\033[?1000h\\033[?25lSET\\n'; sleep 0.2; echo DO\"\"NE"
+    ));
+    assert!(screen.wait_for("DONE"), "{}", screen.screen());
+    assert_eq!(modes().trim(), "1 0", "{}", screen.screen());
+}
+
 #[test]
 fn closing_the_terminal_ends_the_job_and_records_the_end() {
     let env = TestEnv::new();
