@@ -179,7 +179,7 @@ fn settle(
     let done = settled.outcome;
     let branch_left = done.branch == Some(BranchAction::Keep);
     if done.action == Action::Remove && !branch_left {
-        store::forget(dir);
+        store::forget(dir)?;
     } else if settled.report.removed && !record.worktree.as_ref().is_some_and(|w| w.removed) {
         // The worktree went and its branch stays: the record says so from now on.
         let mut updated = record.clone();

@@ -55,21 +55,21 @@ fn remove(args: &RmArgs) -> Result<(), Error> {
                     record.set_state(State::Lost);
                     tombstone(&state, &dir, record, &path, "lost: its supervisor died")?;
                 }
-                None => store::forget(&dir),
+                None => store::forget(&dir)?,
             }
             return Ok(());
         }
         _ => {}
     }
     let Some(wt) = record.worktree.clone() else {
-        store::forget(&dir);
+        store::forget(&dir)?;
         return Ok(());
     };
     let recorded = match Recorded::open(&state, &record) {
         Ok(recorded) => recorded,
         // Nothing of the job is left on disk to settle (its project moved or is gone).
         Err(e) if wt.removed => {
-            store::forget(&dir);
+            store::forget(&dir)?;
             say!(
                 "isolate: forgot job {}; its branch was not settled: {e}",
                 record.id
@@ -92,7 +92,7 @@ fn remove(args: &RmArgs) -> Result<(), Error> {
         let reason = settled.report.reason.clone();
         return tombstone(&state, &dir, record, &settled.report.path, &reason);
     }
-    store::forget(&dir);
+    store::forget(&dir)?;
     if settled.outcome.branch == Some(BranchAction::Keep) {
         let branch = recorded.id.branch();
         let target = wt.project_branch.as_deref().unwrap_or("HEAD");

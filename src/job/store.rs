@@ -78,10 +78,11 @@ fn record_json(record: &Record) -> Result<Vec<u8>> {
 
 pub use crate::sys::atomic::write as write_atomic;
 
-/// Removes a job's directory (record and private temporary directory); used when a job never
-/// started, so that nothing of it is left behind.
-pub fn forget(job_dir: &Path) {
-    let _ = fs::remove_dir_all(job_dir);
+/// Removes a job's directory (record and private temporary directory, however deep the job made
+/// it: sys/remove/); what could not be removed is said.
+pub fn forget(job_dir: &Path) -> Result<()> {
+    crate::sys::remove::remove_tree(job_dir)
+        .map_err(|e| Error::io("cannot remove the job's directory", job_dir, e))
 }
 
 /// Reads one job's record.

@@ -3,8 +3,8 @@
 //! reads of its repository that execute nothing planted there (inspect/, trusting stat
 //! data only of files unchanged since the checkout noted in checked_out.rs), the one cleanup
 //! predicate every ending goes through (cleanup/), where a job's branch stands against the
-//! project branch (standing.rs), the project's checkouts that hold a branch (checkouts.rs), the
-//! removal of a worktree by descriptor (remove/), the marks `worktrees` shows (marks/), a job's
+//! project branch (standing.rs), the project's checkouts that hold a branch (checkouts.rs) (the
+//! removal of a worktree by descriptor is sys/remove/), the marks `worktrees` shows (marks/), a job's
 //! branch merged into its project branch (merge/), and git run sandboxed in a job's repository
 //! (sandboxed.rs). The project itself and the runner for git in it are src/git/, below this layer.
 
@@ -17,6 +17,6 @@ pub mod include;
 pub mod inspect;
 pub mod marks;
 pub mod merge;
-pub mod remove;
+
 pub mod sandboxed;
 pub mod standing;

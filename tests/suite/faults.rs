@@ -716,3 +716,32 @@ fn a_daemon_that_left_the_session_of_a_lost_job_without_a_cgroup_is_ended() {
         assert!(said.contains("daemon ended"), "{said}");
     }
 }
+
+/// A TMPDIR the job made deeper than the descriptors isolate may hold (a chain of directories)
+/// goes with the job all the same, and `rm` forgets the job: a removal holding one descriptor per
+/// level failed, silently, and left the TMPDIR, a record `rm` said it forgot, and a job `--resume`
+/// could not take up again.
+#[test]
+fn a_tmpdir_deeper_than_isolate_holds_descriptors_goes_with_the_job() {
+    let env = TestEnv::new();
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct given.
+    let got = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+    assert_eq!(got, 0);
+    let depth = limit.rlim_cur.min(100_000) + 100;
+    let script = format!(
+        "cd \"$TMPDIR\" && python3 -c 'import os\nfor _ in range({depth}): os.mkdir(\"d\"); os.chdir(\"d\")\nopen(\"last\", \"w\").close()' && echo MA\"\"DE"
+    );
+    let (out, report) = env.policy_job(env.path(), &[], "default", &script);
+    assert_status(&out, 0);
+    assert!(stdout(&out).contains("MADE"), "{}", stderr(&out));
+    let id = report["id"].as_str().unwrap();
+    let job_dir = env.path().join("state/jobs").join(id);
+    assert!(!job_dir.join("tmp").exists(), "the job's TMPDIR was left");
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+    assert_status(&env.isolate(env.path(), ["rm", id]), 0);
+    assert!(!job_dir.exists(), "rm left the job's directory");
+}

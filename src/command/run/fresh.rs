@@ -161,7 +161,7 @@ fn claim(
         };
         let tmpdir = job_dir.join("tmp");
         if let Err(e) = fs::DirBuilder::new().mode(0o700).create(&tmpdir) {
-            store::forget(&job_dir);
+            let _ = store::forget(&job_dir);
             return Err(Error::io("cannot create the job's TMPDIR", &tmpdir, e));
         }
         let mut prepared = prepared(id, job_dir, tmpdir, &decided);

@@ -78,9 +78,14 @@ impl Prepared {
         self.owned_elsewhere = true;
     }
 
-    /// After the job: its TMPDIR goes (before the final record says the job ended).
+    /// After the job: its TMPDIR goes (before the final record says the job ended), however deep
+    /// the job made it (sys/remove/); what could not go is said.
     pub(super) fn remove_tmpdir(&self) {
-        let _ = fs::remove_dir_all(&self.tmpdir);
+        if let Err(e) = crate::sys::remove::remove_tree(&self.tmpdir) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                say!("isolate: warning: the job's TMPDIR was not removed: {e}");
+            }
+        }
     }
 
     /// After the final record: a resumed job may be resumed again.
@@ -100,7 +105,7 @@ impl Prepared {
         if let Some(wt) = &self.worktree {
             create::undo(&wt.project, &self.id, &wt.created.path, &wt.created.base);
         }
-        store::forget(&self.job_dir);
+        let _ = store::forget(&self.job_dir);
     }
 }
 

@@ -98,7 +98,13 @@ fn take(options: &RunOptions, state: &Path, resumed: Resumed) -> Result<Prepared
     let root = key_dir.parent().unwrap_or(&key_dir).to_path_buf();
     check_allow_write(&options.allow_write, state, Some(&project), &root, true)?;
     let tmpdir = resumed.job_dir.join("tmp");
-    let _ = fs::remove_dir_all(&tmpdir);
+    // What a run before left of it (a job's tree too deep for an older isolate to remove).
+    match crate::sys::remove::remove_tree(&tmpdir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(Error::io("cannot remove the job's old TMPDIR", &tmpdir, e))
+        }
+        _ => {}
+    }
     fs::DirBuilder::new()
         .mode(0o700)
         .create(&tmpdir)

@@ -17,8 +17,8 @@ use crate::error::Result;
 use crate::git;
 use crate::git::transaction::Started;
 use crate::job::record::WorktreeReport;
+use crate::sys::remove;
 use crate::worktree::create::pin_ref;
-use crate::worktree::remove;
 
 /// A settled worktree: the worktree part of the job's report, and what was done.
 pub struct Settled {

@@ -85,13 +85,64 @@ pub(super) fn entries(dir: &Arc<OwnedFd>) -> nix::Result<Vec<Entry>> {
     Ok(out)
 }
 
-/// Removes one entry, a whole subtree for a directory.
-pub(super) fn remove(entry: &Entry) -> nix::Result<()> {
+/// How deep the removal of one subtree goes, holding a descriptor for each directory on the way.
+/// A directory deeper than this is moved up to the top of the tree and removed from there: a job
+/// can make a chain of directories deeper than the descriptors a process may hold (its TMPDIR,
+/// 25,000 levels made by renames), which no removal holding one per level could go through.
+const DEPTH: usize = 32;
+
+/// The top of the tree being removed, and the subtrees moved up to it, to be removed in turn.
+pub(super) struct Deep {
+    pub(super) top: Arc<OwnedFd>,
+    pub(super) moved: std::sync::Mutex<Vec<Entry>>,
+    made: std::sync::atomic::AtomicU64,
+}
+
+impl Deep {
+    pub(super) fn new(top: Arc<OwnedFd>) -> Deep {
+        Deep {
+            top,
+            moved: std::sync::Mutex::new(Vec::new()),
+            made: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// `entry`, a directory `DEPTH` levels down, moved to the top under a name of isolate's (never
+    /// over anything) and queued.
+    fn move_up(&self, entry: &Entry) -> nix::Result<()> {
+        let n = self.made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = OsString::from(format!(".isolate-deep-{n}"));
+        nix::fcntl::renameat2(
+            entry.parent.as_fd(),
+            entry.name.as_os_str(),
+            self.top.as_fd(),
+            name.as_os_str(),
+            nix::fcntl::RenameFlags::RENAME_NOREPLACE,
+        )?;
+        let moved = Entry {
+            parent: Arc::clone(&self.top),
+            name,
+            is_dir: true,
+        };
+        self.moved
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(moved);
+        Ok(())
+    }
+}
+
+/// Removes one entry `depth` levels below the work's start, a whole subtree for a directory (what
+/// lies deeper than `DEPTH` moved up first: `Deep`).
+pub(super) fn remove(entry: &Entry, depth: usize, deep: &Deep) -> nix::Result<()> {
+    if entry.is_dir && depth >= DEPTH {
+        return deep.move_up(entry);
+    }
     if entry.is_dir {
         // ELOOP or ENOTDIR: no longer a directory since it was listed. Nothing is followed.
         let dir = Arc::new(open_to_empty(entry.parent.as_ref(), &entry.name)?);
         for inner in entries(&dir)? {
-            remove(&inner)?;
+            remove(&inner, depth + 1, deep)?;
         }
         unlinkat(
             entry.parent.as_fd(),

@@ -70,3 +70,30 @@ fn a_tree_swapped_for_symlinks_while_it_is_removed_never_reaches_outside() {
         }
     }
 }
+
+/// A chain of directories deeper than this process may hold descriptors (a job makes one in its
+/// TMPDIR by renames, faster than by paths) goes whole: what lies too deep is moved up first.
+#[test]
+fn a_chain_deeper_than_the_descriptors_a_process_may_hold_goes_whole() {
+    let root = tempfile::tempdir().unwrap();
+    let tree = root.path().join("tmp");
+    fs::create_dir(&tree).unwrap();
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct given.
+    let got = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+    assert_eq!(got, 0);
+    let depth = limit.rlim_cur.min(200_000) as usize + 100;
+    let mut dir = open_dir(&nix::fcntl::AT_FDCWD, tree.as_os_str()).unwrap();
+    for _ in 0..depth {
+        nix::sys::stat::mkdirat(&dir, "d", nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let next = open_dir(&dir, std::ffi::OsStr::new("d")).unwrap();
+        dir = next;
+    }
+    fs::write(format!("/proc/self/fd/{}/last", dir.as_raw_fd()), "x").unwrap();
+    drop(dir);
+    remove_tree(&tree).unwrap();
+    assert!(!tree.exists());
+}
