@@ -22,7 +22,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use gix::bstr::ByteSlice;
+use gix::bstr::{BString, ByteSlice};
 
 /// The most one pattern file may hold. git reads up to 100 MiB of one; a job's worktree with more
 /// than this is kept as unreadable (a generated `.gitattributes` of 300,000 lines is 5.5 MB).
@@ -57,14 +57,29 @@ pub(super) fn check_dir(root: &Path, dir: &Path, budget: &mut u64) -> Result<(),
 /// the blobs of the pattern files `index` names where the work tree has no regular file for them;
 /// taken from `budget`. (The directories the status finds untracked are checked as the walk
 /// reaches them: tally.rs.)
+/// A directory `settled` names (settled.rs) is not looked at again unless the index holds a pattern
+/// file in it: all it holds are names the index holds, each of its kind, so a pattern file there
+/// is the index's, and one the index lacks is not there.
 pub(super) fn check_tracked(
     repo: &gix::Repository,
     root: &Path,
     index: &gix::index::State,
+    settled: &HashSet<BString>,
     budget: &mut u64,
 ) -> Result<(), String> {
     check_dir(root, root, budget)?;
     check_ignore_tracked(root, index, b"")?;
+    let patterned: HashSet<&[u8]> = index
+        .entries()
+        .iter()
+        .map(|entry| entry.path(index).as_bytes())
+        .filter_map(|path| match path.rfind_byte(b'/') {
+            Some(slash) if NAMES.iter().any(|n| n.as_bytes() == &path[slash + 1..]) => {
+                Some(&path[..slash])
+            }
+            _ => None,
+        })
+        .collect();
     let mut seen: HashSet<&[u8]> = HashSet::new();
     let mut last: &[u8] = b"";
     for entry in index.entries() {
@@ -83,8 +98,10 @@ pub(super) fn check_tracked(
         // The parent and each directory above it not seen yet (above a seen one, all were).
         let mut dir = parent;
         while seen.insert(dir) {
-            check_dir(root, &root.join(OsStr::from_bytes(dir)), budget)?;
-            check_ignore_tracked(root, index, dir)?;
+            if !settled.contains(dir.as_bstr()) || patterned.contains(dir) {
+                check_dir(root, &root.join(OsStr::from_bytes(dir)), budget)?;
+                check_ignore_tracked(root, index, dir)?;
+            }
             match dir.rfind_byte(b'/') {
                 Some(slash) => dir = &dir[..slash],
                 None => break,

@@ -33,7 +33,9 @@ use super::written_tree::written_tree;
 /// the work tree on another, after the in-memory refresh (refresh.rs) marked the entries whose stat
 /// data shows them unchanged, so that only the others are looked at (and hashed only if their stat
 /// data changed or they are racily clean); the directory walk for untracked and ignored files on a
-/// third. Unlike `status()`, it never reads `.gitmodules` (a malformed one would fail the whole
+/// third, which first lists the directories of tracked files (settled.rs: the walk, the pattern
+/// files' checks and the look for repositories in them pass by those that hold only what the
+/// index names). Unlike `status()`, it never reads `.gitmodules` (a malformed one would fail the whole
 /// status) and has nowhere to write the refreshed stat data to.
 /// Below this many index entries the three parts run one after another on this thread (and gix's
 /// comparison of the index with the work tree on one thread): for a few hundred files a thread
@@ -85,15 +87,20 @@ pub(super) fn count_status(
     let interrupt = &interrupt;
     let walked = move || {
         let mut budget = BUDGET;
-        let checked = check_tracked(&walk_repo, root, index, &mut budget);
+        let settled = settled(root, index);
+        let checked = check_tracked(&walk_repo, root, index, &settled, &mut budget);
         let _ = checked_tx.send(checked.clone());
         checked.map_err(refused)?;
-        let mut walked = Walked::new(root, budget, settled(root, index));
+        // The repositories no walk enters, in the directories not settled (a settled one holds no
+        // `.git`: the index never names one).
+        let tracked = in_tracked_directories(root, index, &settled);
+        let mut walked = Walked::new(root, budget, settled);
         walk_repo.dirwalk(index, Vec::<BString>::new(), interrupt, walk, &mut walked)?;
-        let repositories = match walked.refused {
+        let mut repositories = match walked.refused {
             None => repositories_in(root, &walked.ignored_dirs).map_err(refused)?,
             Some(_) => Vec::new(),
         };
+        repositories.extend(tracked);
         Ok::<_, gix::Error>((walked, repositories))
     };
     let tally = move || {
@@ -139,30 +146,27 @@ pub(super) fn count_status(
         .map(|_| staged)
         .map_err(gix::Error::from_error)
     };
-    // On this thread too, beside the others: the repositories no walk enters (unwalked.rs).
-    let mut here = || (staged(), in_tracked_directories(root, index));
-    let ((staged, tracked), tally, walked) = if small {
+    let (staged, tally, walked) = if small {
         // The walk first: it checks what the comparison may read.
         let walked = walked();
-        (here(), tally(), walked)
+        (staged(), tally(), walked)
     } else {
         std::thread::scope(|scope| {
             let (walked, tally) = (scope.spawn(walked), scope.spawn(tally));
-            let here = here();
+            let staged = staged();
             use std::panic::resume_unwind;
             let tally = tally.join().unwrap_or_else(|p| resume_unwind(p));
             (
-                here,
+                staged,
                 tally,
                 walked.join().unwrap_or_else(|p| resume_unwind(p)),
             )
         })
     };
-    let (staged, tally, (walked, mut repositories)) = (staged?, tally?, walked?);
+    let (staged, tally, (walked, repositories)) = (staged?, tally?, walked?);
     if let Some(why) = walked.refused {
         return Err(refused(why));
     }
-    repositories.extend(tracked);
 
     let mut modified = tally.modified;
     modified.extend(staged);

@@ -9,7 +9,7 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use gix::bstr::{BStr, ByteSlice};
+use gix::bstr::{BStr, BString, ByteSlice};
 
 use super::ignored::repositories_in;
 
@@ -18,7 +18,12 @@ use super::ignored::repositories_in;
 /// returned, and passed over by the look into it, which compares it with its place); one that
 /// cannot be looked at (`EACCES`, a job's `chmod 000`) is returned too, for that look to fail and
 /// keep the worktree.
-pub(super) fn in_tracked_directories(root: &Path, index: &gix::index::State) -> Vec<PathBuf> {
+/// A directory `settled` names (settled.rs) holds none: it holds nothing the index does not name.
+pub(super) fn in_tracked_directories(
+    root: &Path,
+    index: &gix::index::State,
+    settled: &HashSet<BString>,
+) -> Vec<PathBuf> {
     let mut dirs: HashSet<&BStr> = HashSet::new();
     let mut last: Option<&BStr> = None;
     for entry in index.entries() {
@@ -41,6 +46,7 @@ pub(super) fn in_tracked_directories(root: &Path, index: &gix::index::State) -> 
     }
     let mut found: Vec<PathBuf> = dirs
         .into_iter()
+        .filter(|dir| !settled.contains(*dir))
         .filter(|dir| dir.split(|&b| b == b'/').all(plain))
         .map(|dir| PathBuf::from(OsStr::from_bytes(dir)))
         .filter(|dir| match root.join(dir).join(".git").symlink_metadata() {

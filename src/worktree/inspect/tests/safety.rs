@@ -222,7 +222,15 @@ fn pattern_files_larger_than_isolate_reads_are_refused_before_gix_reads_them() {
         std::fs::File::create(path).unwrap().set_len(len).unwrap();
     };
     let over = (8 << 20) + 1;
-    for what in ["top", "tracked", "untracked", "case", "blob", "together"] {
+    for what in [
+        "top",
+        "tracked",
+        "untracked",
+        "case",
+        "blob",
+        "grown",
+        "together",
+    ] {
         let f = fixture();
         write(&f.wt.join("new/deeper/file"), "x\n");
         match what {
@@ -242,6 +250,15 @@ fn pattern_files_larger_than_isolate_reads_are_refused_before_gix_reads_them() {
                 let info = format!("100644,{id},src/.gitattributes");
                 git(&f.wt, &["update-index", "--add", "--cacheinfo", &info]);
                 std::os::unix::fs::symlink("../a.txt", f.wt.join("src/.gitattributes")).unwrap();
+            }
+            // A tracked pattern file grown in place: its directory holds only what the index
+            // names (settled.rs), and is checked all the same.
+            "grown" => {
+                write(&f.wt.join("src/.gitattributes"), "*.rs text\n");
+                git(&f.wt, &["add", "src/.gitattributes"]);
+                git(&f.wt, &["commit", "-q", "-m", "attributes"]);
+                std::fs::remove_dir_all(f.wt.join("new")).unwrap();
+                sparse(&f.wt.join("src/.gitattributes"), over);
             }
             _ => {
                 for n in 0..3 {
