@@ -128,6 +128,11 @@ pub const STORES: &[&str] = &[
     "~/.fetchmailrc",
     "~/.authinfo",
     "~/.authinfo.gpg",
+    // Jupyter's kernels and servers: each connection file holds the key that signs the code sent
+    // to a kernel listening on localhost TCP, each server file the token of its HTTP API; with
+    // either, code runs in the user's kernel, outside the sandbox.
+    "~/.local/share/jupyter/runtime",
+    "~/.ipython/profile_default/security",
     // Password stores and keyrings.
     "~/.password-store",
     "~/.local/share/keyrings",
