@@ -91,6 +91,9 @@ pub(super) fn entries(dir: &Arc<OwnedFd>) -> nix::Result<Vec<Entry>> {
 /// 25,000 levels made by renames), which no removal holding one per level could go through.
 const DEPTH: usize = 32;
 
+/// How many names at the top a move up tries before it gives up (and the tree is kept).
+const MOVE_TRIES: u64 = 1 << 16;
+
 /// The top of the tree being removed, and the subtrees moved up to it, to be removed in turn.
 pub(super) struct Deep {
     pub(super) top: Arc<OwnedFd>,
@@ -108,17 +111,23 @@ impl Deep {
     }
 
     /// `entry`, a directory `DEPTH` levels down, moved to the top under a name of isolate's (never
-    /// over anything) and queued.
-    fn move_up(&self, entry: &Entry) -> nix::Result<()> {
-        let n = self.made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = OsString::from(format!(".isolate-deep-{n}"));
-        nix::fcntl::renameat2(
-            entry.parent.as_fd(),
-            entry.name.as_os_str(),
-            self.top.as_fd(),
-            name.as_os_str(),
-            nix::fcntl::RenameFlags::RENAME_NOREPLACE,
-        )?;
+    /// over anything: a name the tree holds already, a job's decoy, is passed over) and queued.
+    pub(super) fn move_up(&self, entry: &Entry) -> nix::Result<()> {
+        let name = loop {
+            let n = self.made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let name = OsString::from(format!(".isolate-deep-{n}"));
+            match nix::fcntl::renameat2(
+                entry.parent.as_fd(),
+                entry.name.as_os_str(),
+                self.top.as_fd(),
+                name.as_os_str(),
+                nix::fcntl::RenameFlags::RENAME_NOREPLACE,
+            ) {
+                Err(Errno::EEXIST) if n < MOVE_TRIES => continue,
+                Err(e) => return Err(e),
+                Ok(()) => break name,
+            }
+        };
         let moved = Entry {
             parent: Arc::clone(&self.top),
             name,

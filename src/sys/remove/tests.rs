@@ -97,3 +97,23 @@ fn a_chain_deeper_than_the_descriptors_a_process_may_hold_goes_whole() {
     remove_tree(&tree).unwrap();
     assert!(!tree.exists());
 }
+
+/// A name the tree already holds at its top (a job's decoy `.isolate-deep-0`) is passed over by a
+/// move up, never replaced, and the move does not fail.
+#[test]
+fn a_move_up_passes_over_a_name_the_tree_holds() {
+    let root = tempfile::tempdir().unwrap();
+    fs::create_dir_all(root.path().join(".isolate-deep-0/kept")).unwrap();
+    fs::create_dir_all(root.path().join("a/deep")).unwrap();
+    let top = Arc::new(open_dir(&nix::fcntl::AT_FDCWD, root.path().as_os_str()).unwrap());
+    let deep = entry::Deep::new(Arc::clone(&top));
+    let moving = Entry {
+        parent: Arc::new(open_dir(&*top, std::ffi::OsStr::new("a")).unwrap()),
+        name: "deep".into(),
+        is_dir: true,
+    };
+    deep.move_up(&moving).unwrap();
+    assert!(root.path().join(".isolate-deep-0/kept").is_dir());
+    assert!(root.path().join(".isolate-deep-1").is_dir());
+    assert_eq!(deep.moved.lock().unwrap().len(), 1);
+}
