@@ -290,6 +290,51 @@ fn a_headless_job_gets_no_terminal_of_the_users_to_control() {
 }
 
 #[test]
+fn the_projects_setup_command_gets_no_terminal_of_the_users_to_control() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(
+        repo.join(".isolate.toml"),
+        "setup = \"test -t 2 && echo TT''Y >&2 || echo PI''PED >&2; \
+         stty -echo -icanon intr ^A <&2 2>/dev/null && echo CHAN''GED >&2; \
+         read x <&2 2>/dev/null && echo GOT''KEY >&2; echo SET''UP >&2\"\n",
+    )
+    .unwrap();
+    env.git(&repo, ["add", "."]);
+    env.git(&repo, ["commit", "-q", "-m", "config"]);
+    let screen = Screen::new(&env);
+    screen.run("stty -g > before.stty; echo REA\"\"DY", "READY");
+    // Headless, then interactive (the job on a pty of its own, the setup before it).
+    for (round, stdin) in ["</dev/null", ""].into_iter().enumerate() {
+        screen.line(&format!(
+            "(cd {} && {BIN} run --worktree -- true {stdin}); echo stat\"\"us{round}=$?",
+            repo.display()
+        ));
+        assert!(
+            screen.wait_for(&format!("status{round}=0")),
+            "{}",
+            screen.screen()
+        );
+        screen.run(
+            &format!("stty -g > after.stty; echo SAV\"\"ED{round}"),
+            &format!("SAVED{round}"),
+        );
+        assert_eq!(
+            screen.file("before.stty"),
+            screen.file("after.stty"),
+            "{stdin}"
+        );
+    }
+    let text = screen.screen();
+    assert_eq!(text.matches("PIPED").count(), 2, "{text}");
+    assert_eq!(text.matches("SETUP").count(), 2, "{text}");
+    assert!(
+        !text.contains("TTY") && !text.contains("CHANGED") && !text.contains("GOTKEY"),
+        "{text}"
+    );
+}
+
+#[test]
 fn no_pty_passes_the_users_terminal_through() {
     let env = TestEnv::new();
     let screen = Screen::new(&env);

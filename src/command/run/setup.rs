@@ -12,6 +12,7 @@ use crate::sandbox::plan;
 use crate::supervise::cgroup::Cgroup;
 use crate::supervise::log::Log;
 use crate::supervise::reaper::{self, Signals};
+use crate::supervise::relay::Relay;
 use crate::supervise::spawn::{self, Stdio};
 
 /// How long the project's setup may run when the job has no `--timeout` (the job's own when it has).
@@ -32,9 +33,18 @@ pub(super) struct Setup<'a> {
 
 pub(super) fn run_setup(setup: Setup<'_>, signals: &mut Signals) -> Result<()> {
     let cannot = |e| Error::System("cannot start the setup command", e);
+    // A terminal reaches the setup as a relayed pipe, as it does a headless job (supervise/relay.rs):
+    // the setup is the job's branch's to change (a merged `.isolate.toml`), not the user's.
+    let mut relay = None;
     let output: OwnedFd = match setup.log {
         Some(log) => log.writer.try_clone(),
-        None => std::io::stderr().as_fd().try_clone_to_owned(),
+        None => match Relay::of_terminal(2).map_err(cannot)? {
+            Some((write, started)) => {
+                relay = Some(started);
+                Ok(write)
+            }
+            None => std::io::stderr().as_fd().try_clone_to_owned(),
+        },
     }
     .map_err(cannot)?;
     let err = output.try_clone().map_err(cannot)?;
@@ -56,8 +66,14 @@ pub(super) fn run_setup(setup: Setup<'_>, signals: &mut Signals) -> Result<()> {
     })
     .map_err(|e| failed(SetupFailure::Start(Box::new(e))))?
     .pid;
+    if let Some(Err(e)) = relay.as_mut().map(Relay::start) {
+        say!("isolate: warning: cannot relay the setup command's output: {e}");
+    }
     let limit = setup.timeout.unwrap_or(SETUP_LIMIT);
     let ending = reaper::supervise(pid, signals, Some(limit), setup.grace, setup.cgroup, None);
+    if let Some(relay) = relay {
+        relay.finish();
+    }
     if ending.timed_out() {
         return Err(failed(SetupFailure::TimedOut(limit)));
     }
