@@ -717,6 +717,45 @@ fn a_daemon_that_left_the_session_of_a_lost_job_without_a_cgroup_is_ended() {
     }
 }
 
+/// An interactive job of an ordinary user with no cgroup, suspended (it stopped itself, as Ctrl-Z
+/// does) when its supervisor is killed with SIGKILL: while isolate is stopped the job's tree is
+/// held still, the sentinel among it, and a sentinel left stopped ended nothing. It is continued
+/// when the supervisor dies, and ends what is left, a daemon that left the session included.
+#[test]
+fn a_lost_job_suspended_with_its_supervisor_is_ended_all_the_same() {
+    let env = TestEnv::new();
+    let script = r#"
+        mkdir out && out=$(cd out && pwd)
+        cat > out/job.sh <<'JOB'
+setsid sh -c 'echo $$ > "$1/daemon.pid"; exec sleep 300' sh "$1" &
+sleep 0.3; kill -TSTP $$; sleep 300
+JOB
+        # A shell with job control: a stop of isolate in an orphaned process group would be lost.
+        tmux -L "lost$$" -f /dev/null new-session -d -x 80 -y 20 "exec bash --norc --noprofile -i"
+        tmux -L "lost$$" send-keys -l "\"$ISOLATE\" run -q --allow-write $out -- sh $out/job.sh $out"
+        tmux -L "lost$$" send-keys Enter
+        shell=$(tmux -L "lost$$" display -p -t 0 '#{pane_pid}')
+        for i in $(seq 200); do supervisor=$(pgrep -P "$shell") && break; sleep 0.05; done
+        for i in $(seq 200); do [ -s out/daemon.pid ] && break; sleep 0.05; done
+        daemon=$(cat out/daemon.pid)
+        [ -n "$daemon" ] && kill -0 "$daemon" && echo "daemon started"
+        for i in $(seq 200); do
+          [ "$(cut -d' ' -f3 /proc/$supervisor/stat 2>/dev/null)" = T ] && break; sleep 0.05
+        done
+        [ "$(cut -d' ' -f3 /proc/$daemon/stat)" = T ] && echo "daemon held still"
+        echo "jobs without a cgroup: $("$ISOLATE" ps --json | grep -c '"cgroup": null')"
+        kill -9 "$supervisor"
+        for i in $(seq 100); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.05; done
+        if kill -0 "$daemon" 2>/dev/null; then echo "daemon alive"; kill -9 "$daemon"; else echo "daemon ended"; fi
+        tmux -L "lost$$" kill-server 2>/dev/null; true"#;
+    let out = env.as_ordinary_user(script);
+    let said = stdout(&out);
+    assert!(said.contains("daemon started"), "{said}{}", stderr(&out));
+    assert!(said.contains("daemon held still"), "{said}{}", stderr(&out));
+    assert!(said.contains("jobs without a cgroup: 1"), "{said}");
+    assert!(said.contains("daemon ended"), "{said}");
+}
+
 /// A TMPDIR the job made deeper than the descriptors isolate may hold (a chain of directories)
 /// goes with the job all the same, and `rm` forgets the job: a removal holding one descriptor per
 /// level failed, silently, and left the TMPDIR, a record `rm` said it forgot, and a job `--resume`

@@ -11,7 +11,8 @@
 //! in its own domain or in domains nested in it: the sentinel reaches the job's processes, and
 //! only them (every other `kill` it sends fails with `EPERM`); the job cannot signal, nor trace,
 //! the sentinel. When the supervisor exits, the sentinel sends SIGKILL to every process on the
-//! machine, round after round, until a round kills nothing.
+//! machine, round after round, until a round kills nothing. Its parent's death continues it,
+//! should the supervisor have held it still with the rest of the tree.
 
 use std::os::fd::AsFd;
 use std::time::Duration;
@@ -60,12 +61,16 @@ pub(super) fn post() -> Result<()> {
 /// the job has exec'd; the terminal's, that it hung up), a session of its own (no signal of the
 /// job's terminal), then a wait for the supervisor's exit, and the rounds.
 fn watch(supervisor: i32) -> ! {
-    // SAFETY: close_range, setsid and PR_SET_NAME change only this process's descriptors,
-    // session and name (`ps` shows it as what it is; 15 bytes at most).
+    // SAFETY: close_range, setsid, PR_SET_NAME and PR_SET_PDEATHSIG change only this process's
+    // descriptors, session, name (`ps` shows it as what it is; 15 bytes at most) and the signal
+    // its parent's death sends it.
     unsafe {
         libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
         libc::setsid();
         libc::prctl(libc::PR_SET_NAME, c"isolate-guard".as_ptr());
+        // A supervisor stopped by the job's terminal (Ctrl-Z) holds the tree still, this process
+        // too (stop/freeze.rs); should it then be killed, this process must go on to end the rest.
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGCONT as libc::c_ulong);
     }
     // SAFETY: getppid has no preconditions.
     let parent = || unsafe { libc::getppid() };
