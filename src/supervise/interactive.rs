@@ -42,15 +42,23 @@ fn user_terminal() -> BorrowedFd<'static> {
 /// What the job's output may have left on in the user's terminal, switched off once it ends:
 /// colours, mouse reports (each protocol and encoding), bracketed paste, focus reports; the cursor
 /// shown. Each is harmless when it was off (a shell that wants bracketed paste asks again at its
-/// prompt). The alternate screen is not left here: leaving it when not in it restores a cursor
-/// position saved who knows when.
+/// prompt).
 const MODES_OFF: &[u8] =
     b"\x1b[0m\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?2004l\x1b[?1004l\x1b[?25h";
 
-/// `MODES_OFF` to the user's terminal, when standard output is one.
-fn modes_off() {
+/// Leaves the alternate screen. Sent only when the job's output entered it and did not leave it
+/// (a full-screen program ended by the time limit): leaving it when not in it restores a cursor
+/// position saved who knows when.
+const ALTERNATE_OFF: &[u8] = b"\x1b[?1049l";
+
+/// `MODES_OFF` to the user's terminal, when standard output is one, and `ALTERNATE_OFF` when the
+/// job left it on the alternate screen.
+fn modes_off(alternate_screen: bool) {
     // SAFETY: isatty only queries the descriptor.
     if unsafe { libc::isatty(1) } == 1 {
+        if alternate_screen {
+            let _ = nix::unistd::write(user_output(), ALTERNATE_OFF);
+        }
         let _ = nix::unistd::write(user_output(), MODES_OFF);
     }
 }
@@ -109,10 +117,11 @@ impl Interactive {
     pub fn finish(&mut self) {
         if let Some(relay) = self.relay.take() {
             // A terminal that went away (OutputFailed) is how a hang-up ends; anything else is news.
-            if let RelayEnd::MasterFailed(e) = relay.finish(DRAIN) {
+            let finished = relay.finish(DRAIN);
+            if let RelayEnd::MasterFailed(e) = finished.end {
                 say!("isolate: warning: the job's terminal failed: {e}");
             }
-            modes_off();
+            modes_off(finished.alternate_screen);
         }
         self.raw = None;
     }

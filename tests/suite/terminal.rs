@@ -241,6 +241,26 @@ fn modes_the_jobs_output_switched_on_are_off_once_it_ends() {
     assert_eq!(modes().trim(), "1 0", "{}", screen.screen());
 }
 
+/// A full-screen program ended by the time limit never leaves the alternate screen itself: the
+/// user's terminal is back on its own screen all the same, and a job that entered and left it is
+/// not sent out of it again (that would restore a cursor position saved before).
+#[test]
+fn a_job_ended_on_the_alternate_screen_leaves_the_users_terminal_on_its_own() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    let alternate = || screen.tmux(&["display", "-p", "-t", "main", "#{alternate_on}"]);
+    assert_eq!(alternate().trim(), "0", "the terminal before");
+    screen.line(&format!(
+        "{BIN} run --timeout 1s -- sh -c 'printf \"\\033[?10\"; sleep 0.1; printf 49h; echo FU\"\"LL; \
+         sleep 30'; echo DO\"\"NE"
+    ));
+    assert!(screen.wait_for("FULL"), "{}", screen.screen());
+    assert_eq!(alternate().trim(), "1", "the job never entered it");
+    assert!(screen.wait_for("DONE"), "{}", screen.screen());
+    assert_eq!(alternate().trim(), "0", "{}", screen.screen());
+    assert!(screen.screen().contains("timed out"), "{}", screen.screen());
+}
+
 #[test]
 fn closing_the_terminal_ends_the_job_and_records_the_end() {
     let env = TestEnv::new();

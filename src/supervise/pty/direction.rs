@@ -3,8 +3,10 @@
 
 use std::io;
 use std::os::fd::BorrowedFd;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::relay::RelayEnd;
+use super::screen::Screen;
 use super::stoppable::{wait, write_all, Wake};
 use super::syscall::read;
 
@@ -35,14 +37,17 @@ pub(super) fn relay_input(input: BorrowedFd<'_>, master: BorrowedFd<'_>, stop: B
     }
 }
 
-/// Master -> user's terminal, until every holder of the slave has closed it, or `stop`.
+/// Master -> user's terminal, until every holder of the slave has closed it, or `stop`; whether
+/// what was written left the terminal on its alternate screen, in `alternate`.
 pub(super) fn relay_output(
     master: BorrowedFd<'_>,
     output: BorrowedFd<'_>,
     stop: BorrowedFd<'_>,
+    alternate: &AtomicBool,
 ) -> RelayEnd {
     let mut buf = vec![0u8; BUF_SIZE];
     let mut failed = None;
+    let mut screen = Screen::default();
     loop {
         let n = match read_master(master, &mut buf) {
             Ok(0) => break,
@@ -59,6 +64,8 @@ pub(super) fn relay_output(
         if failed.is_some() {
             continue;
         }
+        screen.feed(&buf[..n]);
+        alternate.store(screen.alternate(), Ordering::Relaxed);
         match write_all(output, &buf[..n], stop) {
             Ok(Wake::Ready) => {}
             Ok(Wake::Stopped) => return RelayEnd::TimedOut,

@@ -4,6 +4,7 @@
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,6 +46,16 @@ pub struct Relay {
     stop: OwnedFd,
     input: Worker<()>,
     output: Worker<RelayEnd>,
+    /// Whether the output relayed so far left the user's terminal on its alternate screen.
+    alternate: Arc<AtomicBool>,
+}
+
+/// A relay finished: how its output ended, and whether that left the user's terminal on its
+/// alternate screen (screen.rs).
+#[derive(Debug)]
+pub struct Finished {
+    pub end: RelayEnd,
+    pub alternate_screen: bool,
 }
 
 impl Relay {
@@ -65,13 +76,16 @@ impl Relay {
         let input = Worker::spawn("isolate-pty-in", move || {
             relay_input(input.as_fd(), m.as_fd(), s.as_fd())
         })?;
+        let alternate = Arc::new(AtomicBool::new(false));
+        let on = Arc::clone(&alternate);
         let output = Worker::spawn("isolate-pty-out", move || {
-            relay_output(master.as_fd(), output.as_fd(), stop_rx.as_fd())
+            relay_output(master.as_fd(), output.as_fd(), stop_rx.as_fd(), &on)
         })?;
         Ok(Relay {
             stop,
             input,
             output,
+            alternate,
         })
     }
 
@@ -79,10 +93,13 @@ impl Relay {
     /// relay: the user's keystrokes are no longer read after this returns. Call it once the
     /// job's tree is gone (and the supervisor's copy of the slave closed): then the end arrives
     /// at once, and the timeout only guards against an output that does not take the rest.
-    pub fn finish(self, timeout: Duration) -> RelayEnd {
+    pub fn finish(self, timeout: Duration) -> Finished {
         let end = self.output.wait(timeout);
         drop(self.stop);
         let _ = self.input.wait(STOP_GRACE);
-        end.unwrap_or(RelayEnd::TimedOut)
+        Finished {
+            end: end.unwrap_or(RelayEnd::TimedOut),
+            alternate_screen: self.alternate.load(Ordering::Relaxed),
+        }
     }
 }

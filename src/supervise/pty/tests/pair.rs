@@ -42,7 +42,7 @@ fn job_gets_its_own_terminal_with_the_users_size_and_input() {
 
     let (shown, _) = exchange(&user.master, b"hello\n", contains("got:hello"));
     assert!(wait_child(&mut child).success());
-    assert!(matches!(relay.finish(TIMEOUT), RelayEnd::Drained));
+    assert!(matches!(relay.finish(TIMEOUT).end, RelayEnd::Drained));
     drop(raw);
 
     let shown = text(&shown);
@@ -84,7 +84,7 @@ fn ctrl_c_typed_by_the_user_interrupts_the_job() {
     // for its foreground process group, which TIOCSCTTY made the job's.
     exchange(&user.master, b"\x03", contains("caught-int"));
     assert_eq!(wait_child(&mut child).code(), Some(3));
-    assert!(matches!(relay.finish(TIMEOUT), RelayEnd::Drained));
+    assert!(matches!(relay.finish(TIMEOUT).end, RelayEnd::Drained));
 }
 
 #[test]
@@ -114,7 +114,7 @@ fn window_size_change_reaches_the_running_job() {
 
     child.kill().expect("kill");
     wait_child(&mut child);
-    assert!(matches!(relay.finish(TIMEOUT), RelayEnd::Drained));
+    assert!(matches!(relay.finish(TIMEOUT).end, RelayEnd::Drained));
 }
 
 #[test]
@@ -153,6 +153,6 @@ fn attach_on_descriptor_0_keeps_it_across_exec() {
     let relay =
         Relay::start(master.as_fd(), user.slave.as_fd(), user.slave.as_fd()).expect("relay");
     assert!(wait_child(&mut child).success(), "stdin is a terminal");
-    assert!(matches!(relay.finish(TIMEOUT), RelayEnd::Drained));
+    assert!(matches!(relay.finish(TIMEOUT).end, RelayEnd::Drained));
     exchange(&user.master, b"", contains("/dev/pts/"));
 }

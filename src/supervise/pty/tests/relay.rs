@@ -12,7 +12,7 @@ fn relay_ends_when_the_job_exits_although_input_stays_open() {
     assert!(wait_child(&mut child).success());
 
     let started = Instant::now();
-    assert!(matches!(relay.finish(TIMEOUT), RelayEnd::Drained));
+    assert!(matches!(relay.finish(TIMEOUT).end, RelayEnd::Drained));
     assert!(
         started.elapsed() < Duration::from_secs(2),
         "{:?}",
@@ -38,7 +38,7 @@ fn output_written_just_before_the_job_exits_is_relayed_in_full() {
         Relay::start(master.as_fd(), user.slave.as_fd(), user.slave.as_fd()).expect("relay");
     let (shown, _) = exchange(&user.master, b"", count(b'a', SIZE));
     assert!(wait_child(&mut child).success());
-    assert!(matches!(relay.finish(TIMEOUT), RelayEnd::Drained));
+    assert!(matches!(relay.finish(TIMEOUT).end, RelayEnd::Drained));
     assert_eq!(shown.len(), SIZE, "nothing more, nothing less");
 }
 
@@ -67,7 +67,7 @@ fn a_job_that_never_reads_its_input_does_not_stall_its_output() {
     );
     assert!(wait_child(&mut child).success());
     let started = Instant::now();
-    assert!(matches!(relay.finish(TIMEOUT), RelayEnd::Drained));
+    assert!(matches!(relay.finish(TIMEOUT).end, RelayEnd::Drained));
     assert!(
         started.elapsed() < Duration::from_secs(2),
         "{:?}",
@@ -83,7 +83,7 @@ fn relay_waits_for_every_holder_of_the_slave() {
         Relay::start(master.as_fd(), user.slave.as_fd(), user.slave.as_fd()).expect("relay");
     assert!(wait_child(&mut child).success());
     // The main process is gone, its background child still writes to the terminal.
-    assert!(matches!(relay.finish(TIMEOUT), RelayEnd::Drained));
+    assert!(matches!(relay.finish(TIMEOUT).end, RelayEnd::Drained));
     exchange(&user.master, b"", contains("late"));
 }
 
@@ -98,7 +98,7 @@ fn finish_times_out_while_the_supervisor_still_holds_the_slave() {
     exchange(&user.master, b"", contains("done"));
 
     let started = Instant::now();
-    let end = relay.finish(Duration::from_millis(300));
+    let end = relay.finish(Duration::from_millis(300)).end;
     assert!(matches!(end, RelayEnd::TimedOut), "{end:?}");
     assert!(
         started.elapsed() < Duration::from_secs(2),
