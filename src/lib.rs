@@ -3,10 +3,9 @@
 
 /// `eprintln!` that never panics: isolate's messages must not fail a job whose terminal went away.
 macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
+    ($($arg:tt)*) => {
+        $crate::command::output::say(format_args!($($arg)*))
+    };
 }
 
 /// `println!` for a command's output (command/output.rs): a reader that went away is an

@@ -9,13 +9,33 @@ use std::io::{self, Write};
 
 use crate::error::{Error, Result};
 
-/// One line of a command's output (`out!` is the `println!` of commands).
+/// One line of a command's output (`out!` is the `println!` of commands), its control characters
+/// made visible: a line names what a job chose (refs, paths, reasons git gave), and isolate's own
+/// lines hold none.
 pub fn line(args: fmt::Arguments<'_>) -> Result<()> {
     let mut stdout = io::stdout().lock();
     stdout
-        .write_fmt(args)
+        .write_all(&shown(args))
         .and_then(|()| stdout.write_all(b"\n"))
         .map_err(Error::Output)
+}
+
+/// One of isolate's messages on standard error (`say!`), its control characters made visible as
+/// `line` makes them: a message quotes what a job wrote (git's messages name its files and refs),
+/// to be shown, never obeyed, by the terminal.
+pub fn say(args: fmt::Arguments<'_>) {
+    let mut text = shown(args);
+    text.push(b'\n');
+    let _ = io::stderr().lock().write_all(&text);
+}
+
+/// `args` formatted, with tabs and line ends kept and every other control character visible.
+fn shown(args: fmt::Arguments<'_>) -> Vec<u8> {
+    let text = match args.as_str() {
+        Some(text) => std::borrow::Cow::Borrowed(text),
+        None => std::borrow::Cow::Owned(args.to_string()),
+    };
+    crate::controls::visible(text.as_bytes(), crate::controls::Lines::Kept)
 }
 
 /// `text` as it is on standard output.
@@ -56,10 +76,9 @@ pub fn finish(result: Result<i32>, failed: i32) -> i32 {
 
 /// Prints an error the way every command does: one line, then the hint if there is one.
 pub fn report_error(err: &Error) {
-    // An error can carry what a job wrote (git's messages name its files and refs): shown, never
-    // obeyed, by the terminal.
-    let text = crate::controls::visible(err.to_string().as_bytes(), crate::controls::Lines::Kept);
-    say!("isolate: error: {}", String::from_utf8_lossy(&text));
+    // An error can carry what a job wrote (git's messages name its files and refs): `say!` shows
+    // its control characters, never lets the terminal obey them.
+    say!("isolate: error: {err}");
     if let Some(hint) = err.hint() {
         say!("{hint}");
     }

@@ -521,6 +521,38 @@ fn a_worktree_rm_force_left_behind_stays_listed_and_prune_settles_it() {
     env.assert_fsck(&repo);
 }
 
+/// A name the job chose with control characters in it (a branch named with C1 controls, which git
+/// takes) reaches the user's terminal visible, never obeyed, from every message that names it:
+/// the end of the job, `rm`, `rm --force`, `status`, `worktrees`.
+#[test]
+fn a_name_the_job_chose_never_drives_the_users_terminal() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (out, report) = env.worktree_job(
+        &repo,
+        &[],
+        "git checkout -qb \"$(printf 'side\\302\\2332J\\302\\2350;T')\" && echo x > side.txt && \
+         git add side.txt && git commit -qm side && git checkout -q -",
+    );
+    let id = report["id"].as_str().unwrap().to_string();
+    let mut said = vec![stderr(&out)];
+    for args in [
+        vec!["rm", id.as_str()],
+        vec!["status", id.as_str()],
+        vec!["rm", "--force", id.as_str()],
+        vec!["worktrees"],
+    ] {
+        let out = env.isolate(env.path(), &args);
+        said.push(format!("{}{}", stdout(&out), stderr(&out)));
+    }
+    let all = said.concat();
+    assert!(all.contains("side"), "{all}");
+    assert!(
+        !all.contains('\u{9b}') && !all.contains('\u{9d}') && all.contains("sideM-^[2J"),
+        "{all:?}"
+    );
+}
+
 /// What `prune` did or would do with one worktree: (action, branch), with `would` forms mapped to
 /// what they predict.
 fn predictions(lines: &serde_json::Value) -> BTreeMap<String, (String, String)> {
