@@ -3,9 +3,11 @@
 //! the caller's `GIT_DIR`-style variables. Never point it at a job's repository after the job ran:
 //! git there would run whatever the job planted (see `worktree::inspect` for how those are read).
 //! The hygiene is hygiene.rs, the runs run.rs, the bounded wait wait.rs, git's version version.rs;
-//! the project itself (the user's repository, found from the cwd) is project.rs, the reads of its
+//! the project itself (the user's repository, found from the cwd) is project.rs, which paths a
+//! filter driver writes attributes.rs, the reads of its
 //! refs done in-process refs.rs, a ref transaction prepared ahead of its commit transaction.rs.
 
+pub mod attributes;
 mod borrowed;
 mod hygiene;
 pub mod mark;

@@ -286,6 +286,75 @@ fn merge_lands_exactly_what_was_shown_whatever_the_job_planted() {
     env.assert_fsck(&repo);
 }
 
+/// The user's own filter drivers, whose commands run what lies in the checkout (a script of the
+/// project's; `python3 -m` finding a module at the top): git checks a merge out in the index's
+/// order, so the job's changed script, or a module it added, was on disk before the driver ran for
+/// a later file, and ran with the user's rights. The files a driver writes are checked out first,
+/// where nothing of the job's is yet; the merge lands whole all the same.
+#[test]
+fn the_users_filter_drivers_never_run_what_the_merge_brings() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let markers = env.path().join("markers");
+    fs::create_dir(&markers).unwrap();
+    fs::create_dir_all(repo.join("bin")).unwrap();
+    fs::create_dir_all(repo.join("src")).unwrap();
+    fs::write(repo.join("bin/smudge.sh"), "cat\n").unwrap();
+    fs::write(repo.join("src/a.txt"), "a\n").unwrap();
+    fs::write(repo.join("src/b.dat"), "b\n").unwrap();
+    fs::write(
+        repo.join(".gitattributes"),
+        "*.txt filter=kw\n*.dat filter=py\n",
+    )
+    .unwrap();
+    fs::write(repo.join(".gitignore"), "__pycache__/\n").unwrap();
+    env.git(&repo, ["config", "filter.kw.smudge", "sh bin/smudge.sh"]);
+    env.git(&repo, ["config", "filter.kw.clean", "cat"]);
+    env.git(&repo, ["config", "filter.py.smudge", "python3 -m pysmudge"]);
+    env.git(&repo, ["config", "filter.py.clean", "cat"]);
+    fs::write(
+        repo.join("pysmudge.py"),
+        "import sys\nsys.stdout.write(sys.stdin.read())\n",
+    )
+    .unwrap();
+    env.git(&repo, ["add", "."]);
+    env.git(&repo, ["commit", "-q", "-m", "filters"]);
+    // The job's module is found first on `python3 -m`'s path only where it shadows the user's:
+    // the user's lies at the top, so the job replaces it there.
+    let m = markers.display();
+    let script = format!(
+        "printf 'echo ran >> {m}/smudge-sh; cat\\n' > bin/smudge.sh && \
+         printf 'import sys\\nopen(\"{m}/pysmudge\", \"a\").write(\"ran\")\\nsys.stdout.write(sys.stdin.read())\\n' > pysmudge.py && \
+         echo job > src/a.txt && echo job > src/b.dat && echo new > src/c.txt && \
+         git add -A && git commit -q -m tidy"
+    );
+    let (out, report) = env.worktree_job(&repo, &[], &script);
+    assert_status(&out, 0);
+    let id = report["id"].as_str().unwrap().to_string();
+    let out = env.isolate(&repo, ["merge", "--yes", &id]);
+    assert_status(&out, 0);
+    assert!(
+        fs::read_dir(&markers).unwrap().next().is_none(),
+        "a driver ran the job's code: {:?}",
+        fs::read_dir(&markers)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect::<Vec<_>>()
+    );
+    for (file, text) in [
+        ("src/a.txt", "job\n"),
+        ("src/b.dat", "job\n"),
+        ("src/c.txt", "new\n"),
+    ] {
+        assert_eq!(fs::read_to_string(repo.join(file)).unwrap(), text, "{file}");
+    }
+    assert!(fs::read_to_string(repo.join("bin/smudge.sh"))
+        .unwrap()
+        .contains("ran"));
+    assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");
+    env.assert_fsck(&repo);
+}
+
 #[test]
 fn prune_run_inside_a_kept_worktree_runs_nothing_the_job_planted() {
     let env = TestEnv::new();

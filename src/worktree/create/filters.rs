@@ -90,21 +90,15 @@ pub(super) fn no_attributes(object_format: &str) -> [String; 3] {
 /// the sandbox writes them. Read with `check-attr`, which runs nothing.
 pub(super) fn withhold(path: &Path) -> Result<Vec<OsString>> {
     let files = git::run(path, ["ls-files", "-z", "--cached"])?;
-    if files.stdout.is_empty() {
-        return Ok(Vec::new());
-    }
-    let attrs = git::run_with_input(
-        path,
-        [
-            "check-attr",
-            "-z",
-            "--stdin",
-            "filter",
-            "working-tree-encoding",
-        ],
-        &files.stdout,
-    )?;
-    let filtered = filtered(&attrs.stdout);
+    let names: Vec<&[u8]> = files
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|n| !n.is_empty())
+        .collect();
+    let filtered: Vec<OsString> = git::attributes::driven(path, &[], &names)?
+        .into_iter()
+        .map(OsString::from_vec)
+        .collect();
     if filtered.is_empty() {
         return Ok(filtered);
     }
@@ -214,21 +208,6 @@ fn checkout_listed(path: &Path) -> Result<()> {
     git::run_command(cmd).map(|_| ())
 }
 
-/// The paths of `check-attr -z` output (`path NUL attribute NUL value NUL`, repeated) whose filter
-/// names a driver or whose working tree encoding is not UTF-8 (so that the files that must be
-/// written converted all are), each once.
-fn filtered(out: &[u8]) -> Vec<OsString> {
-    let fields: Vec<&[u8]> = out.split(|&b| b == 0).collect();
-    let mut paths: Vec<OsString> = fields
-        .chunks_exact(3)
-        .filter(|f| !matches!(f[2], b"unspecified" | b"unset" | b"set"))
-        .map(|f| OsString::from_vec(f[0].to_vec()))
-        .collect();
-    // check-attr answers path by path, every attribute of one path together.
-    paths.dedup();
-    paths
-}
-
 /// Removes the regular file or link `rel` beneath `root`, never through a link; a path that is not
 /// there (or not beneath) is left as it is.
 fn unlink_beneath(root: &OwnedFd, rel: &Path) -> io::Result<()> {
@@ -250,18 +229,5 @@ fn unlink_beneath(root: &OwnedFd, rel: &Path) -> io::Result<()> {
     match unlinkat(dir.as_fd(), name, UnlinkatFlags::NoRemoveDir) {
         Ok(()) | Err(Errno::ENOENT | Errno::EISDIR) => Ok(()),
         Err(e) => Err(e.into()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::filtered;
-
-    #[test]
-    fn only_paths_whose_filter_names_a_driver() {
-        let out = b"a.bin\0filter\0lfs\0a.bin\0working-tree-encoding\0UTF-16\0\
-                    b.txt\0filter\0unspecified\0c\0filter\0unset\0d\0filter\0set\0\
-                    e\0working-tree-encoding\0UTF-16\0";
-        assert_eq!(filtered(out), vec!["a.bin", "e"]);
     }
 }

@@ -98,62 +98,108 @@ pub(super) fn fast_forward(
             preview.target
         )));
     }
-    // --no-overwrite-ignore: an ignored file or directory in the way (a `.env`, `data/`) stops the
-    // merge rather than go.
-    let mut merge: Vec<&str> = attributes.iter().map(String::as_str).collect();
-    merge.extend([
-        "merge",
-        "--ff-only",
-        "--quiet",
-        "--no-overwrite-ignore",
-        result,
-    ]);
-    let merged = git::try_run(dir, &merge)?;
-    if merged.status.success() {
+    // The files a driver of the user's writes, first: a driver's command may run what lies in the
+    // checkout (`sh bin/smudge.sh`, `python3 -m tool` finding `tool.py` at the top), and git writes
+    // in the index's order, so the job's other files would be there before a later file's driver
+    // runs. Then the rest, where git finds those already written.
+    let written: Vec<&[u8]> = involved
+        .iter()
+        .filter(|c| c.after != Kind::Absent)
+        .map(|c| c.name.as_slice())
+        .collect();
+    let driven = git::attributes::driven(dir, &attributes, &written)?;
+    let failed = match checkout_driven(dir, &attributes, result, &driven)? {
+        Some(failed) => Some(failed),
+        None => {
+            // --no-overwrite-ignore: an ignored file or directory in the way (a `.env`, `data/`)
+            // stops the merge rather than go.
+            let mut merge: Vec<&str> = attributes.iter().map(String::as_str).collect();
+            merge.extend([
+                "merge",
+                "--ff-only",
+                "--quiet",
+                "--no-overwrite-ignore",
+                result,
+            ]);
+            let merged = git::try_run(dir, &merge)?;
+            (!merged.status.success()).then_some(merged)
+        }
+    };
+    let Some(failed) = failed else {
         return Ok(());
-    }
+    };
     restore(
         project,
         dir,
         &top,
         (&attributes, preview),
-        (&involved, &added),
+        (&involved, &added, &driven),
     );
     Err(Error::git(
         "merge --ff-only (in the project's checkout, which is put back as it was)",
-        merged.status.code(),
-        &merged.stderr,
+        failed.status.code(),
+        &failed.stderr,
     ))
+}
+
+/// The files of `driven` checked out of `result`, into the index and the checkout, before any
+/// other file of the merge is written; git's output when that failed.
+fn checkout_driven(
+    dir: &Path,
+    attributes: &[String],
+    result: &str,
+    driven: &[Vec<u8>],
+) -> Result<Option<git::Output>> {
+    if driven.is_empty() {
+        return Ok(None);
+    }
+    let mut args: Vec<Vec<u8>> = attributes
+        .iter()
+        .map(String::as_str)
+        .chain(["checkout", "--quiet", result, "--"])
+        .map(|a| a.as_bytes().to_vec())
+        .collect();
+    args.extend(
+        driven
+            .iter()
+            .map(|n| [b":(literal)".as_slice(), n].concat()),
+    );
+    let out = git::try_run(dir, args.iter().map(|a| OsStr::from_bytes(a)))?;
+    Ok((!out.status.success()).then_some(out))
 }
 
 /// After a fast-forward that failed part-way: the files the merge touched as they were at the
 /// commit shown. Those it added, where nothing was before, are removed again, and only where what
-/// is there is what the merge writes.
+/// is there is what the merge writes. The files a driver writes (`driven`) go back last, once none
+/// of the job's others is left for their drivers to run.
 fn restore(
     project: &Project,
     dir: &Path,
     top: &std::os::fd::OwnedFd,
     (attributes, preview): (&[String], &Preview),
-    (involved, added): (&[Change], &[&Change]),
+    (involved, added, driven): (&[Change], &[&Change], &[Vec<u8>]),
 ) {
-    let existed: Vec<&Change> = involved
-        .iter()
-        .filter(|c| c.before != Kind::Absent)
-        .collect();
-    if !existed.is_empty() {
+    let checkout = |names: Vec<&[u8]>| {
+        if names.is_empty() {
+            return;
+        }
         let mut args: Vec<Vec<u8>> = attributes
             .iter()
             .map(String::as_str)
             .chain(["checkout", &preview.shown, "--"])
             .map(|a| a.as_bytes().to_vec())
             .collect();
-        args.extend(
-            existed
-                .iter()
-                .map(|c| [b":(literal)".as_slice(), &c.name].concat()),
-        );
+        args.extend(names.iter().map(|n| [b":(literal)".as_slice(), n].concat()));
         let _ = git::try_run(dir, args.iter().map(|a| OsStr::from_bytes(a)));
-    }
+    };
+    let existed = || involved.iter().filter(|c| c.before != Kind::Absent);
+    let is_driven = |c: &Change| driven.contains(&c.name);
+    checkout(
+        existed()
+            .filter(|c| !is_driven(c))
+            .map(|c| c.name.as_slice())
+            .collect(),
+    );
     let ids: Vec<&str> = added.iter().map(|c| c.object.as_str()).collect();
     let sizes = sizes(project, &ids).unwrap_or_default();
     for (n, change) in added.iter().enumerate() {
@@ -164,6 +210,12 @@ fn restore(
             sizes.get(n).copied().flatten(),
         );
     }
+    checkout(
+        existed()
+            .filter(|c| is_driven(c))
+            .map(|c| c.name.as_slice())
+            .collect(),
+    );
 }
 
 /// The option that makes the checkout apply the attributes of the commit shown (git 2.40's
