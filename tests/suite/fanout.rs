@@ -910,6 +910,45 @@ fn merge_never_overwrites_the_users_ignored_files_nor_leaves_the_checkout_half_m
     }
 }
 
+/// A blob a thousand times its packed size (a gibibyte of one byte, a megabyte compressed) passes
+/// the import's bounds; checked out, it filled the user's memory and disk. The merge refuses to
+/// write more than a gibibyte, saying so, and the checkout is as it was.
+#[test]
+fn merge_refuses_to_write_a_blob_far_larger_than_it_was_packed() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let bomb = env.file(
+        "bomb.py",
+        "import hashlib, os, zlib\n\
+         n = (1 << 30) + 1\n\
+         head = b'blob %d\\0' % n\n\
+         h, c = hashlib.sha1(head), zlib.compressobj(1)\n\
+         out, chunk, left = [c.compress(head)], b'A' * (1 << 24), n\n\
+         while left:\n    part = chunk[:min(left, len(chunk))]\n    h.update(part)\n    \
+         out.append(c.compress(part))\n    left -= len(part)\n\
+         out.append(c.flush())\n\
+         d = h.hexdigest()\n\
+         os.makedirs('.git/objects/' + d[:2], exist_ok=True)\n\
+         open('.git/objects/%s/%s' % (d[:2], d[2:]), 'wb').write(b''.join(out))\n\
+         print(d)\n",
+    );
+    let script = format!(
+        "id=$(python3 {}) && git update-index --add --cacheinfo 100644,$id,logo.bin && \
+         echo small > small.txt && git add small.txt && git commit -q -m assets",
+        bomb.display()
+    );
+    let (out, report) = env.worktree_job(&repo, &[], &script);
+    assert_status(&out, 0);
+    let id = report["id"].as_str().unwrap();
+    let main = env.git(&repo, ["rev-parse", "main"]);
+    let out = env.isolate(&repo, ["merge", "--yes", id]);
+    assert_status(&out, 1);
+    assert!(stderr(&out).contains("MiB"), "{}", stderr(&out));
+    assert_eq!(env.git(&repo, ["rev-parse", "main"]), main);
+    assert!(!repo.join("logo.bin").exists() && !repo.join("small.txt").exists());
+    assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");
+}
+
 #[test]
 fn work_held_in_a_merge_commit_is_never_taken_for_merged() {
     // The job merges main into its branch and folds its work into that merge (an amend): git

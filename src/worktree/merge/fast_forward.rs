@@ -90,6 +90,7 @@ pub(super) fn fast_forward(
             added.push(change);
         }
     }
+    within_bounds(project, dir, &involved).map_err(refused)?;
     let attributes = attributes(&involved, preview).map_err(refused)?;
     read_as_configuration(dir, &involved).map_err(refused)?;
     if rev(project, target_ref)? != preview.shown {
@@ -140,6 +141,53 @@ pub(super) fn fast_forward(
         failed.status.code(),
         &failed.stderr,
     ))
+}
+
+/// The most the files a merge writes may hold together. A blob a thousand times its packed size
+/// (a run of one byte, compressed) passes the import's bounds; the checkout would fill the user's
+/// memory while converting it and the disk while writing it. A change this large is the user's to
+/// check out by hand, once reviewed.
+const MAX_WRITTEN: u64 = 1 << 30;
+
+/// Whether the files the merge writes fit `MAX_WRITTEN` and the checkout's free space (a checkout
+/// that fills the disk fails part-way); why not.
+fn within_bounds(
+    project: &Project,
+    dir: &Path,
+    involved: &[Change],
+) -> std::result::Result<(), String> {
+    let ids: Vec<&str> = involved
+        .iter()
+        .filter(|c| matches!(c.after, Kind::File | Kind::Executable))
+        .map(|c| c.object.as_str())
+        .collect();
+    let sizes = sizes(project, &ids).map_err(|e| e.to_string())?;
+    let total = sizes
+        .iter()
+        .map(|s| s.unwrap_or(0))
+        .fold(0u64, u64::saturating_add);
+    let mib = |n: u64| n.div_ceil(1 << 20);
+    if total > MAX_WRITTEN {
+        return Err(format!(
+            "the merge writes {} MiB of files, more than the {} MiB isolate checks out (see \
+             their sizes with git diff --stat, then merge by hand)",
+            mib(total),
+            mib(MAX_WRITTEN)
+        ));
+    }
+    // (`fsblkcnt_t` is 32 bits wide on some targets.)
+    #[allow(clippy::useless_conversion)]
+    let free = nix::sys::statvfs::statvfs(dir)
+        .map(|v| u64::from(v.blocks_available()).saturating_mul(v.fragment_size()))
+        .map_err(|e| format!("cannot read the checkout's free space: {e}"))?;
+    if total > free {
+        return Err(format!(
+            "the merge writes {} MiB of files, and the checkout's filesystem has {} MiB free",
+            mib(total),
+            mib(free)
+        ));
+    }
+    Ok(())
 }
 
 /// The files of `driven` checked out of `result`, into the index and the checkout, before any
