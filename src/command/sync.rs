@@ -67,9 +67,18 @@ fn sync(args: &ImportArgs) -> Result<()> {
             &policy,
             &["diff", "--name-only", "--diff-filter=U"],
         )?;
+        let files: Vec<String> = conflicts.stdout.lines().map(str::to_owned).collect();
+        // A merge that stopped short of conflicts (a filter driver that failed, a file in the
+        // way) is git's failure, told in git's words.
+        if files.is_empty() {
+            return Err(Error::WorktreeGit {
+                what: "the merge in the worktree failed",
+                stderr: merged.stderr.trim().to_string(),
+            });
+        }
         return Err(Error::Conflict {
             into: target,
-            files: conflicts.stdout.lines().map(str::to_owned).collect(),
+            files,
             worktree: path,
         });
     }
