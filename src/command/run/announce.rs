@@ -172,5 +172,14 @@ pub(super) fn announce_end(
             Some(n) => say!("  next:     {next}   (the work on pull request #{n})"),
             None => say!("  next:     {next}"),
         }
+        // A plain merge runs the project's tracked hooks (`core.hooksPath = .githooks`) and checks
+        // the job's `.gitattributes` out with the user's drivers; isolate's shows the change first
+        // and runs nothing of it.
+        if wt.removed {
+            say!(
+                "  or:       isolate merge {}   (shows the change first; runs nothing of it)",
+                record.id
+            );
+        }
     }
 }
