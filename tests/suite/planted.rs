@@ -333,6 +333,16 @@ fn the_users_filter_drivers_never_run_what_the_merge_brings() {
     let id = report["id"].as_str().unwrap().to_string();
     let out = env.isolate(&repo, ["merge", "--yes", &id]);
     assert_status(&out, 0);
+    // The preview puts the files the drivers run first, saying so.
+    for file in ["bin/smudge.sh", "pysmudge.py"] {
+        assert!(
+            stderr(&out)
+                .lines()
+                .any(|l| l.contains(file) && l.contains("filter drivers")),
+            "{file} not flagged:\n{}",
+            stderr(&out)
+        );
+    }
     assert!(
         fs::read_dir(&markers).unwrap().next().is_none(),
         "a driver ran the job's code: {:?}",
