@@ -4603,3 +4603,45 @@ fn a_job_never_binds_an_abstract_name_outsiders_would_reach() {
         stderr(&out)
     );
 }
+
+/// isolate's state directory, under every profile: a job that held a shared `flock` on a lock file
+/// there (`ports/.take`, opened for reading, as `default` reads the home directory) hung every
+/// later `isolate run` of the user, and another job's end on its `import.lock`; it read every
+/// job's records and logs. Nothing of it opens but the job's own TMPDIR and worktree (its names
+/// may be listed, as every carved directory's are).
+#[test]
+fn isolates_state_directory_is_out_of_every_jobs_reach_but_its_own_tmpdir() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (_, earlier) = env.worktree_job(&repo, &["--keep"], "echo draft > draft.txt");
+    let earlier = earlier["id"].as_str().unwrap().to_string();
+    let state = fs::canonicalize(&env.state).unwrap();
+    assert!(state.join("ports/.take").exists(), "no lock file to try");
+    let s = state.display();
+    let script = format!(
+        "for f in {s}/ports/.take {s}/prune.lock {s}/jobs/{earlier}/job.json {s}/jobs/{earlier}/output.log; do \
+           if python3 -c 'import fcntl, sys; fcntl.flock(open(sys.argv[1]), fcntl.LOCK_SH)' \"$f\" 2>/dev/null; \
+           then echo \"opened $f\"; fi; done; \
+         cat {s}/worktrees/*/{earlier}/draft.txt 2>/dev/null && echo read-worktree; \
+         echo own > \"$TMPDIR/x\" && cat \"$TMPDIR/x\" && pwd"
+    );
+    for policy in ["default", "claude-code", "codex", "strict"] {
+        let (out, report) = env.policy_job(&repo, &[], policy, &script);
+        assert_status(&out, 0);
+        let said = stdout(&out);
+        assert!(said.contains("own"), "{policy}: {said}{}", stderr(&out));
+        assert!(
+            !said.contains("opened") && !said.contains("read-worktree"),
+            "{policy}: {said}"
+        );
+        assert_eq!(report["sandbox"]["enforced"], true, "{policy}");
+    }
+    // A job in a worktree under the state directory still works in it.
+    let (out, _) = env.worktree_job(
+        &repo,
+        &[],
+        "echo job > job.txt && cat job.txt && ls >/dev/null",
+    );
+    assert_status(&out, 0);
+    assert!(stdout(&out).contains("job"), "{}", stderr(&out));
+}

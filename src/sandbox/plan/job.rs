@@ -74,6 +74,16 @@ pub(super) fn add_job_paths(
             canonical,
         ));
     }
+    // isolate's state directory is never the job's to read, whatever the policy's read rules: its
+    // lock files take a lock on a descriptor opened for reading (a job holding `ports/.take` hung
+    // every later `isolate run` of the user), and it holds every job's records, logs and
+    // worktrees. What of it the job needs (its TMPDIR, its nested state, its worktree) is granted
+    // above, each by its own rule.
+    if let Ok(state) = crate::job::store::state_dir()
+        .and_then(|s| fs::canonicalize(&s).map_err(|e| Error::io("cannot resolve", &s, e)))
+    {
+        resolved.push(granted(job_path("<isolate state>", Access::Deny), state));
+    }
     // What the job must read whatever the policy says; a path that does not exist needs no rule.
     let installation = job
         .installation
