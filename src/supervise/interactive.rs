@@ -11,7 +11,7 @@ use std::time::Duration;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
-use crate::supervise::pty::{Pty, RawMode, Relay, RelayEnd};
+use crate::supervise::pty::{Left, Pty, RawMode, Relay, RelayEnd, MARGINS_OFF};
 
 /// How long the relay may take to pass on the job's last output once its tree is gone.
 const DRAIN: Duration = Duration::from_secs(5);
@@ -40,24 +40,29 @@ fn user_terminal() -> BorrowedFd<'static> {
 }
 
 /// What the job's output may have left on in the user's terminal, switched off once it ends:
-/// colours, mouse reports (each protocol and encoding), bracketed paste, focus reports; the cursor
-/// shown. Each is harmless when it was off (a shell that wants bracketed paste asks again at its
-/// prompt).
+/// colours, mouse reports (each protocol and encoding), bracketed paste, focus reports, insert
+/// mode, application cursor keys and keypad, the line-drawing character sets (and a shift to
+/// one); autowrap and the cursor back on. Each is harmless when it was off (a shell that wants
+/// bracketed paste or application keys asks again at its prompt).
 const MODES_OFF: &[u8] =
-    b"\x1b[0m\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?2004l\x1b[?1004l\x1b[?25h";
+    b"\x1b[0m\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?2004l\
+\x1b[?1004l\x1b[4l\x1b[?1l\x1b>\x1b(B\x1b)B\x0f\x1b[?7h\x1b[?25h";
 
 /// Leaves the alternate screen. Sent only when the job's output entered it and did not leave it
 /// (a full-screen program ended by the time limit): leaving it when not in it restores a cursor
 /// position saved who knows when.
 const ALTERNATE_OFF: &[u8] = b"\x1b[?1049l";
 
-/// `MODES_OFF` to the user's terminal, when standard output is one, and `ALTERNATE_OFF` when the
-/// job left it on the alternate screen.
-fn modes_off(alternate_screen: bool) {
+/// `MODES_OFF` to the user's terminal, when standard output is one, and what is reset only where
+/// the job's output changed it (`left`).
+fn modes_off(left: Left) {
     // SAFETY: isatty only queries the descriptor.
     if unsafe { libc::isatty(1) } == 1 {
-        if alternate_screen {
+        if left.alternate_screen {
             let _ = nix::unistd::write(user_output(), ALTERNATE_OFF);
+        }
+        if left.margins {
+            let _ = nix::unistd::write(user_output(), MARGINS_OFF);
         }
         let _ = nix::unistd::write(user_output(), MODES_OFF);
     }
@@ -121,7 +126,7 @@ impl Interactive {
             if let RelayEnd::MasterFailed(e) = finished.end {
                 say!("isolate: warning: the job's terminal failed: {e}");
             }
-            modes_off(finished.alternate_screen);
+            modes_off(finished.left);
         }
         self.raw = None;
     }

@@ -261,6 +261,33 @@ fn a_job_ended_on_the_alternate_screen_leaves_the_users_terminal_on_its_own() {
     assert!(screen.screen().contains("timed out"), "{}", screen.screen());
 }
 
+/// The rest of what a job's output can leave changed in the user's terminal: insert mode,
+/// autowrap off, application cursor keys and keypad, a scroll region with origin mode (which kept
+/// the user's next lines in three rows at the top, and isolate's own last line printed over them).
+#[test]
+fn insert_mode_keypad_and_a_scroll_region_the_job_set_are_reset_once_it_ends() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    let flags = || {
+        screen.tmux(&[
+            "display",
+            "-p",
+            "-t",
+            "main",
+            "#{insert_flag} #{wrap_flag} #{keypad_cursor_flag} #{keypad_flag} #{origin_flag} \
+             #{scroll_region_upper}-#{scroll_region_lower}",
+        ])
+    };
+    let before = flags();
+    assert_eq!(before.trim(), "0 1 0 0 0 0-29", "the terminal before");
+    screen.line(&format!(
+        "{BIN} run -- printf '\\033(0\\033[?7l\\033[4h\\033[?1h\\033=\\033[2;4r\\033[?6hSET\\n'; \
+         echo DO\"\"NE"
+    ));
+    assert!(screen.wait_for("DONE"), "{}", screen.screen());
+    assert_eq!(flags(), before, "{}", screen.screen());
+}
+
 #[test]
 fn closing_the_terminal_ends_the_job_and_records_the_end() {
     let env = TestEnv::new();

@@ -16,7 +16,7 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGWINCH};
 use signal_hook::SigId;
 
 use super::wire::Frame;
-use crate::supervise::pty::{read, winsize_of, RawMode};
+use crate::supervise::pty::{read, winsize_of, Model, RawMode, MARGINS_OFF};
 use crate::sys::pipe::pipe;
 
 /// How an attach ended.
@@ -46,7 +46,7 @@ pub fn attach(socket: &Path, key: u8) -> io::Result<Left> {
         Ok(()) => {
             let raw = RawMode::enter(stdin)?;
             let mut out = std::fs::File::from(stdout.try_clone_to_owned()?);
-            let mut modes = vt100::Parser::new(NonZeroU16::MIN, NonZeroU16::MIN, 0);
+            let mut modes = Model::new(NonZeroU16::MIN, NonZeroU16::MIN);
             let signals = Signals {
                 winch: winch_rx.as_fd(),
                 quit: quit_rx.as_fd(),
@@ -55,7 +55,7 @@ pub fn attach(socket: &Path, key: u8) -> io::Result<Left> {
             let left = relay(&mut stream, stdin, &mut out, &signals, key, &mut modes);
             // The modes the job switched on (the alternate screen, mouse reporting, a hidden
             // cursor…) are switched off again before the user's shell has the terminal back.
-            let _ = out.write_all(&restore(modes.screen()));
+            let _ = out.write_all(&restore(&modes));
             let _ = out.flush();
             drop(raw);
             left
@@ -93,10 +93,14 @@ struct Signals<'a> {
 }
 
 /// The sequences that switch off what the job's output left on in the terminal.
-fn restore(screen: &vt100::Screen) -> Vec<u8> {
+fn restore(modes: &Model) -> Vec<u8> {
+    let screen = modes.screen();
     let mut out = b"\x1b[0m".to_vec();
     if screen.alternate_screen() {
         out.extend_from_slice(b"\x1b[?1049l");
+    }
+    if modes.margins() {
+        out.extend_from_slice(MARGINS_OFF);
     }
     if screen.mouse_protocol_mode() != vt100::MouseProtocolMode::None {
         out.extend_from_slice(b"\x1b[?1000l\x1b[?1002l\x1b[?1003l");
@@ -116,8 +120,9 @@ fn restore(screen: &vt100::Screen) -> Vec<u8> {
     if screen.hide_cursor() {
         out.extend_from_slice(b"\x1b[?25h");
     }
-    // Focus reports, which the model does not follow: off whatever they were.
-    out.extend_from_slice(b"\x1b[?1004l");
+    // Focus reports, insert mode, the character sets and autowrap, which the model does not
+    // follow: as the user's shell expects them, whatever they were.
+    out.extend_from_slice(b"\x1b[?1004l\x1b[4l\x1b(B\x1b)B\x0f\x1b[?7h");
     out
 }
 
@@ -127,7 +132,7 @@ fn relay(
     out: &mut std::fs::File,
     signals: &Signals<'_>,
     key: u8,
-    modes: &mut vt100::Parser,
+    modes: &mut Model,
 ) -> io::Result<Left> {
     send_size(stream, stdin)?;
     let mut buf = vec![0u8; 16 << 10];

@@ -22,7 +22,7 @@ use nix::unistd::Pid;
 
 use super::wire::{Frame, Frames};
 use crate::supervise::interactive::Terminal;
-use crate::supervise::pty::{read, set_nonblocking, set_size, Pty, Worker};
+use crate::supervise::pty::{read, set_nonblocking, set_size, Model, Pty, Worker};
 use crate::sys::pipe::pipe;
 
 /// The socket's name in the job's directory.
@@ -143,7 +143,7 @@ impl Terminal for Hub {
 struct Serve {
     master: Arc<OwnedFd>,
     log: File,
-    screen: vt100::Parser,
+    screen: Model,
     client: Option<(UnixStream, Frames)>,
 }
 
@@ -153,10 +153,9 @@ impl Serve {
         Serve {
             master,
             log,
-            screen: vt100::Parser::new(
+            screen: Model::new(
                 NonZeroU16::new(rows).unwrap_or(one),
                 NonZeroU16::new(cols).unwrap_or(one),
-                0,
             ),
             client: None,
         }

@@ -3,7 +3,7 @@
 
 use std::io;
 use std::os::fd::BorrowedFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::relay::RelayEnd;
 use super::screen::Screen;
@@ -37,13 +37,13 @@ pub(super) fn relay_input(input: BorrowedFd<'_>, master: BorrowedFd<'_>, stop: B
     }
 }
 
-/// Master -> user's terminal, until every holder of the slave has closed it, or `stop`; whether
-/// what was written left the terminal on its alternate screen, in `alternate`.
+/// Master -> user's terminal, until every holder of the slave has closed it, or `stop`; what was
+/// written left changed of the terminal (screen.rs), in `left` (`Left::bits`).
 pub(super) fn relay_output(
     master: BorrowedFd<'_>,
     output: BorrowedFd<'_>,
     stop: BorrowedFd<'_>,
-    alternate: &AtomicBool,
+    left: &AtomicU8,
 ) -> RelayEnd {
     let mut buf = vec![0u8; BUF_SIZE];
     let mut failed = None;
@@ -65,7 +65,7 @@ pub(super) fn relay_output(
             continue;
         }
         screen.feed(&buf[..n]);
-        alternate.store(screen.alternate(), Ordering::Relaxed);
+        left.store(screen.left().bits(), Ordering::Relaxed);
         match write_all(output, &buf[..n], stop) {
             Ok(Wake::Ready) => {}
             Ok(Wake::Stopped) => return RelayEnd::TimedOut,

@@ -26,6 +26,7 @@ mod raw_mode;
 mod relay;
 mod screen;
 mod stoppable;
+mod strings;
 mod syscall;
 mod termios;
 #[cfg(test)]
@@ -36,5 +37,7 @@ pub use attach::attach_controlling_terminal;
 pub use pair::{set_size, winsize_of, Pty};
 pub use raw_mode::RawMode;
 pub use relay::{Finished, Relay, RelayEnd};
+pub use screen::{Left, MARGINS_OFF};
+pub use strings::Model;
 pub use syscall::{read, set_nonblocking};
 pub use worker::Worker;

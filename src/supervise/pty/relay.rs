@@ -4,11 +4,12 @@
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::direction::{relay_input, relay_output};
+use super::screen::Left;
 use super::syscall::set_nonblocking;
 use super::worker::Worker;
 use crate::sys::pipe::pipe;
@@ -46,16 +47,16 @@ pub struct Relay {
     stop: OwnedFd,
     input: Worker<()>,
     output: Worker<RelayEnd>,
-    /// Whether the output relayed so far left the user's terminal on its alternate screen.
-    alternate: Arc<AtomicBool>,
+    /// What the output relayed so far left changed of the user's terminal (`Left::bits`).
+    left: Arc<AtomicU8>,
 }
 
-/// A relay finished: how its output ended, and whether that left the user's terminal on its
-/// alternate screen (screen.rs).
+/// A relay finished: how its output ended, and what that left changed of the user's terminal
+/// that is reset only where it was (screen.rs).
 #[derive(Debug)]
 pub struct Finished {
     pub end: RelayEnd,
-    pub alternate_screen: bool,
+    pub left: Left,
 }
 
 impl Relay {
@@ -76,8 +77,8 @@ impl Relay {
         let input = Worker::spawn("isolate-pty-in", move || {
             relay_input(input.as_fd(), m.as_fd(), s.as_fd())
         })?;
-        let alternate = Arc::new(AtomicBool::new(false));
-        let on = Arc::clone(&alternate);
+        let left = Arc::new(AtomicU8::new(0));
+        let on = Arc::clone(&left);
         let output = Worker::spawn("isolate-pty-out", move || {
             relay_output(master.as_fd(), output.as_fd(), stop_rx.as_fd(), &on)
         })?;
@@ -85,7 +86,7 @@ impl Relay {
             stop,
             input,
             output,
-            alternate,
+            left,
         })
     }
 
@@ -99,7 +100,7 @@ impl Relay {
         let _ = self.input.wait(STOP_GRACE);
         Finished {
             end: end.unwrap_or(RelayEnd::TimedOut),
-            alternate_screen: self.alternate.load(Ordering::Relaxed),
+            left: Left::from_bits(self.left.load(Ordering::Relaxed)),
         }
     }
 }

@@ -1,8 +1,15 @@
-//! Whether the job's output left the user's terminal on its alternate screen, read from the bytes
-//! relayed: the private modes 47, 1047 and 1049 set (`CSI ? … h`) and reset (`CSI ? … l`), a
-//! sequence split across reads included. A job ended by its time limit, a `stop` or a crash in the
-//! middle of a full-screen program never leaves it itself; leaving it when not in it would restore
-//! a cursor position saved who knows when, so it is left only when the job entered it.
+//! What of the user's terminal the job's output left changed that is unsafe to reset blindly, read
+//! from the bytes relayed, a sequence split across reads included: the alternate screen (the
+//! private modes 47, 1047 and 1049 set, `CSI ? … h`, and reset, `CSI ? … l`), and the scroll
+//! region or origin mode (`CSI … r`, `CSI ? 6 h`). A job ended by its time limit, a `stop` or a
+//! crash in the middle of a full-screen program never resets them itself; but leaving the
+//! alternate screen when not in it restores a cursor position saved who knows when, and resetting
+//! the scroll region moves the cursor home, so each is reset only when the job changed it.
+
+/// The whole screen scrolls again, in absolute positions, and the cursor, which that sends home,
+/// goes to a fresh line at the bottom: sent only where the output set a scroll region or origin
+/// mode (`Left::margins`).
+pub const MARGINS_OFF: &[u8] = b"\x1b[?6l\x1b[r\x1b[999;1H\r\n";
 
 /// The private modes that switch to the alternate screen.
 const ALTERNATE: [u32; 3] = [47, 1047, 1049];
@@ -23,6 +30,27 @@ enum State {
     Other,
 }
 
+/// What the output left changed, of what is reset only where it was (see the module).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Left {
+    pub alternate_screen: bool,
+    pub margins: bool,
+}
+
+impl Left {
+    /// As one byte, for an atomic shared with the thread that reads the output.
+    pub fn bits(self) -> u8 {
+        u8::from(self.alternate_screen) | u8::from(self.margins) << 1
+    }
+
+    pub fn from_bits(bits: u8) -> Left {
+        Left {
+            alternate_screen: bits & 1 != 0,
+            margins: bits & 2 != 0,
+        }
+    }
+}
+
 /// The scanner of one output stream.
 #[derive(Debug)]
 pub struct Screen {
@@ -30,6 +58,7 @@ pub struct Screen {
     params: [u32; MAX_PARAMS],
     count: usize,
     alternate: bool,
+    margins: bool,
 }
 
 impl Default for Screen {
@@ -39,14 +68,23 @@ impl Default for Screen {
             params: [0; MAX_PARAMS],
             count: 0,
             alternate: false,
+            margins: false,
         }
     }
 }
 
 impl Screen {
-    /// Whether the output so far has the terminal on its alternate screen.
-    pub fn alternate(&self) -> bool {
-        self.alternate
+    /// Whether the output set a scroll region or origin mode.
+    pub fn margins(&self) -> bool {
+        self.margins
+    }
+
+    /// What the output so far left changed.
+    pub fn left(&self) -> Left {
+        Left {
+            alternate_screen: self.alternate,
+            margins: self.margins,
+        }
     }
 
     /// Reads the next bytes of the stream.
@@ -62,6 +100,10 @@ impl Screen {
                     self.count = 1;
                     State::Private
                 }
+                (State::Csi | State::Other, b'r') => {
+                    self.margins = true;
+                    State::Ground
+                }
                 (State::Csi | State::Other, 0x40..=0x7e) => State::Ground,
                 (State::Csi | State::Other, _) => State::Other,
                 (State::Private, b'0'..=b'9') => {
@@ -74,12 +116,11 @@ impl Screen {
                     State::Private
                 }
                 (State::Private, b'h' | b'l') => {
-                    if self.params[..self.count]
-                        .iter()
-                        .any(|p| ALTERNATE.contains(p))
-                    {
+                    let params = &self.params[..self.count];
+                    if params.iter().any(|p| ALTERNATE.contains(p)) {
                         self.alternate = b == b'h';
                     }
+                    self.margins |= b == b'h' && params.contains(&6);
                     State::Ground
                 }
                 (State::Private, 0x40..=0x7e) => State::Ground,
@@ -98,7 +139,7 @@ mod tests {
         for chunk in chunks {
             screen.feed(chunk);
         }
-        screen.alternate()
+        screen.left().alternate_screen
     }
 
     #[test]
@@ -109,6 +150,18 @@ mod tests {
         assert!(!after(&[b"\x1b[?1049h text \x1b[?1049l"]));
         assert!(after(&[b"\x1b[?25;1049h"]));
         assert!(!after(&[b"plain \x1b[1049h \x1b[31m colour"]));
+    }
+
+    #[test]
+    fn a_scroll_region_or_origin_mode_is_seen() {
+        let margins = |chunks: &[&[u8]]| {
+            let mut screen = Screen::default();
+            chunks.iter().for_each(|c| screen.feed(c));
+            screen.margins()
+        };
+        assert!(margins(&[b"\x1b[2;", b"4r"]));
+        assert!(margins(&[b"\x1b[?6h"]));
+        assert!(!margins(&[b"\x1b[?6l\x1b[31mred\x1b[2J\x1b[?1049h"]));
     }
 
     #[test]

@@ -1,0 +1,139 @@
+//! A bound on the control strings (OSC, DCS, SOS, PM, APC) of a job's output before a screen model
+//! reads them: `vt100`'s parser keeps the whole of one in memory until its terminator, so a job that
+//! printed `ESC ] 0 ;` and a gigabyte with none grew the supervisor of a `--tty` job and an
+//! `attach` client by as much. What lies beyond `LIMIT` bytes of one string is dropped until its
+//! terminator, which is passed on; no title, no clipboard write the model keeps is that long. Only
+//! what the model reads is cut: the log and the client's terminal get every byte.
+
+use super::screen::Screen;
+
+/// The most of one control string the model reads.
+const LIMIT: usize = 4096;
+
+/// Where the filter is in the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Ground,
+    Escape,
+    /// Inside a control string: this many of its bytes passed so far.
+    String(usize),
+}
+
+/// The filter of one output stream.
+#[derive(Debug)]
+pub struct Strings {
+    state: State,
+}
+
+impl Default for Strings {
+    fn default() -> Strings {
+        Strings {
+            state: State::Ground,
+        }
+    }
+}
+
+impl Strings {
+    /// `input` as the model may read it, in `out` (cleared first).
+    pub fn bound(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        out.clear();
+        for &b in input {
+            let (next, keep) = match (self.state, b) {
+                (_, 0x1b) => (State::Escape, true),
+                // DCS, SOS, OSC, PM, APC as eight-bit controls.
+                (State::Ground, 0x90 | 0x98 | 0x9d..=0x9f) => (State::String(0), true),
+                (State::Ground, _) => (State::Ground, true),
+                (State::Escape, b'P' | b'X' | b']' | b'^' | b'_') => (State::String(0), true),
+                (State::Escape, _) => (State::Ground, true),
+                // BEL ends an OSC, ST any string; CAN and SUB abort one.
+                (State::String(_), 0x07 | 0x9c | 0x18 | 0x1a) => (State::Ground, true),
+                (State::String(n), _) => (State::String(n.saturating_add(1)), n < LIMIT),
+            };
+            self.state = next;
+            if keep {
+                out.push(b);
+            }
+        }
+    }
+}
+
+/// A `vt100` screen model that reads the job's output through [`Strings`], with what `vt100`
+/// does not tell of it (a scroll region set: screen.rs).
+pub struct Model {
+    parser: vt100::Parser,
+    strings: Strings,
+    bounded: Vec<u8>,
+    seen: Screen,
+}
+
+impl Model {
+    pub fn new(rows: std::num::NonZeroU16, cols: std::num::NonZeroU16) -> Model {
+        Model {
+            parser: vt100::Parser::new(rows, cols, 0),
+            strings: Strings::default(),
+            bounded: Vec::new(),
+            seen: Screen::default(),
+        }
+    }
+
+    /// Reads the next bytes of the output.
+    pub fn process(&mut self, bytes: &[u8]) {
+        self.strings.bound(bytes, &mut self.bounded);
+        self.parser.process(&self.bounded);
+        self.seen.feed(bytes);
+    }
+
+    /// Whether the output set a scroll region or origin mode.
+    pub fn margins(&self) -> bool {
+        self.seen.margins()
+    }
+
+    pub fn screen(&self) -> &vt100::Screen {
+        self.parser.screen()
+    }
+
+    pub fn set_size(&mut self, rows: std::num::NonZeroU16, cols: std::num::NonZeroU16) {
+        self.parser.set_size(rows, cols);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Strings, LIMIT};
+
+    #[test]
+    fn a_long_string_is_cut_and_its_terminator_kept() {
+        let mut strings = Strings::default();
+        let mut out = Vec::new();
+        let mut seen = Vec::new();
+        strings.bound(b"before\x1b]0;", &mut out);
+        seen.extend_from_slice(&out);
+        for _ in 0..100 {
+            strings.bound(&[b'A'; 1000], &mut out);
+            seen.extend_from_slice(&out);
+        }
+        strings.bound(b"\x07after\x1bPq", &mut out);
+        seen.extend_from_slice(&out);
+        strings.bound(&[b'#'; 5000], &mut out);
+        seen.extend_from_slice(&out);
+        strings.bound(b"\x1b\\done", &mut out);
+        seen.extend_from_slice(&out);
+        let text = String::from_utf8(seen).unwrap();
+        assert!(text.starts_with("before\x1b]0;AAA"));
+        assert_eq!(text.matches('A').count(), LIMIT - 2, "\"0;\" counts");
+        assert_eq!(text.matches('#').count(), LIMIT - 1);
+        assert!(
+            text.contains("\x07after\x1bPq") && text.ends_with("\x1b\\done"),
+            "{text:?}"
+        );
+    }
+
+    #[test]
+    fn ordinary_output_and_short_strings_pass_whole() {
+        let mut strings = Strings::default();
+        let mut out = Vec::new();
+        let text = "plain \x1b[31mred\x1b[0m \x1b]0;title\x07 日本 \x1b]52;c;aGk=\x1b\\";
+        strings.bound(text.as_bytes(), &mut out);
+        assert_eq!(out, text.as_bytes());
+    }
+}
