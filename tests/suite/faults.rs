@@ -208,6 +208,72 @@ fn a_supervisor_killed_during_the_import_loses_nothing() {
     env.assert_fsck(&repo);
 }
 
+/// A state directory whose filesystem another job fills for a moment (through its TMPDIR, which is
+/// there): a background job's log could not be written, and its pump gave up, closed the pipe and
+/// killed the job with SIGPIPE on its next line. The pump reads on, drops what it cannot write,
+/// and once the space is back says so in the log; the job ends as it would have.
+#[test]
+fn a_full_state_filesystem_for_a_moment_kills_no_background_job() {
+    // Needs root to mount a small tmpfs (CI runs as root).
+    let env = TestEnv::new();
+    let small = env.path().join("small");
+    fs::create_dir_all(&small).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
+        .arg(&small)
+        .status()
+        .unwrap();
+    assert!(
+        mounted.success(),
+        "mounting a tmpfs needs root (CI runs as root)"
+    );
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _guard = Unmount(small.clone());
+    let state = small.display().to_string();
+    let vars = [("ISOLATE_HOME", state.as_str())];
+    let out = env.isolate_with(
+        env.path(),
+        &vars,
+        &[
+            "run",
+            "--bg",
+            "--",
+            "sh",
+            "-c",
+            "for i in $(seq 40); do echo line $i; head -c 4096 /dev/zero | tr '\\0' x; echo; \
+             sleep 0.05; done; echo fin\"\"ished",
+        ],
+    );
+    assert_status(&out, 0);
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let filled = env.isolate_with(
+        env.path(),
+        &vars,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "head -c 16m /dev/zero > \"$TMPDIR/fill\"; sleep 0.6; rm -f \"$TMPDIR/fill\"",
+        ],
+    );
+    assert_eq!(filled.status.code(), Some(0), "{}", stderr(&filled));
+    let waited = env.isolate_with(env.path(), &vars, &["wait", &id]);
+    assert_status(&waited, 0);
+    let logs = env.isolate_with(env.path(), &vars, &["logs", &id]);
+    let text = stdout(&logs);
+    assert!(text.contains("finished"), "{text}");
+    assert!(
+        text.contains("could not be written"),
+        "the filesystem never filled: {text}"
+    );
+}
+
 #[test]
 fn a_full_disk_while_creating_the_worktree_rolls_back() {
     // Needs root to mount a small tmpfs (CI runs as root).
