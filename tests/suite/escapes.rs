@@ -4354,6 +4354,50 @@ fn another_users_link_where_a_store_is_denied_stops_no_run() {
     }
 }
 
+/// A lease on a file the job may only read (the kernel grants one to the file's owner) held every
+/// `open` for writing of the user's, `git commit` included, for 45 s at a time; inode flags set
+/// through such a descriptor (`chattr +d`, `+S`) changed the user's files. Both refused, under
+/// `default` and `strict`; the file is as it was.
+#[test]
+fn a_job_takes_no_lease_and_sets_no_inode_flag_on_the_users_files() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let target = repo.join("README");
+    let probe = env.probe(
+        "lease.py",
+        "import array, fcntl\n\
+         fd = os.open(sys.argv[1], os.O_RDONLY)\n\
+         attempt('lease', lambda: fcntl.fcntl(fd, 1024, fcntl.F_RDLCK))\n\
+         flags = array.array('l', [0])\n\
+         attempt('get flags', lambda: fcntl.ioctl(fd, 0x80086601, flags))\n\
+         attempt('set flags', lambda: fcntl.ioctl(fd, 0x40086602, array.array('l', [flags[0] | 0x40])))\n\
+         attempt('set flags int', lambda: fcntl.ioctl(fd, 0x40046602, array.array('i', [flags[0] | 0x40])))\n",
+    );
+    // In the project, where `strict` reads it.
+    let probe_copy = repo.join("lease.py");
+    fs::copy(&probe, &probe_copy).unwrap();
+    let probe = probe_copy.display();
+    let before = Command::new("lsattr").arg(&target).output().unwrap();
+    for policy in ["default", "strict"] {
+        let script = format!("python3 {probe} {}", target.display());
+        let (out, _) = env.policy_job(&repo, &[], policy, &script);
+        assert_status(&out, 0);
+        let said = stdout(&out);
+        assert!(
+            said.contains("lease: EACCES"),
+            "{policy}: {said}{}",
+            stderr(&out)
+        );
+        assert!(
+            said.contains("set flags: EPERM") && said.contains("set flags int: EPERM"),
+            "{policy}: {said}"
+        );
+    }
+    let after = Command::new("lsattr").arg(&target).output().unwrap();
+    assert_eq!(before.stdout, after.stdout);
+    assert_eq!(fs::read_to_string(&target).unwrap(), "hello\n");
+}
+
 /// `setpriority(PRIO_USER, 0, …)` and `ioprio_set(IOPRIO_WHO_USER, 0, …)`: who 0 is not the job
 /// but every process of the user's uid (of root's, for the I/O priority), outside the job too, and
 /// a nice value raised cannot be lowered again without root. Refused. As an ordinary user: root's

@@ -65,6 +65,7 @@ pub(super) fn context(sockets: &Sockets) -> Result<ScmpFilterContext, SeccompErr
     if sockets.judge == Judge::Supervisor {
         surface::dumpable(&mut ctx)?;
     }
+    surface::file_owner(&mut ctx)?;
     surface::kernel_surface(&mut ctx)?;
     Ok(ctx)
 }
