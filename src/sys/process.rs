@@ -22,6 +22,13 @@ pub fn stopped(pid: i32) -> bool {
     stat_fields(pid).is_some_and(|f| matches!(f.first().map(String::as_str), Some("T" | "t")))
 }
 
+/// Whether a process has ended: gone, or a zombie its parent has not reaped (field 3: `Z`, `X`).
+pub fn ended(pid: i32) -> bool {
+    stat_fields(pid).map_or(true, |f| {
+        matches!(f.first().map(String::as_str), Some("Z" | "X"))
+    })
+}
+
 /// A process's parent (`/proc/<pid>/stat` field 4).
 pub fn parent(pid: i32) -> Option<i32> {
     stat_fields(pid)?.get(1)?.parse().ok()
@@ -38,4 +45,17 @@ pub fn threads() -> Option<u64> {
         .get(17)?
         .parse()
         .ok()
+}
+
+/// Whether this process's parent can continue it after it stops itself: a shell with job control,
+/// in the same session, that put this process in a process group of its own (what sudo checks
+/// before it stops). Under `script -c`, `ssh -t host CMD`, `bash -c` or as a session's leader
+/// (`tmux new-window CMD`), nothing ever sends SIGCONT.
+pub fn parent_does_job_control() -> bool {
+    // SAFETY: these calls only query process ids.
+    unsafe {
+        let parent = libc::getppid();
+        let (group, session) = (libc::getpgid(parent), libc::getsid(parent));
+        group >= 0 && session == libc::getsid(0) && group != libc::getpgrp()
+    }
 }

@@ -2,6 +2,7 @@
 //! relayed to the user's, which is raw while the job runs and restored exactly afterwards.
 
 use std::fs;
+use std::process::Command;
 use std::time::Duration;
 
 use crate::support::screen::Screen;
@@ -215,6 +216,60 @@ fn a_job_that_stops_itself_stops_its_whole_tree_until_fg() {
     assert!(
         screen.file("out/beats").lines().count() > later,
         "the loop was not continued"
+    );
+}
+
+/// `stop` of an interactive job whose isolate is stopped with it (Ctrl-Z, or the job stopping
+/// itself): the stopped supervisor could not reap, its tree's zombies counted as processes left,
+/// and `stop` never returned. It returns once nothing of the tree runs, and the end is recorded.
+#[test]
+fn stop_ends_a_job_whose_isolate_is_stopped_with_it() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    screen.line(&format!(
+        "{BIN} run -- sh -c 'sleep 100 & sleep 0.3; kill -TSTP $$; sleep 100'"
+    ));
+    assert!(screen.wait_for("Stopped"), "{}", screen.screen());
+    let ps = env.isolate(env.path(), ["ps", "--json"]);
+    let jobs: serde_json::Value = serde_json::from_slice(&ps.stdout).unwrap();
+    let id = jobs[0]["id"].as_str().unwrap().to_string();
+    let out = env.isolate(env.path(), ["stop", "--grace", "1s", &id]);
+    assert_status(&out, 0);
+    screen.line("fg");
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            let out = env.isolate(env.path(), ["status", "--json", &id]);
+            !stdout(&out).contains("\"running\"")
+        }),
+        "{}",
+        screen.screen()
+    );
+}
+
+/// A job that stops itself where nothing would continue isolate (`script -c`, `ssh -t host CMD`,
+/// an orchestrator's pty: no job control in isolate's parent): isolate stopped for good with it,
+/// past `--timeout`, and `stop` could not end it. The job is continued and its time limit holds.
+#[test]
+fn a_job_that_stops_itself_under_a_parent_without_job_control_is_continued() {
+    let env = TestEnv::new();
+    let out = Command::new("timeout")
+        .args(["-s", "KILL", "30", "script", "-qec"])
+        .arg(format!(
+            "{BIN} run --timeout 3s -- sh -c 'kill -STOP $$; echo CONT\"\"INUED; sleep 30'"
+        ))
+        .arg("/dev/null")
+        .env("ISOLATE_HOME", &env.state)
+        .env("HOME", &env.home)
+        .current_dir(env.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // 124: the job's time limit (isolate's status, through script -e); timeout's KILL would be 137.
+    assert_eq!(out.status.code(), Some(124), "isolate never ended: {text}");
+    assert!(
+        text.contains("CONTINUED") && text.contains("timed out"),
+        "{text}"
     );
 }
 

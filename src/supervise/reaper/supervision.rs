@@ -42,16 +42,27 @@ impl Supervision<'_, '_> {
 
     /// The job stopped on its terminal: hold the rest of its tree still (stop/freeze.rs), give the
     /// user theirs, stop isolate, and once continued, continue the tree, the job and its
-    /// terminal's foreground group.
+    /// terminal's foreground group. Where nothing would continue isolate, the job is continued.
     fn suspend(&mut self) {
+        // Nobody would continue isolate (its parent does no job control): the job goes on, as
+        // under sudo, and stays within its time limit.
+        if !crate::sys::process::parent_does_job_control() {
+            self.continue_job();
+            return;
+        }
         if let Some(t) = self.terminal.as_deref_mut() {
             let frozen = crate::supervise::stop::freeze(&self.tree);
             t.suspend();
             drop(frozen);
-            let _ = kill(Pid::from_raw(-self.main.as_raw()), Signal::SIGCONT);
-            if let Some(group) = t.foreground() {
-                let _ = kill(Pid::from_raw(-group.as_raw()), Signal::SIGCONT);
-            }
+            self.continue_job();
+        }
+    }
+
+    /// SIGCONT to the job's main process group and its terminal's foreground group.
+    fn continue_job(&self) {
+        let _ = kill(Pid::from_raw(-self.main.as_raw()), Signal::SIGCONT);
+        if let Some(group) = self.terminal.as_deref().and_then(|t| t.foreground()) {
+            let _ = kill(Pid::from_raw(-group.as_raw()), Signal::SIGCONT);
         }
     }
 

@@ -26,17 +26,29 @@ fn cgroup_of(record: &Record) -> Option<Cgroup> {
 }
 
 /// Stops a running job's tree: SIGTERM and SIGCONT, SIGKILL after `grace`, until nothing of the
-/// tree is left or its supervisor is gone.
+/// tree runs (its ended processes are the supervisor's to reap) or its supervisor is gone. A
+/// supervisor the user stopped (Ctrl-Z on an interactive job) is continued first, so that it can
+/// reap and record the end; one that stops again (a background process group may not set its
+/// terminal's modes) records it once brought back to the foreground.
 pub fn stop_tree(record: &Record, grace: Duration) {
     let cgroup = cgroup_of(record);
+    let supervisor = Pid::from_raw(record.supervisor_pid);
+    if record.supervisor_alive() {
+        let _ = nix::sys::signal::kill(supervisor, nix::sys::signal::Signal::SIGCONT);
+    }
     let tree = Tree {
-        processes: Some(Processes::DescendantsOf(Pid::from_raw(
-            record.supervisor_pid,
-        ))),
+        processes: Some(Processes::DescendantsOf(supervisor)),
         cgroup: cgroup.as_ref(),
     };
     let mut stop = Stop::new(grace);
-    let mut ended = || (!record.supervisor_alive() || stop.round(&tree) == 0).then_some(());
+    let mut ended = || {
+        let left = stop.round(&tree) > 0
+            && !tree
+                .members()
+                .iter()
+                .all(|pid| crate::sys::process::ended(pid.as_raw()));
+        (!record.supervisor_alive() || !left).then_some(())
+    };
     if wait_exit(None, grace, STEP, &mut ended).is_none() {
         while ended().is_none() {
             thread::sleep(STEP);
