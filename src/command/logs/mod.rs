@@ -103,6 +103,7 @@ fn stdout(args: &LogsArgs) -> Output<io::StdoutLock<'static>> {
     Output {
         out: out.lock(),
         escape,
+        held: Vec::new(),
     }
 }
 
@@ -128,21 +129,27 @@ fn last_lines(text: &[u8], n: usize) -> &[u8] {
     text
 }
 
-/// Standard output, escaping control characters when it is a terminal.
+/// Standard output, escaping control characters when it is a terminal. A character whose bytes
+/// two reads split is held back until it is whole (`logs -f`): escaped piece by piece, a C1
+/// control's two bytes passed as they came.
 struct Output<W: Write> {
     out: W,
     escape: bool,
+    held: Vec<u8>,
 }
 
 impl<W: Write> Write for Output<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self.escape {
-            true => self
-                .out
-                .write_all(&controls::visible(buf, Lines::Kept))
-                .map(|()| buf.len()),
-            false => self.out.write(buf),
+        if !self.escape {
+            return self.out.write(buf);
         }
+        let mut text = std::mem::take(&mut self.held);
+        text.extend_from_slice(buf);
+        let whole = text.len() - controls::incomplete_tail(&text);
+        self.held = text.split_off(whole);
+        self.out
+            .write_all(&controls::visible(&text, Lines::Kept))
+            .map(|()| buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -152,8 +159,23 @@ impl<W: Write> Write for Output<W> {
 
 #[cfg(test)]
 mod tests {
-    use super::last_lines;
+    use std::io::Write;
+
+    use super::{last_lines, Output};
     use crate::controls::{visible, Lines};
+
+    #[test]
+    fn a_control_split_across_two_reads_is_shown_whole() {
+        let mut out = Output {
+            out: Vec::new(),
+            escape: true,
+            held: Vec::new(),
+        };
+        for piece in [b"a\xc2".as_slice(), b"\x9b[2J \xe6\x97", b"\xa5 \x9b"] {
+            out.write_all(piece).unwrap();
+        }
+        assert_eq!(out.out, "aM-^[[2J \u{65e5} M-^[".as_bytes());
+    }
 
     #[test]
     fn control_characters_are_shown_and_text_is_kept() {
