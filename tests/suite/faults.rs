@@ -208,6 +208,31 @@ fn a_supervisor_killed_during_the_import_loses_nothing() {
     env.assert_fsck(&repo);
 }
 
+/// A tmpfs of `size` mounted in the test's directory (needs root: CI runs as root), unmounted when
+/// the guard goes.
+fn small_tmpfs(env: &TestEnv, size: &str) -> (PathBuf, Unmount) {
+    let small = env.path().join("small");
+    fs::create_dir_all(&small).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+        .arg(&small)
+        .status()
+        .unwrap();
+    assert!(
+        mounted.success(),
+        "mounting a tmpfs needs root (CI runs as root)"
+    );
+    (small.clone(), Unmount(small))
+}
+
+struct Unmount(PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
 /// A state directory whose filesystem another job fills for a moment (through its TMPDIR, which is
 /// there): a background job's log could not be written, and its pump gave up, closed the pipe and
 /// killed the job with SIGPIPE on its next line. The pump reads on, drops what it cannot write,
@@ -216,24 +241,7 @@ fn a_supervisor_killed_during_the_import_loses_nothing() {
 fn a_full_state_filesystem_for_a_moment_kills_no_background_job() {
     // Needs root to mount a small tmpfs (CI runs as root).
     let env = TestEnv::new();
-    let small = env.path().join("small");
-    fs::create_dir_all(&small).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
-        .arg(&small)
-        .status()
-        .unwrap();
-    assert!(
-        mounted.success(),
-        "mounting a tmpfs needs root (CI runs as root)"
-    );
-    struct Unmount(PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _guard = Unmount(small.clone());
+    let (small, _unmount) = small_tmpfs(&env, "8m");
     let state = small.display().to_string();
     let vars = [("ISOLATE_HOME", state.as_str())];
     let out = env.isolate_with(
@@ -282,24 +290,7 @@ fn a_full_disk_while_creating_the_worktree_rolls_back() {
     fs::write(repo.join("large.bin"), vec![7u8; 2 << 20]).unwrap();
     env.git(&repo, ["add", "large.bin"]);
     env.git(&repo, ["commit", "-q", "-m", "large"]);
-    let small = env.path().join("small");
-    fs::create_dir_all(&small).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
-        .arg(&small)
-        .status()
-        .unwrap();
-    assert!(
-        mounted.success(),
-        "mounting a tmpfs needs root (CI runs as root)"
-    );
-    struct Unmount(PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _guard = Unmount(small.clone());
+    let (small, _unmount) = small_tmpfs(&env, "1m");
     let config = env.home.join(".config/isolate");
     fs::create_dir_all(&config).unwrap();
     fs::write(

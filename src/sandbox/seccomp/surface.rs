@@ -17,7 +17,12 @@ const IOPRIO_WHO_USER: u64 = 3;
 pub(super) fn terminal_input(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
     // (libc's ioctl numbers are u64 here and i32 elsewhere.)
     #[allow(clippy::unnecessary_cast)]
-    for request in [libc::TIOCSTI as u64, libc::TIOCLINUX as u64] {
+    refuse_ioctls(ctx, &[libc::TIOCSTI as u64, libc::TIOCLINUX as u64])
+}
+
+/// `ioctl` with any of `requests` refused (`EPERM`), on every descriptor.
+fn refuse_ioctls(ctx: &mut ScmpFilterContext, requests: &[u64]) -> Result<(), SeccompError> {
+    for &request in requests {
         ctx.add_rule_conditional(
             refuse(libc::EPERM),
             sys(libc::SYS_ioctl)?,
@@ -68,14 +73,7 @@ pub(super) fn file_owner(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError
             libc::F_SETLEASE as u64,
         )],
     )?;
-    for request in INODE_FLAGS {
-        ctx.add_rule_conditional(
-            refuse(libc::EPERM),
-            sys(libc::SYS_ioctl)?,
-            &[arg(1, ScmpCompareOp::MaskedEqual(INT), request)],
-        )?;
-    }
-    Ok(())
+    refuse_ioctls(ctx, &INODE_FLAGS)
 }
 
 /// io_uring, user namespaces and keyrings.
