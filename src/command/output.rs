@@ -38,11 +38,15 @@ fn shown(args: fmt::Arguments<'_>) -> Vec<u8> {
     crate::controls::visible(text.as_bytes(), crate::controls::Lines::Kept)
 }
 
-/// `text` as it is on standard output.
+/// `text` on standard output, its control characters made visible as `line` makes them (a
+/// policy shown may be one a job's branch proposed).
 pub fn text(text: &str) -> Result<()> {
     io::stdout()
         .lock()
-        .write_all(text.as_bytes())
+        .write_all(&crate::controls::visible(
+            text.as_bytes(),
+            crate::controls::Lines::Kept,
+        ))
         .map_err(Error::Output)
 }
 

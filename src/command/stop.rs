@@ -36,7 +36,8 @@ pub fn run(args: StopArgs) -> Result<i32> {
             }
             if crate::sys::process::stopped(record.supervisor_pid) {
                 say!(
-                    "isolate: job {} stopped; its isolate is suspended in your shell and records                      the end once you bring it back (fg)",
+                    "isolate: job {} stopped; its isolate is suspended in your shell and records the end \
+                     once you bring it back (fg)",
                     record.id
                 );
                 return Ok(0);

@@ -233,6 +233,31 @@ impl Drop for Unmount {
     }
 }
 
+/// A merge whose files would not fit the checkout's filesystem: sixty thousand files of one byte
+/// are one blob of one byte but a block each, and a check of blob sizes let them fill the disk;
+/// git failed part-way. Refused before anything is written, saying so.
+#[test]
+fn a_merge_that_would_fill_the_checkouts_filesystem_is_refused() {
+    let env = TestEnv::new();
+    let (small, _unmount) = small_tmpfs(&env, "16m");
+    let repo = env.repo(&format!(
+        "{}/app",
+        small.file_name().unwrap().to_string_lossy()
+    ));
+    let script = "mkdir many && python3 -c 'import os\nfor i in range(6000): open(\"many/%d\" % i, \"w\").write(\"x\")' \
+                  && git add many && git commit -q -m many";
+    let (out, report) = env.worktree_job(&repo, &[], script);
+    assert_status(&out, 0);
+    let id = report["id"].as_str().unwrap();
+    let main = env.git(&repo, ["rev-parse", "main"]);
+    let out = env.isolate(&repo, ["merge", "--yes", id]);
+    assert_status(&out, 1);
+    assert!(stderr(&out).contains("free"), "{}", stderr(&out));
+    assert_eq!(env.git(&repo, ["rev-parse", "main"]), main);
+    assert!(!repo.join("many").exists());
+    assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");
+}
+
 /// A state directory whose filesystem another job fills for a moment (through its TMPDIR, which is
 /// there): a background job's log could not be written, and its pump gave up, closed the pipe and
 /// killed the job with SIGPIPE on its next line. The pump reads on, drops what it cannot write,

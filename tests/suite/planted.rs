@@ -365,6 +365,47 @@ fn the_users_filter_drivers_never_run_what_the_merge_brings() {
     env.assert_fsck(&repo);
 }
 
+/// The same with the driver's own script among the files it writes (`*.sh filter=kw`): checked
+/// out with them, the job's version of it ran for the next. A merge that changes such a file is
+/// refused, saying so; nothing ran and nothing moved.
+#[test]
+fn a_merge_that_changes_a_script_a_driver_runs_and_writes_is_refused() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let markers = env.path().join("markers");
+    fs::create_dir(&markers).unwrap();
+    fs::create_dir_all(repo.join("bin")).unwrap();
+    fs::write(repo.join("bin/smudge.sh"), "cat\n").unwrap();
+    fs::write(repo.join("a.sh"), "echo a\n").unwrap();
+    fs::write(repo.join(".gitattributes"), "*.sh filter=kw\n").unwrap();
+    env.git(&repo, ["config", "filter.kw.smudge", "sh bin/smudge.sh"]);
+    env.git(&repo, ["config", "filter.kw.clean", "cat"]);
+    env.git(&repo, ["add", "."]);
+    env.git(&repo, ["commit", "-q", "-m", "filters"]);
+    let script = format!(
+        "printf 'echo ran >> {}/smudge-sh; cat\\n' > bin/smudge.sh && echo 'echo z' > z.sh && \
+         git add -A && git commit -q -m tweak",
+        markers.display()
+    );
+    let (out, report) = env.worktree_job(&repo, &[], &script);
+    assert_status(&out, 0);
+    let id = report["id"].as_str().unwrap().to_string();
+    let main = env.git(&repo, ["rev-parse", "main"]);
+    let out = env.isolate(&repo, ["merge", "--yes", &id]);
+    assert_status(&out, 1);
+    assert!(stderr(&out).contains("bin/smudge.sh"), "{}", stderr(&out));
+    assert!(
+        fs::read_dir(&markers).unwrap().next().is_none(),
+        "the job's script ran"
+    );
+    assert_eq!(env.git(&repo, ["rev-parse", "main"]), main);
+    assert_eq!(
+        fs::read_to_string(repo.join("bin/smudge.sh")).unwrap(),
+        "cat\n"
+    );
+    assert!(!repo.join("z.sh").exists());
+}
+
 #[test]
 fn prune_run_inside_a_kept_worktree_runs_nothing_the_job_planted() {
     let env = TestEnv::new();

@@ -1117,3 +1117,27 @@ fn allow_write_over_a_credential_store_is_refused() {
     assert_status(&out, 0);
     assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
 }
+
+/// `policy show` of a policy a job's branch proposed (an `.isolate.toml` naming `wide.toml`): its
+/// strings reach the user's terminal visible, never obeyed.
+#[test]
+fn policy_show_never_prints_a_policys_control_characters_raw() {
+    let env = TestEnv::new();
+    let file = env.file(
+        "wide.toml",
+        "extends = \"default\"\n[filesystem]\n\
+         read = [ { path = \"/tmp/\\u001b]0;TITLE\\u0007x\", missing = \"ignore\" } ]\n\
+         [environment.set]\nFOO = \"\\u001b]52;c;aGk=\\u0007bar\"\n",
+    );
+    let out = env.isolate(env.path(), ["policy", "show", file.to_str().unwrap()]);
+    assert_status(&out, 0);
+    let text = stdout(&out);
+    assert!(
+        text.contains("^[]0;TITLE^G") && text.contains("^[]52;c;aGk=^G"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text:?}"
+    );
+}

@@ -23,7 +23,7 @@ pub(super) fn show(recorded: &Recorded, preview: &Preview) {
         plural(preview.changes.len(), "file", "files")
     );
     let hooks = hooks_in_tree(&recorded.project);
-    let drivers = driver_files(&recorded.project);
+    let drivers = crate::worktree::merge::driver_files(&recorded.project);
     let why = |c: &Change| {
         runs_code(&c.path)
             .or_else(|| in_hooks(&c.path, hooks.as_deref()))
@@ -138,36 +138,6 @@ fn hooks_in_tree(project: &Project) -> Option<String> {
         }
     }
     (!parts.is_empty()).then(|| parts.join("/"))
-}
-
-/// The files of the work tree the user's filter drivers' commands name (`sh bin/smudge.sh`; the
-/// module of `python3 -m tool`): git runs them on the user's next checkout or `git add`.
-fn driver_files(project: &Project) -> Vec<String> {
-    let Ok(out) = crate::git::try_run(
-        &project.top,
-        [
-            "config",
-            "--get-regexp",
-            r"^filter\..*\.(smudge|clean|process)$",
-        ],
-    ) else {
-        return Vec::new();
-    };
-    let mut files = Vec::new();
-    for line in out.text().lines() {
-        let words: Vec<&str> = line.split_whitespace().skip(1).collect();
-        for (n, word) in words.iter().enumerate() {
-            let word = word.trim_matches(|c| c == '"' || c == '\'');
-            files.push(word.strip_prefix("./").unwrap_or(word).to_string());
-            if n > 0 && words[n - 1] == "-m" {
-                let module = word.replace('.', "/");
-                files.push(format!("{module}.py"));
-                files.push(format!("{module}/__init__.py"));
-                files.push(format!("{module}/__main__.py"));
-            }
-        }
-    }
-    files
 }
 
 /// `Some` for a path beneath the project's hooks directory `hooks` (a path of its work tree).

@@ -57,7 +57,13 @@ pub(super) fn pump(read: OwnedFd, file: File, path: &Path, max: u64) -> io::Resu
         }
         let want = CHUNK.min(max.saturating_sub(size) as usize).max(1);
         let n = match pipe.read(&mut buf[..want]) {
-            Ok(0) => return Ok(()),
+            // What was lost last is said too, where the log takes it now.
+            Ok(0) => {
+                if let (Some(f), true) = (file.as_mut(), lost.bytes > 0) {
+                    let _ = f.write_all(lost.note().as_bytes());
+                }
+                return Ok(());
+            }
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),

@@ -45,8 +45,10 @@ impl Strings {
                 (State::Ground, _) => (State::Ground, true),
                 (State::Escape, b'P' | b'X' | b']' | b'^' | b'_') => (State::String(0), true),
                 (State::Escape, _) => (State::Ground, true),
-                // BEL ends an OSC, ST any string; CAN and SUB abort one.
-                (State::String(_), 0x07 | 0x9c | 0x18 | 0x1a) => (State::Ground, true),
+                // BEL ends an OSC; CAN and SUB abort a string; ESC (above) starts `ESC \`. The
+                // eight-bit ST (0x9c) ends none: vte keeps it in an OSC, which would go on
+                // unbounded past a bound that took it for the end.
+                (State::String(_), 0x07 | 0x18 | 0x1a) => (State::Ground, true),
                 (State::String(n), _) => (State::String(n.saturating_add(1)), n < LIMIT),
             };
             self.state = next;
@@ -126,6 +128,21 @@ mod tests {
             text.contains("\x07after\x1bPq") && text.ends_with("\x1b\\done"),
             "{text:?}"
         );
+    }
+
+    #[test]
+    fn an_eight_bit_st_ends_no_string() {
+        let mut strings = Strings::default();
+        let mut out = Vec::new();
+        let mut kept = 0;
+        strings.bound(b"\x1b]0;", &mut out);
+        for _ in 0..10 {
+            let mut chunk = vec![b'A'; 4000];
+            chunk.push(0x9c);
+            strings.bound(&chunk, &mut out);
+            kept += out.len();
+        }
+        assert!(kept <= LIMIT, "{kept}");
     }
 
     #[test]

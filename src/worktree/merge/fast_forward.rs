@@ -9,6 +9,7 @@ use std::path::Path;
 
 use super::beneath::{in_the_way, open_top, present, remove_added};
 use super::configuration::read_as_configuration;
+use super::drivers::driver_files;
 use super::plan::{Change, Kind, Preview};
 use super::read::{changes, rev, sizes};
 use crate::error::{Error, Result};
@@ -109,6 +110,19 @@ pub(super) fn fast_forward(
         .map(|c| c.name.as_slice())
         .collect();
     let driven = git::attributes::driven(dir, &attributes, &written)?;
+    // A file a driver's command runs that a driver also writes: checked out with the others, the
+    // job's version of it would be on disk when the driver runs for the next one.
+    let run_by_drivers = driver_files(project);
+    if let Some(name) = driven
+        .iter()
+        .find(|n| run_by_drivers.iter().any(|f| f.as_bytes() == n.as_slice()))
+    {
+        return Err(refused(format!(
+            "the merge changes {}, which a filter driver of yours runs and writes, so the \
+             checkout would run the job's version of it (read it, then merge by hand)",
+            crate::controls::name(&String::from_utf8_lossy(name))
+        )));
+    }
     let failed = match checkout_driven(dir, &attributes, result, &driven)? {
         Some(failed) => Some(failed),
         None => {
@@ -149,8 +163,9 @@ pub(super) fn fast_forward(
 /// check out by hand, once reviewed.
 const MAX_WRITTEN: u64 = 1 << 30;
 
-/// Whether the files the merge writes fit `MAX_WRITTEN` and the checkout's free space (a checkout
-/// that fills the disk fails part-way); why not.
+/// Whether the files the merge writes fit `MAX_WRITTEN` and the checkout's free space and inodes
+/// (a checkout that fills the disk fails part-way); why not. Each file counts as the blocks it
+/// takes, one at least: sixty thousand files of one byte are one blob of one byte, and 240 MB.
 fn within_bounds(
     project: &Project,
     dir: &Path,
@@ -162,9 +177,18 @@ fn within_bounds(
         .map(|c| c.object.as_str())
         .collect();
     let sizes = sizes(project, &ids).map_err(|e| e.to_string())?;
+    let fs = nix::sys::statvfs::statvfs(dir)
+        .map_err(|e| format!("cannot read the checkout's free space: {e}"))?;
+    // (`fsblkcnt_t` and `fsfilcnt_t` are 32 bits wide on some targets.)
+    #[allow(clippy::useless_conversion)]
+    let (free, inodes) = (
+        u64::from(fs.blocks_available()).saturating_mul(fs.fragment_size()),
+        u64::from(fs.files_available()),
+    );
+    let block = fs.fragment_size().max(1);
     let total = sizes
         .iter()
-        .map(|s| s.unwrap_or(0))
+        .map(|s| s.unwrap_or(0).div_ceil(block).max(1).saturating_mul(block))
         .fold(0u64, u64::saturating_add);
     let mib = |n: u64| n.div_ceil(1 << 20);
     if total > MAX_WRITTEN {
@@ -175,16 +199,18 @@ fn within_bounds(
             mib(MAX_WRITTEN)
         ));
     }
-    // (`fsblkcnt_t` is 32 bits wide on some targets.)
-    #[allow(clippy::useless_conversion)]
-    let free = nix::sys::statvfs::statvfs(dir)
-        .map(|v| u64::from(v.blocks_available()).saturating_mul(v.fragment_size()))
-        .map_err(|e| format!("cannot read the checkout's free space: {e}"))?;
     if total > free {
         return Err(format!(
             "the merge writes {} MiB of files, and the checkout's filesystem has {} MiB free",
             mib(total),
             mib(free)
+        ));
+    }
+    // A filesystem that counts no inodes (btrfs) says 0 of them.
+    let added = involved.iter().filter(|c| c.before == Kind::Absent).count() as u64;
+    if fs.files() > 0 && added > inodes {
+        return Err(format!(
+            "the merge adds {added} files, and the checkout's filesystem has room for {inodes}"
         ));
     }
     Ok(())

@@ -16,11 +16,12 @@
 //! its own directory, never through a link, by beneath.rs; refused over files the user's programs
 //! read as configuration, configuration.rs); a conflict made
 //! in the job's worktree conflict.rs (the worktree made again for it by recreate.rs); the reads of
-//! the project it takes read.rs.
+//! the project it takes read.rs; the files the user's filter drivers run drivers.rs.
 
 mod beneath;
 mod configuration;
 mod conflict;
+mod drivers;
 mod fast_forward;
 mod land;
 mod plan;
@@ -28,6 +29,7 @@ mod preview;
 mod read;
 mod recreate;
 
+pub use drivers::driver_files;
 pub use land::land;
 pub use plan::{Change, Kind, Landing, Plan, Preview};
 pub use preview::{preview, require_git};
