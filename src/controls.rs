@@ -43,11 +43,13 @@ pub fn visible(text: &[u8], lines: Lines) -> Vec<u8> {
             }
             // A whole character of several bytes, as it is (its continuation bytes may lie in
             // 0x80-0x9F: `日` is E6 97 A5).
-            0xc3..=0xf4 if sequence(&text[i..]) > 1 => {
-                let n = sequence(&text[i..]);
-                out.extend_from_slice(&text[i..i + n]);
-                i += n - 1;
-            }
+            0xc3..=0xf4 => match sequence(&text[i..]) {
+                0 => out.push(b),
+                n => {
+                    out.extend_from_slice(&text[i..i + n]);
+                    i += n - 1;
+                }
+            },
             // A byte of no character: an eight-bit C1 control (`\x9b` is CSI to a terminal that
             // takes them) is shown as the two-byte one is.
             0x80..=0x9f => out.extend_from_slice(&[b'M', b'-', b'^', b - 0x40]),

@@ -11,7 +11,9 @@ use std::time::Duration;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
-use crate::supervise::pty::{Left, Pty, RawMode, Relay, RelayEnd, MARGINS_OFF};
+use crate::supervise::pty::{
+    Left, Pty, RawMode, Relay, RelayEnd, ALTERNATE_OFF, MARGINS_OFF, UNFOLLOWED_OFF,
+};
 
 /// How long the relay may take to pass on the job's last output once its tree is gone.
 const DRAIN: Duration = Duration::from_secs(5);
@@ -40,18 +42,13 @@ fn user_terminal() -> BorrowedFd<'static> {
 }
 
 /// What the job's output may have left on in the user's terminal, switched off once it ends:
-/// colours, mouse reports (each protocol and encoding), bracketed paste, focus reports, insert
-/// mode, application cursor keys and keypad, the line-drawing character sets (and a shift to
-/// one); autowrap and the cursor back on. Each is harmless when it was off (a shell that wants
-/// bracketed paste or application keys asks again at its prompt).
+/// colours, mouse reports (each protocol and encoding), bracketed paste, application cursor keys
+/// and keypad; the cursor back on; and what nothing follows (`UNFOLLOWED_OFF`). Each is harmless
+/// when it was off (a shell that wants bracketed paste or application keys asks again at its
+/// prompt).
 const MODES_OFF: &[u8] =
     b"\x1b[0m\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?2004l\
-\x1b[?1004l\x1b[4l\x1b[?1l\x1b>\x1b(B\x1b)B\x0f\x1b[?7h\x1b[?25h";
-
-/// Leaves the alternate screen. Sent only when the job's output entered it and did not leave it
-/// (a full-screen program ended by the time limit): leaving it when not in it restores a cursor
-/// position saved who knows when.
-const ALTERNATE_OFF: &[u8] = b"\x1b[?1049l";
+\x1b[?1l\x1b>\x1b[?25h";
 
 /// `MODES_OFF` to the user's terminal, when standard output is one, and what is reset only where
 /// the job's output changed it (`left`).
@@ -65,6 +62,7 @@ fn modes_off(left: Left) {
             let _ = nix::unistd::write(user_output(), MARGINS_OFF);
         }
         let _ = nix::unistd::write(user_output(), MODES_OFF);
+        let _ = nix::unistd::write(user_output(), UNFOLLOWED_OFF);
     }
 }
 

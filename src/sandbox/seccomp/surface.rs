@@ -1,6 +1,7 @@
 //! The filter's rules on the rest of the kernel: input pushed into terminals, a call made
-//! harmless (`PR_SET_DUMPABLE`), leases and inode flags on the user's files, and the kernel surface a job never needs (io_uring, user
-//! namespaces, keyrings, System V IPC, other processes' limits and priorities).
+//! harmless (`PR_SET_DUMPABLE`), leases and inode flags on the user's files, and the kernel
+//! surface a job never needs (io_uring, user namespaces, keyrings, System V IPC, other processes'
+//! limits and priorities).
 
 use libseccomp::error::SeccompError;
 use libseccomp::{ScmpAction, ScmpCompareOp, ScmpFilterContext};

@@ -16,7 +16,9 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGWINCH};
 use signal_hook::SigId;
 
 use super::wire::Frame;
-use crate::supervise::pty::{read, winsize_of, Model, RawMode, MARGINS_OFF};
+use crate::supervise::pty::{
+    read, winsize_of, Model, RawMode, ALTERNATE_OFF, MARGINS_OFF, UNFOLLOWED_OFF,
+};
 use crate::sys::pipe::pipe;
 
 /// How an attach ended.
@@ -97,7 +99,7 @@ fn restore(modes: &Model) -> Vec<u8> {
     let screen = modes.screen();
     let mut out = b"\x1b[0m".to_vec();
     if screen.alternate_screen() {
-        out.extend_from_slice(b"\x1b[?1049l");
+        out.extend_from_slice(ALTERNATE_OFF);
     }
     if modes.margins() {
         out.extend_from_slice(MARGINS_OFF);
@@ -120,9 +122,7 @@ fn restore(modes: &Model) -> Vec<u8> {
     if screen.hide_cursor() {
         out.extend_from_slice(b"\x1b[?25h");
     }
-    // Focus reports, insert mode, the character sets and autowrap, which the model does not
-    // follow: as the user's shell expects them, whatever they were.
-    out.extend_from_slice(b"\x1b[?1004l\x1b[4l\x1b(B\x1b)B\x0f\x1b[?7h");
+    out.extend_from_slice(UNFOLLOWED_OFF);
     out
 }
 

@@ -21,6 +21,7 @@
 
 mod attach;
 mod direction;
+mod model;
 mod pair;
 mod raw_mode;
 mod relay;
@@ -34,10 +35,10 @@ mod tests;
 mod worker;
 
 pub use attach::attach_controlling_terminal;
+pub use model::Model;
 pub use pair::{set_size, winsize_of, Pty};
 pub use raw_mode::RawMode;
 pub use relay::{Finished, Relay, RelayEnd};
-pub use screen::{Left, MARGINS_OFF};
-pub use strings::Model;
+pub use screen::{Left, ALTERNATE_OFF, MARGINS_OFF, UNFOLLOWED_OFF};
 pub use syscall::{read, set_nonblocking};
 pub use worker::Worker;

@@ -11,6 +11,14 @@
 /// mode (`Left::margins`).
 pub const MARGINS_OFF: &[u8] = b"\x1b[?6l\x1b[r\x1b[999;1H\r\n";
 
+/// Leaves the alternate screen: sent only where the output entered it and did not leave it
+/// (`Left::alternate_screen`).
+pub const ALTERNATE_OFF: &[u8] = b"\x1b[?1049l";
+
+/// What no scanner here follows and is harmless to reset whatever it was: focus reports, insert
+/// mode, the character sets (and a shift to the second), autowrap back on.
+pub const UNFOLLOWED_OFF: &[u8] = b"\x1b[?1004l\x1b[4l\x1b(B\x1b)B\x0f\x1b[?7h";
+
 /// The private modes that switch to the alternate screen.
 const ALTERNATE: [u32; 3] = [47, 1047, 1049];
 
@@ -57,8 +65,7 @@ pub struct Screen {
     state: State,
     params: [u32; MAX_PARAMS],
     count: usize,
-    alternate: bool,
-    margins: bool,
+    left: Left,
 }
 
 impl Default for Screen {
@@ -67,24 +74,15 @@ impl Default for Screen {
             state: State::Ground,
             params: [0; MAX_PARAMS],
             count: 0,
-            alternate: false,
-            margins: false,
+            left: Left::default(),
         }
     }
 }
 
 impl Screen {
-    /// Whether the output set a scroll region or origin mode.
-    pub fn margins(&self) -> bool {
-        self.margins
-    }
-
     /// What the output so far left changed.
     pub fn left(&self) -> Left {
-        Left {
-            alternate_screen: self.alternate,
-            margins: self.margins,
-        }
+        self.left
     }
 
     /// Reads the next bytes of the stream.
@@ -101,7 +99,7 @@ impl Screen {
                     State::Private
                 }
                 (State::Csi | State::Other, b'r') => {
-                    self.margins = true;
+                    self.left.margins = true;
                     State::Ground
                 }
                 (State::Csi | State::Other, 0x40..=0x7e) => State::Ground,
@@ -118,9 +116,9 @@ impl Screen {
                 (State::Private, b'h' | b'l') => {
                     let params = &self.params[..self.count];
                     if params.iter().any(|p| ALTERNATE.contains(p)) {
-                        self.alternate = b == b'h';
+                        self.left.alternate_screen = b == b'h';
                     }
-                    self.margins |= b == b'h' && params.contains(&6);
+                    self.left.margins |= b == b'h' && params.contains(&6);
                     State::Ground
                 }
                 (State::Private, 0x40..=0x7e) => State::Ground,
@@ -157,7 +155,7 @@ mod tests {
         let margins = |chunks: &[&[u8]]| {
             let mut screen = Screen::default();
             chunks.iter().for_each(|c| screen.feed(c));
-            screen.margins()
+            screen.left().margins
         };
         assert!(margins(&[b"\x1b[2;", b"4r"]));
         assert!(margins(&[b"\x1b[?6h"]));

@@ -5,8 +5,6 @@
 //! terminator, which is passed on; no title, no clipboard write the model keeps is that long. Only
 //! what the model reads is cut: the log and the client's terminal get every byte.
 
-use super::screen::Screen;
-
 /// The most of one control string the model reads.
 const LIMIT: usize = 4096;
 
@@ -56,46 +54,6 @@ impl Strings {
                 out.push(b);
             }
         }
-    }
-}
-
-/// A `vt100` screen model that reads the job's output through [`Strings`], with what `vt100`
-/// does not tell of it (a scroll region set: screen.rs).
-pub struct Model {
-    parser: vt100::Parser,
-    strings: Strings,
-    bounded: Vec<u8>,
-    seen: Screen,
-}
-
-impl Model {
-    pub fn new(rows: std::num::NonZeroU16, cols: std::num::NonZeroU16) -> Model {
-        Model {
-            parser: vt100::Parser::new(rows, cols, 0),
-            strings: Strings::default(),
-            bounded: Vec::new(),
-            seen: Screen::default(),
-        }
-    }
-
-    /// Reads the next bytes of the output.
-    pub fn process(&mut self, bytes: &[u8]) {
-        self.strings.bound(bytes, &mut self.bounded);
-        self.parser.process(&self.bounded);
-        self.seen.feed(bytes);
-    }
-
-    /// Whether the output set a scroll region or origin mode.
-    pub fn margins(&self) -> bool {
-        self.seen.margins()
-    }
-
-    pub fn screen(&self) -> &vt100::Screen {
-        self.parser.screen()
-    }
-
-    pub fn set_size(&mut self, rows: std::num::NonZeroU16, cols: std::num::NonZeroU16) {
-        self.parser.set_size(rows, cols);
     }
 }
 

@@ -227,19 +227,27 @@ fn checkout_driven(
     if driven.is_empty() {
         return Ok(None);
     }
+    let names: Vec<&[u8]> = driven.iter().map(Vec::as_slice).collect();
+    let out = checkout_paths(dir, attributes, result, &names)?;
+    Ok((!out.status.success()).then_some(out))
+}
+
+/// `git checkout COMMIT -- NAMES…` in `dir` with `attributes` first, each name literal (a name the
+/// job chose is a path, never pathspec magic).
+fn checkout_paths(
+    dir: &Path,
+    attributes: &[String],
+    commit: &str,
+    names: &[&[u8]],
+) -> Result<git::Output> {
     let mut args: Vec<Vec<u8>> = attributes
         .iter()
         .map(String::as_str)
-        .chain(["checkout", "--quiet", result, "--"])
+        .chain(["checkout", "--quiet", commit, "--"])
         .map(|a| a.as_bytes().to_vec())
         .collect();
-    args.extend(
-        driven
-            .iter()
-            .map(|n| [b":(literal)".as_slice(), n].concat()),
-    );
-    let out = git::try_run(dir, args.iter().map(|a| OsStr::from_bytes(a)))?;
-    Ok((!out.status.success()).then_some(out))
+    args.extend(names.iter().map(|n| [b":(literal)".as_slice(), n].concat()));
+    git::try_run(dir, args.iter().map(|a| OsStr::from_bytes(a)))
 }
 
 /// After a fast-forward that failed part-way: the files the merge touched as they were at the
@@ -254,17 +262,9 @@ fn restore(
     (involved, added, driven): (&[Change], &[&Change], &[Vec<u8>]),
 ) {
     let checkout = |names: Vec<&[u8]>| {
-        if names.is_empty() {
-            return;
+        if !names.is_empty() {
+            let _ = checkout_paths(dir, attributes, &preview.shown, &names);
         }
-        let mut args: Vec<Vec<u8>> = attributes
-            .iter()
-            .map(String::as_str)
-            .chain(["checkout", &preview.shown, "--"])
-            .map(|a| a.as_bytes().to_vec())
-            .collect();
-        args.extend(names.iter().map(|n| [b":(literal)".as_slice(), n].concat()));
-        let _ = git::try_run(dir, args.iter().map(|a| OsStr::from_bytes(a)));
     };
     let existed = || involved.iter().filter(|c| c.before != Kind::Absent);
     let is_driven = |c: &Change| driven.contains(&c.name);
