@@ -131,7 +131,8 @@ fn last_lines(text: &[u8], n: usize) -> &[u8] {
 
 /// Standard output, escaping control characters when it is a terminal. A character whose bytes
 /// two reads split is held back until it is whole (`logs -f`): escaped piece by piece, a C1
-/// control's two bytes passed as they came.
+/// control's two bytes passed as they came. What is still held when the output ends (a log cut
+/// mid-character) is shown as it is, escaped.
 struct Output<W: Write> {
     out: W,
     escape: bool,
@@ -157,6 +158,15 @@ impl<W: Write> Write for Output<W> {
     }
 }
 
+impl<W: Write> Drop for Output<W> {
+    fn drop(&mut self) {
+        if !self.held.is_empty() {
+            let _ = self.out.write_all(&controls::visible(&self.held, Lines::Kept));
+            let _ = self.out.flush();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write;
@@ -175,6 +185,21 @@ mod tests {
             out.write_all(piece).unwrap();
         }
         assert_eq!(out.out, "aM-^[[2J \u{65e5} M-^[".as_bytes());
+    }
+
+    #[test]
+    fn a_character_cut_short_at_the_end_is_shown_escaped() {
+        let mut shown = Vec::new();
+        {
+            let mut out = Output {
+                out: &mut shown,
+                escape: true,
+                held: Vec::new(),
+            };
+            out.write_all(b"done \xe6\x97").unwrap();
+        }
+        assert_eq!(shown, visible(b"done \xe6\x97", Lines::Kept));
+        assert!(shown.starts_with(b"done ") && shown.len() > 5);
     }
 
     #[test]
