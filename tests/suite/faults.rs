@@ -307,6 +307,70 @@ fn a_full_state_filesystem_for_a_moment_kills_no_background_job() {
     );
 }
 
+/// The same, with the loss at the job's very end: no later write carries the note, so the log
+/// takes it when the job's output ends.
+#[test]
+fn output_lost_at_a_jobs_end_is_noted_at_the_logs_end() {
+    // Needs root to mount a small tmpfs (CI runs as root).
+    let env = TestEnv::new();
+    let (small, _unmount) = small_tmpfs(&env, "8m");
+    let state = small.display().to_string();
+    let vars = [("ISOLATE_HOME", state.as_str())];
+    // The test and the job meet through files in the job's TMPDIR (in the state directory): the
+    // job says its last line once the filesystem is full, and ends once the space is back. Its
+    // first output fills the log's first page exactly, so that the last line needs a new one.
+    let out = env.isolate_with(
+        env.path(),
+        &vars,
+        &[
+            "run",
+            "--bg",
+            "--",
+            "sh",
+            "-c",
+            "cd \"$TMPDIR\" && touch hold unwritten wait && head -c 4095 /dev/zero | tr '\\0' x && echo; \
+             while [ -e wait ]; do sleep 0.05; done; echo the last li\"\"ne; rm unwritten; \
+             while [ -e hold ]; do sleep 0.05; done",
+        ],
+    );
+    assert_status(&out, 0);
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let tmp = small.join("jobs").join(&id).join("tmp");
+    assert!(wait_until(Duration::from_secs(20), || tmp
+        .join("wait")
+        .exists()));
+    // Full: written until the filesystem refuses.
+    let fill = small.join("fill");
+    let mut file = fs::File::create(&fill).unwrap();
+    let block = vec![0u8; 64 << 10];
+    while std::io::Write::write_all(&mut file, &block).is_ok() {}
+    fs::remove_file(tmp.join("wait")).unwrap();
+    assert!(wait_until(Duration::from_secs(20), || !tmp
+        .join("unwritten")
+        .exists()));
+    // The pump has the last line a moment after the job wrote it.
+    thread::sleep(Duration::from_millis(500));
+    drop(file);
+    fs::remove_file(&fill).unwrap();
+    fs::remove_file(tmp.join("hold")).unwrap();
+    let waited = env.isolate_with(env.path(), &vars, &["wait", &id]);
+    assert_status(&waited, 0);
+    let text = stdout(&env.isolate_with(env.path(), &vars, &["logs", &id]));
+    assert!(
+        text.starts_with(&format!("{}\n", "x".repeat(4095))),
+        "{text}"
+    );
+    assert!(
+        !text.contains("the last line"),
+        "the filesystem never filled: {text}"
+    );
+    let last = text.trim_end().lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("[isolate: ") && last.contains("could not be written"),
+        "{text}"
+    );
+}
+
 #[test]
 fn a_full_disk_while_creating_the_worktree_rolls_back() {
     // Needs root to mount a small tmpfs (CI runs as root).

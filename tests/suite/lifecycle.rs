@@ -84,6 +84,17 @@ fn a_job_that_commits_leaves_its_branch_in_the_project_and_no_directory() {
         handoff.contains("merge --no-ff") && handoff.contains(&branch),
         "{handoff}"
     );
+    // The end block offers isolate's own merge beside git's, and the line it prints works.
+    let id = report["id"].as_str().unwrap();
+    let said = stderr(&out);
+    let offered = format!("  or:       isolate merge {id}   (shows the change first");
+    assert!(said.contains(&offered), "{said}");
+    assert_status(&env.isolate(&repo, ["merge", id, "--yes"]), 0);
+    assert_eq!(env.git(&repo, ["show", "main:feature.txt"]), "feature");
+    assert_eq!(
+        fs::read_to_string(repo.join("feature.txt")).unwrap(),
+        "feature\n"
+    );
     // The base pin goes with the worktree; the branch alone keeps the commits.
     assert!(env.git(&repo, ["for-each-ref", "refs/isolate/"]).is_empty());
 }

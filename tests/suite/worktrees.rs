@@ -205,6 +205,32 @@ fn sync_brings_a_project_commit_into_a_kept_worktree_and_leaves_the_project_unto
 }
 
 #[test]
+fn a_sync_whose_merge_fails_short_of_conflicts_says_so_in_gits_words() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    // The job plants a required smudge filter that fails, for the file main is about to add: the
+    // merge in the worktree stops at its checkout, with nothing in conflict.
+    let report = job(
+        &env,
+        &repo,
+        &["--keep"],
+        "git config filter.broken.smudge false && git config filter.broken.clean cat && \
+         git config filter.broken.required true && mkdir -p .git/info && \
+         echo 'upstream.txt filter=broken' > .git/info/attributes",
+    );
+    commit_on_main(&env, &repo, "upstream.txt", "upstream\n");
+    let before = Snapshot::take(&repo);
+    let out = env.isolate(&repo, ["sync", &id(&report)]);
+    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(said.contains("the merge in the worktree failed"), "{said}");
+    assert!(said.contains("broken"), "git's own words are kept: {said}");
+    assert!(!said.contains("conflicts in"), "{said}");
+    assert!(!path(&report).join("upstream.txt").exists());
+    before.assert_unchanged(&Snapshot::take(&repo), "sync");
+}
+
+#[test]
 fn worktrees_marks_and_prune_removes_only_what_holds_nothing() {
     let env = TestEnv::new();
     let repo = env.repo("app");
