@@ -161,7 +161,9 @@ impl<W: Write> Write for Output<W> {
 impl<W: Write> Drop for Output<W> {
     fn drop(&mut self) {
         if !self.held.is_empty() {
-            let _ = self.out.write_all(&controls::visible(&self.held, Lines::Kept));
+            let _ = self
+                .out
+                .write_all(&controls::visible(&self.held, Lines::Kept));
             let _ = self.out.flush();
         }
     }
