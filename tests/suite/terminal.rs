@@ -509,8 +509,11 @@ os.write(m, b"typed\n")
 print("read", os.read(s, 100))
 pid, fd = pty.fork()
 if pid == 0:
-    os.execvp("sh", ["sh", "-c", "tty >/dev/null && echo child-on-a-tty; stty size"])
+    os.execvp("sh", ["sh", "-c", "tty >/dev/null && echo child-on-a-tty; stty size; read x"])
+# The child waits to be told to end once its lines are read: what a pty holds when its last
+# slave closes can be lost to the master's EIO.
 out = b""
+told = False
 while True:
     try:
         chunk = os.read(fd, 1000)
@@ -519,8 +522,11 @@ while True:
     if not chunk:
         break
     out += chunk
+    if not told and out.replace(b"\r", b"").count(b"\n") >= 2:
+        os.write(fd, b"\n")
+        told = out
 os.waitpid(pid, 0)
-print("forked", out.replace(b"\r", b""))
+print("forked", (told or out).replace(b"\r", b""))
 r = subprocess.run(["script", "-qec", "tty >/dev/null && echo script-on-a-tty", "/dev/null"],
                    capture_output=True, text=True)
 print("script", r.returncode, r.stdout.strip())
