@@ -328,17 +328,20 @@ fn output_lost_at_a_jobs_end_is_noted_at_the_logs_end() {
             "--",
             "sh",
             "-c",
-            "cd \"$TMPDIR\" && touch hold unwritten wait && head -c 4095 /dev/zero | tr '\\0' x && echo; \
-             while [ -e wait ]; do sleep 0.05; done; echo the last li\"\"ne; rm unwritten; \
+            "cd \"$TMPDIR\" && touch hold unwritten && head -c 4095 /dev/zero | tr '\\0' x && echo; \
+             touch wait; while [ -e wait ]; do sleep 0.05; done; echo the last li\"\"ne; rm unwritten; \
              while [ -e hold ]; do sleep 0.05; done",
         ],
     );
     assert_status(&out, 0);
     let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let tmp = small.join("jobs").join(&id).join("tmp");
+    let log = small.join("jobs").join(&id).join("output.log");
+    // The first line is in the log (the pump has written it) before the filesystem fills.
     assert!(wait_until(Duration::from_secs(20), || tmp
         .join("wait")
-        .exists()));
+        .exists()
+        && fs::metadata(&log).is_ok_and(|m| m.len() >= 4096)));
     // Full: written until the filesystem refuses.
     let fill = small.join("fill");
     let mut file = fs::File::create(&fill).unwrap();
