@@ -4371,7 +4371,18 @@ fn a_job_takes_no_lease_and_sets_no_inode_flag_on_the_users_files() {
          flags = array.array('l', [0])\n\
          attempt('get flags', lambda: fcntl.ioctl(fd, 0x80086601, flags))\n\
          attempt('set flags', lambda: fcntl.ioctl(fd, 0x40086602, array.array('l', [flags[0] | 0x40])))\n\
-         attempt('set flags int', lambda: fcntl.ioctl(fd, 0x40046602, array.array('i', [flags[0] | 0x40])))\n",
+         attempt('set flags int', lambda: fcntl.ioctl(fd, 0x40046602, array.array('i', [flags[0] | 0x40])))\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         def setattr_by_path():\n\
+         \x20   attr = (ctypes.c_uint64 * 3)(0x20 | 0x40 | 0x80, 0, 0)\n\
+         \x20   if libc.syscall(469, -100, sys.argv[1].encode(), attr, 24, 0) != 0:\n\
+         \x20       raise OSError(ctypes.get_errno(), 'file_setattr')\n\
+         attempt('file_setattr', setattr_by_path)\n\
+         parent = os.open(os.path.dirname(sys.argv[1]), os.O_RDONLY | os.O_DIRECTORY)\n\
+         attempt('encryption policy', lambda: fcntl.ioctl(parent, 0x800c6613, bytearray(12)))\n\
+         attempt('remove key', lambda: fcntl.ioctl(parent, 0xc0406618, bytearray(64)))\n\
+         attempt('verity', lambda: fcntl.ioctl(fd, 0x40806685, bytearray(128)))\n\
+         attempt('newer call', lambda: (libc.syscall(470, 0, 0, 0) == 0) or (_ for _ in ()).throw(OSError(ctypes.get_errno(), '470')))\n",
     );
     // In the project, where `strict` reads it.
     let probe_copy = repo.join("lease.py");
@@ -4405,9 +4416,69 @@ fn a_job_takes_no_lease_and_sets_no_inode_flag_on_the_users_files() {
             said.contains("set flags: EPERM") && said.contains("set flags int: EPERM"),
             "{policy}: {said}"
         );
+        for refused in [
+            "file_setattr: EPERM",
+            "encryption policy: EPERM",
+            "remove key: EPERM",
+            "verity: EPERM",
+            "newer call: ENOSYS",
+        ] {
+            assert!(said.contains(refused), "{policy}: {refused}: {said}");
+        }
     }
     assert_eq!(before, flags());
     assert_eq!(fs::read_to_string(&target).unwrap(), "hello\n");
+}
+
+/// btrfs makes subvolumes and snapshots through ioctls on a directory opened only for reading, and
+/// no Landlock hook sees the entry made: a job filled a subvolume in its TMPDIR and snapshotted it
+/// into the project as a Python package, which `import` outside ran. Refused, all of btrfs's own
+/// ioctls, but the clone ioctls every filesystem shares: `cp --reflink` works where the job writes.
+#[test]
+fn a_job_makes_no_subvolume_or_snapshot_in_the_users_directories_on_btrfs() {
+    // Needs root to make and mount a btrfs image (CI runs as root; .ci/run installs btrfs-progs).
+    let env = TestEnv::new();
+    let (mount, _unmount) = mount::btrfs_image(&env);
+    let repo = env.repo("btrfs/app");
+    let state = mount.join("state");
+    let probe = env.probe(
+        "subvolume.py",
+        "import fcntl, struct, subprocess\n\
+         ioc = lambda nr, size: (1 << 30) | (size << 16) | (0x94 << 8) | nr\n\
+         project = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)\n\
+         top = os.open(sys.argv[2], os.O_RDONLY | os.O_DIRECTORY)\n\
+         attempt('subvolume', lambda: fcntl.ioctl(project, ioc(14, 4096), bytearray(struct.pack('q4088s', 0, b'made'))))\n\
+         attempt('snapshot', lambda: fcntl.ioctl(project, ioc(23, 4096), bytearray(struct.pack('qQQ32s4040s', top, 0, 0, b'', b'snap'))))\n\
+         attempt('read only', lambda: fcntl.ioctl(top, ioc(26, 8), bytearray(struct.pack('Q', 1))))\n\
+         open(os.path.join(os.environ['TMPDIR'], 'a'), 'w').write('cloned\\n')\n\
+         os.chdir(os.environ['TMPDIR'])\n\
+         done = subprocess.run(['cp', '--reflink=always', 'a', 'b'])\n\
+         print('reflink:', done.returncode, open('b').read().strip())\n",
+    );
+    let before = fs::read_dir(&repo).unwrap().count();
+    let state_var = state.display().to_string();
+    let out = env.isolate_with(
+        &repo,
+        &[("ISOLATE_HOME", state_var.as_str())],
+        &[
+            "run",
+            "-q",
+            "--",
+            "python3",
+            &probe,
+            &repo.display().to_string(),
+            &mount.display().to_string(),
+        ],
+    );
+    let said = stdout(&out);
+    assert_status(&out, 0);
+    for refused in ["subvolume: EPERM", "snapshot: EPERM", "read only: EPERM"] {
+        assert!(said.contains(refused), "{refused}: {said}{}", stderr(&out));
+    }
+    assert!(said.contains("reflink: 0 cloned"), "{said}{}", stderr(&out));
+    assert_eq!(fs::read_dir(&repo).unwrap().count(), before);
+    assert!(!repo.join("made").exists() && !repo.join("snap").exists());
+    assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");
 }
 
 /// `setpriority(PRIO_USER, 0, …)` and `ioprio_set(IOPRIO_WHO_USER, 0, …)`: who 0 is not the job

@@ -8,6 +8,7 @@ use std::process::Command;
 use std::thread;
 use std::time::Duration;
 
+use crate::support::mount::small_tmpfs;
 use crate::support::*;
 
 /// The processes whose parent is `pid`, with their command lines.
@@ -206,31 +207,6 @@ fn a_supervisor_killed_during_the_import_loses_nothing() {
         "big"
     );
     env.assert_fsck(&repo);
-}
-
-/// A tmpfs of `size` mounted in the test's directory (needs root: CI runs as root), unmounted when
-/// the guard goes.
-fn small_tmpfs(env: &TestEnv, size: &str) -> (PathBuf, Unmount) {
-    let small = env.path().join("small");
-    fs::create_dir_all(&small).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-        .arg(&small)
-        .status()
-        .unwrap();
-    assert!(
-        mounted.success(),
-        "mounting a tmpfs needs root (CI runs as root)"
-    );
-    (small.clone(), Unmount(small))
-}
-
-struct Unmount(PathBuf);
-
-impl Drop for Unmount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
 }
 
 /// A merge whose files would not fit the checkout's filesystem: sixty thousand files of one byte

@@ -1,7 +1,7 @@
 //! The filter's rules on the rest of the kernel: input pushed into terminals, a call made
-//! harmless (`PR_SET_DUMPABLE`), leases and inode flags on the user's files, and the kernel
-//! surface a job never needs (io_uring, user namespaces, keyrings, System V IPC, other processes'
-//! limits and priorities).
+//! harmless (`PR_SET_DUMPABLE`), leases, inode flags and filesystem ioctls on the user's files,
+//! and the kernel surface a job never needs (io_uring, user namespaces, keyrings, System V IPC,
+//! other processes' limits and priorities, system calls newer than this build).
 
 use libseccomp::error::SeccompError;
 use libseccomp::{ScmpAction, ScmpCompareOp, ScmpFilterContext};
@@ -56,8 +56,32 @@ pub(super) fn dumpable(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> 
 
 /// `FS_IOC_SETFLAGS` (as `long` and as `int`), `FS_IOC_FSSETXATTR`, `FS_IOC_SETVERSION`: inode
 /// flags and the like, which the kernel lets a file's owner set through a descriptor opened only
-/// for reading (Landlock's ioctl right covers devices alone).
-const INODE_FLAGS: [u64; 4] = [0x4008_6602, 0x4004_6602, 0x401c_5820, 0x4008_7602];
+/// for reading (Landlock's ioctl right covers devices alone). Then fscrypt's and fs-verity's, which
+/// ask no more: `FS_IOC_SET_ENCRYPTION_POLICY` (a directory of the user's that takes no new file
+/// until deleted), `FS_IOC_ADD_ENCRYPTION_KEY`, `FS_IOC_REMOVE_ENCRYPTION_KEY` and its
+/// `_ALL_USERS` (the user's claim on a key removed: their unlocked directories locked),
+/// `FS_IOC_ENABLE_VERITY` (a file of the user's that can never be written again).
+const INODE_FLAGS: [u64; 9] = [
+    0x4008_6602,
+    0x4004_6602,
+    0x401c_5820,
+    0x4008_7602,
+    0x800c_6613,
+    0xc050_6617,
+    0xc040_6618,
+    0xc040_6619,
+    0x4080_6685,
+];
+
+/// btrfs's ioctls (type 0x94): `BTRFS_IOC_SUBVOL_CREATE` and `BTRFS_IOC_SNAP_CREATE_V2` make a
+/// subvolume, or a snapshot of one the job filled, in any directory of the user's the job may
+/// only read (the kernel checks the owner's permission, and no Landlock hook sees the entry made);
+/// others destroy subvolumes or make them read-only. Refused but for the three every filesystem
+/// shares, which write only through a descriptor opened for writing or leave content as it is:
+/// `FICLONE`, `FICLONERANGE` (`cp --reflink`) and `FIDEDUPERANGE`.
+const BTRFS: (u64, &[u64]) = (0x94, &[9, 13, 54]);
+/// bcachefs's (type 0xbc), whose subvolume calls are btrfs's again: all refused.
+const BCACHEFS: (u64, &[u64]) = (0xbc, &[]);
 
 /// What a job may not do to the user's files through a descriptor it may only read: a lease, which
 /// holds every writer's `open` of the file for `fs.lease-break-time` (45 s) and is taken again at
@@ -74,7 +98,52 @@ pub(super) fn file_owner(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError
             libc::F_SETLEASE as u64,
         )],
     )?;
-    refuse_ioctls(ctx, &INODE_FLAGS)
+    refuse_ioctls(ctx, &INODE_FLAGS)?;
+    for (kind, shared) in [BTRFS, BCACHEFS] {
+        refuse_ioctl_type(ctx, kind, shared)?;
+    }
+    // `file_setattr(2)` (Linux 6.17) sets by path what `FS_IOC_FSSETXATTR` sets.
+    ctx.add_rule(refuse(libc::EPERM), sys(FILE_SETATTR)?)?;
+    Ok(())
+}
+
+/// `file_setattr`, the same number on every architecture (the table they share since 5.1).
+const FILE_SETATTR: libc::c_long = 469;
+
+/// Every `ioctl` of type `kind` refused (`EPERM`), whatever its direction and size, but those
+/// numbered in `except`.
+fn refuse_ioctl_type(
+    ctx: &mut ScmpFilterContext,
+    kind: u64,
+    except: &[u64],
+) -> Result<(), SeccompError> {
+    for (mask, number) in blocks_without(except) {
+        ctx.add_rule_conditional(
+            refuse(libc::EPERM),
+            sys(libc::SYS_ioctl)?,
+            &[arg(
+                1,
+                ScmpCompareOp::MaskedEqual(0xff00 | mask),
+                kind << 8 | number,
+            )],
+        )?;
+    }
+    Ok(())
+}
+
+/// The numbers 0 to 255 but `except`, as aligned blocks a mask can match: (mask, first number).
+fn blocks_without(except: &[u64]) -> Vec<(u64, u64)> {
+    fn split(first: u64, len: u64, except: &[u64], out: &mut Vec<(u64, u64)>) {
+        if !except.iter().any(|n| (first..first + len).contains(n)) {
+            out.push((!(len - 1) & 0xff, first));
+        } else if len > 1 {
+            split(first, len / 2, except, out);
+            split(first + len / 2, len / 2, except, out);
+        }
+    }
+    let mut out = Vec::new();
+    split(0, 256, except, &mut out);
+    out
 }
 
 /// io_uring, user namespaces and keyrings.
@@ -154,5 +223,37 @@ pub(super) fn kernel_surface(ctx: &mut ScmpFilterContext) -> Result<(), SeccompE
             &[arg(0, ScmpCompareOp::MaskedEqual(INT), user)],
         )?;
     }
+    // A system call newer than this build is one no rule here has judged (`file_setattr` came
+    // with 6.17 and reached past every other refusal of inode flags): as if the kernel lacked it,
+    // so that libc falls back to the calls judged here.
+    for call in NEWEST_JUDGED + 1..=NEWEST_REFUSED {
+        ctx.add_rule(refuse(libc::ENOSYS), sys(call)?)?;
+    }
     Ok(())
+}
+
+/// The newest system call this filter was written against (`file_setattr`, Linux 6.17; 6.18 has
+/// none newer), and the last number refused as newer than it.
+const NEWEST_JUDGED: libc::c_long = FILE_SETATTR;
+const NEWEST_REFUSED: libc::c_long = 511;
+
+#[cfg(test)]
+mod tests {
+    use super::blocks_without;
+
+    #[test]
+    fn the_blocks_cover_every_number_but_the_exceptions() {
+        for except in [&[][..], &[9, 13, 54], &[0], &[255], &[0, 1, 2, 128]] {
+            let blocks = blocks_without(except);
+            for n in 0..256u64 {
+                let matched = blocks
+                    .iter()
+                    .filter(|&&(mask, first)| n & mask == first)
+                    .count();
+                let want = usize::from(!except.contains(&n));
+                assert_eq!(matched, want, "{n} with {except:?}: {blocks:?}");
+            }
+        }
+        assert_eq!(blocks_without(&[]), vec![(0, 0)]);
+    }
 }
