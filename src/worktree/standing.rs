@@ -2,8 +2,9 @@
 //! commits the project branch lacks, counted by patch as `git cherry` sees them (a rebase or
 //! cherry-pick of them counts as merged; a merge commit always counts, for git cherry does not see
 //! merges), and none when merging it would change nothing (a squash merge); and how many commits of
-//! the project branch it lacks. `rm`, `prune`, `worktrees` and
-//! `merge` all read it here.
+//! the project branch it lacks. A branch whose every patch the project branch has is landed only
+//! if merging it would change nothing too: git's patch ids leave whitespace out. `rm`, `prune`,
+//! `worktrees` and `merge` all read it here.
 
 use std::path::Path;
 
@@ -50,9 +51,16 @@ pub fn standing(top: &Path, target: &str, branch: &str) -> Result<Standing> {
         )?
         .text();
         unmerged += merges.parse::<usize>().unwrap_or(1);
-        if unmerged > 0 && merges_to_nothing(top, target, branch)? {
+        let nothing = merges_to_nothing(top, target, branch)?;
+        if unmerged > 0 && nothing {
             // A squash merge: no single commit matches, but merging would change nothing.
             unmerged = 0;
+        } else if unmerged == 0 && !nothing {
+            // Every patch matched one of the project branch's, yet merging would change it: a
+            // patch id is made with the whitespace of each line left out, so a commit that differs
+            // from the project's only there (an indentation Python reads, the spaces of a string)
+            // matched. Which commits did is not known: all of them count.
+            unmerged = ahead;
         }
     }
     Ok(Standing {

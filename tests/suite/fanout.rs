@@ -334,6 +334,59 @@ fn merge_and_merge_all_refuse_what_is_not_theirs_to_merge() {
     assert_status(&env.isolate(env.path(), ["stop", &running]), 0);
 }
 
+/// git cherry's patch ids leave whitespace out: a job's commit that differs from one the project
+/// branch has only in indentation (which Python reads) counted as merged, and `rm` and `prune`
+/// deleted the branch, and `merge` said the project already had it. A branch is landed only if
+/// merging it would change nothing; a commit cherry-picked as it is still counts as landed.
+#[test]
+fn a_commit_the_project_has_only_with_other_whitespace_is_not_merged() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::write(repo.join("f.py"), "def f(x):\n    pass\n").unwrap();
+    env.git(&repo, ["add", "f.py"]);
+    env.git(&repo, ["commit", "-q", "-m", "f"]);
+    let job = "printf 'def f(x):\\n    pass\\nif x:\\n    a()\\nb()\\n' > f.py && git commit -q -am 'b always'";
+    let (_, moved) = env.worktree_job(&repo, &[], job);
+    let (_, picked) = env.worktree_job(&repo, &[], &commit_script("p.txt", "p"));
+    let [moved, picked] = [&moved, &picked].map(|r| r["id"].as_str().unwrap().to_string());
+    fs::write(
+        repo.join("f.py"),
+        "def f(x):\n    pass\nif x:\n    a()\n    b()\n",
+    )
+    .unwrap();
+    env.git(&repo, ["commit", "-q", "-am", "b only if x"]);
+    env.git(&repo, ["cherry-pick", &format!("isolate/{picked}")]);
+    let cherry = env.git(&repo, ["cherry", "main", &format!("isolate/{moved}")]);
+    assert!(cherry.starts_with('-'), "git cherry matched it: {cherry}");
+    let tip = env.git(&repo, ["rev-parse", &format!("isolate/{moved}")]);
+    let main = env.git(&repo, ["rev-parse", "main"]);
+    // Asked with no one to answer: the change is shown, and nothing merged.
+    let out = env.isolate(&repo, ["merge", &moved]);
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        !said.contains("already has") && said.contains("M f.py"),
+        "{said}"
+    );
+    assert_eq!(env.git(&repo, ["rev-parse", "main"]), main);
+
+    for args in [vec!["rm", moved.as_str()], vec!["prune"]] {
+        let out = env.isolate(&repo, args.clone());
+        assert_status(&out, 0);
+        assert_eq!(
+            env.git(&repo, ["rev-parse", &format!("isolate/{moved}")]),
+            tip,
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    assert!(!has_ref(
+        &env,
+        &repo,
+        &format!("refs/heads/isolate/{picked}")
+    ));
+    env.assert_fsck(&repo);
+}
+
 #[test]
 fn rm_deletes_a_merged_branch_and_keeps_an_unmerged_one_saying_so() {
     let env = TestEnv::new();
