@@ -18,7 +18,7 @@ use crate::git;
 use crate::git::project::Project;
 use crate::job::id::JobId;
 use crate::job::record::{Record, State};
-use crate::job::store;
+use crate::job::{store, worktrees};
 use crate::supervise::stop::kill_leftovers;
 use crate::sys::lock::Lock;
 use crate::words::{plural, timestamp};
@@ -95,13 +95,11 @@ fn prune(args: &PruneArgs) -> Result<Vec<Line>> {
     let _lock = Lock::exclusive(&state.join("prune.lock"))?;
     let mut lines = Vec::new();
     let mut projects: Vec<PathBuf> = Vec::new();
-    let mut trees: Vec<PathBuf> = Vec::new();
     let mut found = Projects::default();
     for (dir, record) in store::list_all(&state) {
         let Some(wt) = record.worktree.clone() else {
             continue;
         };
-        trees.push(PathBuf::from(&wt.path));
         if !projects.iter().any(|p| p.as_os_str() == wt.repo.as_str()) {
             projects.push(PathBuf::from(&wt.repo));
         }
@@ -137,9 +135,9 @@ fn prune(args: &PruneArgs) -> Result<Vec<Line>> {
     // with the user's rights on what the job planted (a merge driver `standing` would start).
     let here = std::env::current_dir()
         .ok()
-        .filter(|cwd| !written_by_a_job(cwd, &state, &trees))
+        .filter(|cwd| worktrees::containing(cwd, &state).is_none())
         .and_then(|cwd| Project::discover(&cwd).ok())
-        .filter(|here| !written_by_a_job(&here.git_dir, &state, &trees));
+        .filter(|here| worktrees::containing(&here.git_dir, &state).is_none());
     if let Some(here) = here {
         if !projects.contains(&here.top) {
             projects.push(here.top);
@@ -255,17 +253,6 @@ fn orphans(project: &Project, state: &Path, dry_run: bool) -> Vec<Line> {
         lines.push(Line::new(&id.branch(), "", &outcome, dry_run));
     }
     lines
-}
-
-/// Whether `dir` is in what a job could have written: isolate's state directory (the worktrees
-/// under it, the jobs' TMPDIRs), a worktree on record (`trees`), or a repository carrying a job's
-/// mark. Read from the paths and as text: nothing runs there.
-fn written_by_a_job(dir: &Path, state: &Path, trees: &[PathBuf]) -> bool {
-    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let dir = real(dir);
-    dir.starts_with(real(state))
-        || trees.iter().any(|tree| dir.starts_with(real(tree)))
-        || crate::git::mark::marked_top(&dir).is_some()
 }
 
 /// What becomes of an orphaned job branch.

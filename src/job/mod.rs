@@ -6,3 +6,4 @@ pub mod nest;
 pub mod record;
 pub mod roots;
 pub mod store;
+pub mod worktrees;

@@ -4,6 +4,8 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
 
 use crate::support::*;
 
@@ -445,6 +447,36 @@ fn prune_run_inside_a_kept_worktree_runs_nothing_the_job_planted() {
         .success(),
         "the job's own branch is the job's"
     );
+}
+
+/// `merge --all` and a job run in place, each started inside a kept worktree, ran `git rev-parse` and
+/// `git config` there with the user's rights to find the project: git read the job's config, whose
+/// include the job had pointed at a FIFO (a directory made in its TMPDIR and moved into `.git`),
+/// and hung for ten minutes. Both are refused from the paths before any git runs there.
+#[test]
+fn merge_all_and_a_run_in_place_inside_a_kept_worktree_run_no_git_there() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let script = "mkdir \"$TMPDIR/d\" && mkfifo \"$TMPDIR/d/f\" && mv \"$TMPDIR/d\" .git/d && \
+                  printf '[include]\\n\\tpath = d/f\\n' >> .git/config && echo wip > untracked.txt";
+    let (out, value) = env.worktree_job(&repo, &[], script);
+    assert_status(&out, 0);
+    assert_eq!(value["worktree"]["removed"], false, "{value}");
+    let kept = PathBuf::from(value["worktree"]["path"].as_str().unwrap());
+    assert!(kept.join(".git/d/f").exists());
+    for (args, status) in [
+        (vec!["merge", "--all", "--yes"], 1),
+        (vec!["run", "--", "true"], 125),
+    ] {
+        let cmd = env.isolate_cmd(&kept, &args).stdin(Stdio::null()).spawn();
+        let out = finish(cmd.unwrap(), Duration::from_secs(30));
+        assert_status(&out, status);
+        assert!(
+            stderr(&out).contains("is the worktree of an isolate job"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
 }
 
 /// The kept worktree of a job that removed its `[isolate]` mark and planted filter drivers, under

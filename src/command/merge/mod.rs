@@ -18,7 +18,7 @@ use crate::controls;
 use crate::error::{Error, Result};
 use crate::git::project::Project;
 use crate::job::record::Record;
-use crate::job::store;
+use crate::job::{store, worktrees};
 use crate::words::plural;
 use crate::worktree::cleanup::Recorded;
 use crate::worktree::merge::{self, Landing, Plan};
@@ -259,6 +259,14 @@ fn summarize(jobs: &[Job]) {
 /// worktree is there, or its branch is), oldest first.
 fn all_of_this_project(state: &std::path::Path) -> Result<Vec<(PathBuf, Record)>> {
     let cwd = std::env::current_dir().map_err(|e| Error::io("cannot read", ".", e))?;
+    // Found from paths before git runs here: a job's worktree is the job's, config included.
+    if let Some(top) = worktrees::of_another_job(&cwd, state) {
+        return Err(Error::Usage(format!(
+            "{} is the worktree of an isolate job: `merge --all` merges the jobs of the project it \
+             is run in; run it in the project",
+            top.display()
+        )));
+    }
     let here = Project::discover(&cwd)?;
     Ok(store::list(state)
         .into_iter()

@@ -10,7 +10,7 @@ use crate::config;
 use crate::error::{Error, Result};
 use crate::git::project::Project;
 use crate::job::id::JobId;
-use crate::job::store;
+use crate::job::{store, worktrees};
 use crate::sandbox::made::Made;
 use crate::sandbox::{agent, plan, policy};
 use crate::worktree::checked_out;
@@ -42,7 +42,11 @@ pub(super) fn prepare(options: &RunOptions) -> Result<Prepared> {
     let state = store::state_dir()?;
     let target = match &options.start {
         Start::Worktree { base } => Some(worktree_target(&cwd, &state, base)?),
-        Start::Here | Start::Resume(_) => None,
+        Start::Here => {
+            in_place(&cwd, &state)?;
+            None
+        }
+        Start::Resume(_) => None,
     };
     if !options.allow_write.is_empty() {
         allow_write(options, &state, &cwd, target.as_ref())?;
@@ -60,6 +64,20 @@ pub(super) fn prepare(options: &RunOptions) -> Result<Prepared> {
         config::exclude_root_in_project(&t.project, &t.root)?;
     }
     claim(options, &state, decided, target)
+}
+
+/// A job run in place: not in another job's worktree, found from paths before git runs there (to
+/// find the project), since what git would read there is the job's (its config, its
+/// `.isolate.toml`); `--resume` is how to work in it.
+fn in_place(cwd: &Path, state: &Path) -> Result<()> {
+    match worktrees::of_another_job(cwd, state) {
+        None => Ok(()),
+        Some(top) => Err(Error::Usage(format!(
+            "{} is the worktree of an isolate job; run `isolate run --resume JOB -- CMD` to work \
+             in it under that job's policy",
+            top.display()
+        ))),
+    }
 }
 
 /// `--allow-write`, against the places of this run (with `--worktree`, its worktree root).

@@ -9,6 +9,7 @@ use crate::config::{self, BaseSetting};
 use crate::error::{Error, Result};
 use crate::git::project::Project;
 use crate::git::remote::{self, Fetched};
+use crate::job::worktrees;
 
 use super::options::BaseChoice;
 
@@ -42,15 +43,13 @@ pub(super) fn worktree_target(cwd: &Path, state: &Path, base: &BaseChoice) -> Re
     // Refused before git runs here: a job's worktree is the job's to write, config included. Inside
     // a job, its own worktree is the project of the jobs it starts: this isolate runs in its
     // sandbox, with nothing of the user's that the job does not have.
-    if let Some(top) = job_worktree(cwd, state) {
-        if !is_outer_worktree(&top) {
-            return Err(Error::Usage(format!(
-                "{} is the worktree of an isolate job; a job cannot start another job's worktree \
-                 inside it: run the jobs side by side from the project, or `isolate run --resume \
-                 JOB` there (inside a job, jobs start from that job's own worktree)",
-                top.display()
-            )));
-        }
+    if let Some(top) = worktrees::of_another_job(cwd, state) {
+        return Err(Error::Usage(format!(
+            "{} is the worktree of an isolate job; a job cannot start another job's worktree \
+             inside it: run the jobs side by side from the project, or `isolate run --resume \
+             JOB` there (inside a job, jobs start from that job's own worktree)",
+            top.display()
+        )));
     }
     let project = Project::discover(cwd)?;
     let config = config::load(Some(&project))?;
@@ -107,57 +106,6 @@ fn base_commit(
             Err(e) => Err(e),
         },
     }
-}
-
-/// `top` is the worktree of the job this isolate runs inside (job/nest.rs).
-fn is_outer_worktree(top: &Path) -> bool {
-    crate::job::nest::outer()
-        .and_then(|outer| outer.worktree.as_deref())
-        .and_then(|worktree| fs::canonicalize(worktree).ok())
-        .is_some_and(|worktree| fs::canonicalize(top).is_ok_and(|top| top == worktree))
-}
-
-/// The top of the job worktree `dir` is in, if it is one: a directory under the state directory
-/// (its worktrees, the jobs' TMPDIRs), a worktree on record (one under a `worktree_root` of the
-/// user's choosing), or a repository whose config carries isolate's `[isolate]` mark (which the
-/// job can remove: the record is what counts). Read as text: nothing runs there.
-///
-/// The records are read only when `dir` is under a worktree root outside the state directory that
-/// a job's worktree was made under (job/roots.rs), or when those roots are not known yet.
-pub(super) fn job_worktree(dir: &Path, state: &Path) -> Option<PathBuf> {
-    use crate::job::{roots, store};
-    let dir = fs::canonicalize(dir).ok()?;
-    let state = fs::canonicalize(state).unwrap_or_else(|_| state.to_path_buf());
-    if dir.starts_with(&state) {
-        return Some(dir);
-    }
-    let known = roots::known(&state);
-    // Each root as it resolves now: one moved since, or reached through a link re-pointed since,
-    // is where its worktrees are now.
-    let under_a_root = |roots: &[PathBuf]| {
-        roots.iter().any(|root| {
-            let now = fs::canonicalize(root).unwrap_or_else(|_| root.clone());
-            dir.starts_with(now)
-        })
-    };
-    let on_record = match &known {
-        Some(roots) if !under_a_root(roots) => None,
-        _ => {
-            let worktrees: Vec<PathBuf> = store::list_all(&state)
-                .into_iter()
-                .filter_map(|(_, record)| record.worktree)
-                .map(|wt| PathBuf::from(wt.path))
-                .collect();
-            if known.is_none() {
-                let _ = roots::fill(&state, worktrees.iter().map(PathBuf::as_path));
-            }
-            worktrees
-                .into_iter()
-                .filter_map(|wt| fs::canonicalize(wt).ok())
-                .find(|tree| dir.starts_with(tree))
-        }
-    };
-    on_record.or_else(|| crate::git::mark::marked_top(&dir))
 }
 
 /// Records the root of a worktree about to be made, when it is outside the state directory: as
