@@ -60,12 +60,17 @@ pub(super) fn dumpable(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> 
 /// ask no more: `FS_IOC_SET_ENCRYPTION_POLICY` (a directory of the user's that takes no new file
 /// until deleted), `FS_IOC_ADD_ENCRYPTION_KEY`, `FS_IOC_REMOVE_ENCRYPTION_KEY` and its
 /// `_ALL_USERS` (the user's claim on a key removed: their unlocked directories locked),
-/// `FS_IOC_ENABLE_VERITY` (a file of the user's that can never be written again).
-const INODE_FLAGS: [u64; 9] = [
+/// `FS_IOC_ENABLE_VERITY` (a file of the user's that can never be written again). And those of one
+/// filesystem that ask as little: ext4's `EXT4_IOC_SETVERSION` (as `long` and as `int`), FAT's
+/// `FAT_IOCTL_SET_ATTRIBUTES` (read-only, hidden, system).
+const INODE_FLAGS: [u64; 12] = [
     0x4008_6602,
     0x4004_6602,
     0x401c_5820,
     0x4008_7602,
+    0x4008_6604,
+    0x4004_6604,
+    0x4004_7211,
     0x800c_6613,
     0xc050_6617,
     0xc040_6618,
