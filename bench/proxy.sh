@@ -170,8 +170,10 @@ for ((r = 0; r < reps; r++)); do
 		curl -sS -o /dev/null -w '%{speed_download}\n' "$url" </dev/null)
 	proxy_mbs+=("$(awk '{ printf "%.1f", $1 / 1e6 }' <<<"$b")")
 	direct_us+=("$(python3 "$work/rounds.py" "$rounds" "$echo_port" direct)")
+	# The script reaches the job on its standard input: a job reads nothing under /dev/shm (the
+	# user's shared memory), where TMPDIR=/dev/shm puts the scratch directory.
 	proxy_us+=("$("$isolate" run -q --policy "$work/policy.toml" -- \
-		python3 "$work/rounds.py" "$rounds" "$echo_port" proxy </dev/null)")
+		python3 - "$rounds" "$echo_port" proxy <"$work/rounds.py")")
 	rm -rf "${ISOLATE_HOME:?}/jobs/"*
 done
 
