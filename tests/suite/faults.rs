@@ -111,10 +111,12 @@ fn a_supervisor_killed_while_the_setup_runs_leaves_an_explained_lost_job() {
     env.assert_fsck(&repo);
 }
 
-/// The first descendant of `root` whose command line matches `wanted`.
+/// The first descendant of `root` whose command line matches `wanted`, looked for as long as any
+/// one command may take (a job writing and committing 150 MB on a loaded 2-core machine took more
+/// than the 30 s this once waited).
 fn wait_for_descendant(root: i32, needle: &str, wanted: impl Fn(&str) -> bool) -> i32 {
     let mut found = 0;
-    let ok = wait_until(Duration::from_secs(30), || {
+    let ok = wait_until(LIMIT, || {
         let mut queue = vec![root];
         while let Some(pid) = queue.pop() {
             for (child, cmdline) in children(pid) {
