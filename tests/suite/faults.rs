@@ -883,6 +883,44 @@ JOB
     assert!(said.contains("daemon ended"), "{said}");
 }
 
+/// A supervisor of an ordinary user's (no cgroup) killed with SIGKILL during the grace period of
+/// its own stop (here its `--timeout`'s; `kill PID; sleep 2; kill -9 PID` is the same): the stop's
+/// SIGTERM had ended the sentinel too, and a daemon that ignores SIGTERM and left the session lived
+/// on with no one to end it. The sentinel outlives SIGTERM, and ends the daemon.
+#[test]
+fn a_supervisor_killed_in_its_own_grace_period_leaves_nothing_of_the_job() {
+    let env = TestEnv::new();
+    let script = r#"
+        mkdir out && out=$(cd out && pwd)
+        cat > out/job.sh <<'JOB'
+echo $$ > "$1/main.pid"
+setsid sh -c 'trap "" TERM; echo $$ > "$1/daemon.pid"; while :; do sleep 1; done' sh "$1" &
+sleep 300
+JOB
+        "$ISOLATE" run -q --timeout 1s --grace 60s --allow-write "$out" -- sh "$out/job.sh" "$out" </dev/null &
+        supervisor=$!
+        for i in $(seq 200); do [ -s out/daemon.pid ] && [ -s out/main.pid ] && break; sleep 0.05; done
+        daemon=$(cat out/daemon.pid); main=$(cat out/main.pid)
+        kill -0 "$daemon" && echo "daemon started"
+        # The timeout's stop has begun once the job's main process has had its SIGTERM.
+        for i in $(seq 400); do kill -0 "$main" 2>/dev/null || break; sleep 0.05; done
+        kill -0 "$main" 2>/dev/null || echo "stop under way"
+        kill -0 "$daemon" && echo "daemon ignores the stop"
+        kill -9 "$supervisor"
+        for i in $(seq 200); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.05; done
+        if kill -0 "$daemon" 2>/dev/null; then echo "daemon alive"; kill -9 "$daemon"; else echo "daemon ended"; fi"#;
+    let out = env.as_ordinary_user(script);
+    let said = stdout(&out);
+    for step in [
+        "daemon started",
+        "stop under way",
+        "daemon ignores the stop",
+        "daemon ended",
+    ] {
+        assert!(said.contains(step), "{step}: {said}{}", stderr(&out));
+    }
+}
+
 /// A TMPDIR the job made deeper than the descriptors isolate may hold (a chain of directories)
 /// goes with the job all the same, and `rm` forgets the job: a removal holding one descriptor per
 /// level failed, silently, and left the TMPDIR, a record `rm` said it forgot, and a job `--resume`

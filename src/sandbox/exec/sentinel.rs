@@ -13,11 +13,18 @@
 //! the sentinel. When the supervisor exits, the sentinel sends SIGKILL to every process on the
 //! machine, round after round, until a round kills nothing. Its parent's death continues it,
 //! should the supervisor have held it still with the rest of the tree.
+//!
+//! The stop sequence's SIGTERM reaches the sentinel too (it is one of the supervisor's children),
+//! and does not end it: a supervisor killed within the grace period would otherwise leave a daemon
+//! that ignores SIGTERM with no one to end it. The sentinel takes it as word that the job is
+//! ending, and from then on ends itself once it can signal no process (nothing of the job is left).
 
 use std::os::fd::AsFd;
 use std::time::Duration;
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
 
 use crate::error::Result;
 use crate::sandbox::landlock;
@@ -29,6 +36,8 @@ const ROUNDS: usize = 500;
 const PAUSE: Duration = Duration::from_millis(10);
 /// How often the supervisor is looked for where no pidfd of it could be had.
 const PARENT_POLL: Duration = Duration::from_millis(200);
+/// How often, once the job is ending, the sentinel looks whether anything of it is left.
+const ENDING_POLL: Duration = Duration::from_millis(10);
 
 /// Enters the domain around the job's and starts the sentinel in it; returns in this process.
 pub(super) fn post() -> Result<()> {
@@ -72,19 +81,28 @@ fn watch(supervisor: i32) -> ! {
         // too (stop/freeze.rs); should it then be killed, this process must go on to end the rest.
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGCONT as libc::c_ulong);
     }
+    let ending = ending_signals();
     // SAFETY: getppid has no preconditions.
     let parent = || unsafe { libc::getppid() };
-    match PidFd::open(supervisor, 0) {
-        // Still the supervisor's child: the descriptor is of the supervisor, not of a process
-        // given its pid later.
-        Ok(pidfd) if parent() == supervisor => wait(&pidfd),
-        Ok(_) => {}
-        // The supervisor is gone, or no pidfd could be had: until this process is no longer the
-        // supervisor's child (it is re-parented the moment the supervisor exits).
-        Err(_) => {
-            while parent() == supervisor {
-                std::thread::sleep(PARENT_POLL);
-            }
+    // Still the supervisor's child: a pidfd is of the supervisor, not of a process given its pid
+    // later. Without one, the supervisor is looked for: this process is re-parented the moment
+    // the supervisor exits.
+    let pidfd = PidFd::open(supervisor, 0).ok();
+    let mut stopping = false;
+    while parent() == supervisor {
+        let wait = match (stopping, &pidfd) {
+            (true, _) => ENDING_POLL,
+            (false, Some(_)) => Duration::MAX,
+            (false, None) => PARENT_POLL,
+        };
+        let woken = wait_for(pidfd.as_ref(), ending.as_ref(), wait);
+        if woken.supervisor_exited {
+            break;
+        }
+        stopping |= woken.ending;
+        if stopping && !signals_any() {
+            // SAFETY: ending the sentinel, which has nothing to flush.
+            unsafe { libc::_exit(0) }
         }
     }
     for _ in 0..ROUNDS {
@@ -97,16 +115,77 @@ fn watch(supervisor: i32) -> ! {
     unsafe { libc::_exit(0) }
 }
 
-/// Until the process of `pidfd` has exited.
-fn wait(pidfd: &PidFd) {
-    loop {
-        let mut fds = [PollFd::new(pidfd.as_fd(), PollFlags::POLLIN)];
-        match poll(&mut fds, PollTimeout::NONE) {
-            Ok(n) if n > 0 => return,
-            Err(nix::errno::Errno::EINTR) | Ok(_) => continue,
-            Err(_) => return,
+/// SIGTERM, SIGHUP and SIGINT blocked and read from a descriptor instead: they end the job, not
+/// the sentinel. `None` where no signalfd could be had (they are ignored then, and the stop is not
+/// seen: the sentinel ends with the supervisor, or at the SIGKILL that ends the grace period).
+fn ending_signals() -> Option<SignalFd> {
+    let mut set = SigSet::empty();
+    for signal in [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT] {
+        set.add(signal);
+    }
+    let blocked = set.thread_block().is_ok();
+    let fd = SignalFd::with_flags(&set, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC).ok();
+    if fd.is_none() || !blocked {
+        for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
+            // SAFETY: SIG_IGN for a signal is a disposition, no handler runs.
+            unsafe { libc::signal(signal, libc::SIG_IGN) };
         }
     }
+    fd
+}
+
+/// What woke the sentinel.
+struct Woken {
+    supervisor_exited: bool,
+    /// A signal that ends the job came (the stop sequence has begun).
+    ending: bool,
+}
+
+/// Waits at most `wait` for the supervisor's exit or a signal that ends the job.
+fn wait_for(pidfd: Option<&PidFd>, ending: Option<&SignalFd>, wait: Duration) -> Woken {
+    let mut fds = Vec::with_capacity(2);
+    if let Some(pidfd) = pidfd {
+        fds.push(PollFd::new(pidfd.as_fd(), PollFlags::POLLIN));
+    }
+    if let Some(ending) = ending {
+        fds.push(PollFd::new(ending.as_fd(), PollFlags::POLLIN));
+    }
+    let timeout = match wait {
+        Duration::MAX => PollTimeout::NONE,
+        wait => PollTimeout::try_from(wait).unwrap_or(PollTimeout::MAX),
+    };
+    if fds.is_empty() {
+        std::thread::sleep(wait.min(PARENT_POLL));
+    } else {
+        let _ = poll(&mut fds, timeout);
+    }
+    let ready = |fd: &PollFd| fd.revents().is_some_and(|r| !r.is_empty());
+    let supervisor_exited = pidfd.is_some() && fds.first().is_some_and(ready);
+    let mut ending_now = false;
+    if let Some(ending) = ending {
+        // Every signal read: one of them is enough.
+        while let Ok(Some(_)) = ending.read_signal() {
+            ending_now = true;
+        }
+    }
+    Woken {
+        supervisor_exited,
+        ending: ending_now,
+    }
+}
+
+/// Whether any process but this one is there for the sentinel to signal (the job's alone: a
+/// signal of 0 is checked against the Landlock domain as any other).
+fn signals_any() -> bool {
+    let Ok(proc) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    let me = std::process::id() as i32;
+    proc.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| pid != me && pid > 1)
+        // SAFETY: kill takes two integers; a signal of 0 is sent to none.
+        .any(|pid| unsafe { libc::kill(pid, 0) } == 0)
 }
 
 /// SIGKILL to every process but this one; how many the kernel let it kill (the job's alone).
