@@ -1,10 +1,10 @@
 //! Where a job's branch stands against the project branch, read in the project only: how many of its
 //! commits the project branch lacks, counted by patch as `git cherry` sees them (a rebase or
 //! cherry-pick of them counts as merged; a merge commit always counts, for git cherry does not see
-//! merges), and none when merging it would change nothing (a squash merge); and how many commits of
-//! the project branch it lacks. A branch whose every patch the project branch has is landed only
-//! if merging it would change nothing too: git's patch ids leave whitespace out. `rm`, `prune`,
-//! `worktrees` and `merge` all read it here.
+//! merges; a patch git cherry matched counts only if the project branch has it with its whitespace
+//! too, which git's patch ids leave out), and none when merging it would change nothing (a squash
+//! merge); and how many commits of the project branch it lacks. `rm`, `prune`, `worktrees` and
+//! `merge` all read it here.
 
 use std::path::Path;
 
@@ -51,16 +51,17 @@ pub fn standing(top: &Path, target: &str, branch: &str) -> Result<Standing> {
         )?
         .text();
         unmerged += merges.parse::<usize>().unwrap_or(1);
-        let nothing = merges_to_nothing(top, target, branch)?;
-        if unmerged > 0 && nothing {
+        // A patch id is made with the whitespace of each line left out: a commit that differs
+        // from the project branch's only there (an indentation Python reads, the spaces of a
+        // string) matched ("-"). Each match must hold with the whitespace kept.
+        let matched: Vec<&str> = cherry
+            .lines()
+            .filter_map(|l| l.strip_prefix("- "))
+            .collect();
+        unmerged += matched_only_without_whitespace(top, target, branch, &matched)?;
+        if unmerged > 0 && merges_to_nothing(top, target, branch)? {
             // A squash merge: no single commit matches, but merging would change nothing.
             unmerged = 0;
-        } else if unmerged == 0 && !nothing {
-            // Every patch matched one of the project branch's, yet merging would change it: a
-            // patch id is made with the whitespace of each line left out, so a commit that differs
-            // from the project's only there (an indentation Python reads, the spaces of a string)
-            // matched. Which commits did is not known: all of them count.
-            unmerged = ahead;
         }
     }
     Ok(Standing {
@@ -68,6 +69,72 @@ pub fn standing(top: &Path, target: &str, branch: &str) -> Result<Standing> {
         unmerged,
         behind,
     })
+}
+
+/// How many of `matched` (commits of `branch` whose patch git cherry found among `target`'s) no
+/// commit of `target`'s since `branch` makes as they are, whitespace included (`git patch-id
+/// --verbatim`). Only the files the matched commits change are diffed on `target`'s side: a commit
+/// there that changes others too shows only those, and can then match nothing (kept: safe).
+fn matched_only_without_whitespace(
+    top: &Path,
+    target: &str,
+    branch: &str,
+    matched: &[&str],
+) -> Result<usize> {
+    if matched.is_empty() {
+        return Ok(0);
+    }
+    let names = [
+        "diff-tree",
+        "--no-commit-id",
+        "--name-only",
+        "-r",
+        "-z",
+        "--stdin",
+    ];
+    let input: String = matched.iter().map(|c| format!("{c}\n")).collect();
+    let paths = git::run_with_input(top, names, input.as_bytes())?.stdout;
+    let mut paths: Vec<&[u8]> = paths.split(|b| *b == 0).filter(|p| !p.is_empty()).collect();
+    paths.sort();
+    paths.dedup();
+    let theirs = verbatim_ids(top, &[format!("{branch}..{target}")], &paths)?;
+    let mut walk = vec!["--no-walk=unsorted".to_string()];
+    walk.extend(matched.iter().map(|c| c.to_string()));
+    let ours = verbatim_ids(top, &walk, &[])?;
+    let landed = |commit: &&str| {
+        ours.iter()
+            .any(|(id, of)| of == commit && theirs.iter().any(|(other, _)| other == id))
+    };
+    Ok(matched.iter().filter(|c| !landed(c)).count())
+}
+
+/// (verbatim patch id, commit) of every commit but merges that `git log ARGS -- PATHS` lists, each
+/// diffed as git shows it by default, with no driver or conversion of the user's configuration.
+fn verbatim_ids(top: &Path, args: &[String], paths: &[&[u8]]) -> Result<Vec<(String, String)>> {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let mut log: Vec<&OsStr> = [
+        "log",
+        "-p",
+        "--no-merges",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--format=commit %H",
+    ]
+    .iter()
+    .map(OsStr::new)
+    .collect();
+    log.extend(args.iter().map(OsStr::new));
+    log.push(OsStr::new("--"));
+    log.extend(paths.iter().map(|p| OsStr::from_bytes(p)));
+    let patches = git::run(top, log)?.stdout;
+    let ids = git::run_with_input(top, ["patch-id", "--verbatim"], &patches)?.text();
+    Ok(ids
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(id, commit)| (id.to_string(), commit.to_string()))
+        .collect())
 }
 
 /// Commits of `a` not in `b`, and of `b` not in `a` (each a full ref name or a commit id), in the

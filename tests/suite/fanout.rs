@@ -336,8 +336,8 @@ fn merge_and_merge_all_refuse_what_is_not_theirs_to_merge() {
 
 /// git cherry's patch ids leave whitespace out: a job's commit that differs from one the project
 /// branch has only in indentation (which Python reads) counted as merged, and `rm` and `prune`
-/// deleted the branch, and `merge` said the project already had it. A branch is landed only if
-/// merging it would change nothing; a commit cherry-picked as it is still counts as landed.
+/// deleted the branch, and `merge` said the project already had it. A match counts only with the
+/// whitespace kept; a commit cherry-picked as it is still counts as landed.
 #[test]
 fn a_commit_the_project_has_only_with_other_whitespace_is_not_merged() {
     let env = TestEnv::new();
@@ -355,7 +355,10 @@ fn a_commit_the_project_has_only_with_other_whitespace_is_not_merged() {
     )
     .unwrap();
     env.git(&repo, ["commit", "-q", "-am", "b only if x"]);
+    // Picked as it is, then changed again: landed all the same (a merge of it would conflict).
     env.git(&repo, ["cherry-pick", &format!("isolate/{picked}")]);
+    fs::write(repo.join("p.txt"), "p, then more\n").unwrap();
+    env.git(&repo, ["commit", "-q", "-am", "more of p"]);
     let cherry = env.git(&repo, ["cherry", "main", &format!("isolate/{moved}")]);
     assert!(cherry.starts_with('-'), "git cherry matched it: {cherry}");
     let tip = env.git(&repo, ["rev-parse", &format!("isolate/{moved}")]);
