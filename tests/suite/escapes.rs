@@ -4450,6 +4450,7 @@ fn a_job_makes_no_subvolume_or_snapshot_in_the_users_directories_on_btrfs() {
          attempt('subvolume', lambda: fcntl.ioctl(project, ioc(14, 4096), bytearray(struct.pack('q4088s', 0, b'made'))))\n\
          attempt('snapshot', lambda: fcntl.ioctl(project, ioc(23, 4096), bytearray(struct.pack('qQQ32s4040s', top, 0, 0, b'', b'snap'))))\n\
          attempt('read only', lambda: fcntl.ioctl(top, ioc(26, 8), bytearray(struct.pack('Q', 1))))\n\
+         attempt('label', lambda: fcntl.ioctl(top, (2 << 30) | (256 << 16) | (0x94 << 8) | 49, bytearray(256)))\n\
          open(os.path.join(os.environ['TMPDIR'], 'a'), 'w').write('cloned\\n')\n\
          os.chdir(os.environ['TMPDIR'])\n\
          done = subprocess.run(['cp', '--reflink=always', 'a', 'b'])\n\
@@ -4476,6 +4477,7 @@ fn a_job_makes_no_subvolume_or_snapshot_in_the_users_directories_on_btrfs() {
         assert!(said.contains(refused), "{refused}: {said}{}", stderr(&out));
     }
     assert!(said.contains("reflink: 0 cloned"), "{said}{}", stderr(&out));
+    assert!(said.contains("label: ok"), "{said}");
     assert_eq!(fs::read_dir(&repo).unwrap().count(), before);
     assert!(!repo.join("made").exists() && !repo.join("snap").exists());
     assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");

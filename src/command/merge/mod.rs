@@ -260,11 +260,10 @@ fn summarize(jobs: &[Job]) {
 fn all_of_this_project(state: &std::path::Path) -> Result<Vec<(PathBuf, Record)>> {
     let cwd = std::env::current_dir().map_err(|e| Error::io("cannot read", ".", e))?;
     // Found from paths before git runs here: a job's worktree is the job's, config included.
-    if let Some(top) = worktrees::of_another_job(&cwd, state) {
+    if let Some(written) = worktrees::of_another_job(&cwd, state) {
         return Err(Error::Usage(format!(
-            "{} is the worktree of an isolate job: `merge --all` merges the jobs of the project it \
-             is run in; run it in the project",
-            top.display()
+            "{written}: `merge --all` merges the jobs of the project it is run in; run it in the \
+             project"
         )));
     }
     let here = Project::discover(&cwd)?;

@@ -72,10 +72,11 @@ pub(super) fn prepare(options: &RunOptions) -> Result<Prepared> {
 fn in_place(cwd: &Path, state: &Path) -> Result<()> {
     match worktrees::of_another_job(cwd, state) {
         None => Ok(()),
-        Some(top) => Err(Error::Usage(format!(
-            "{} is the worktree of an isolate job; run `isolate run --resume JOB -- CMD` to work \
-             in it under that job's policy",
-            top.display()
+        Some(written @ worktrees::Written::Worktree(_)) => Err(Error::Usage(format!(
+            "{written}; run `isolate run --resume JOB -- CMD` to work in it under that job's policy"
+        ))),
+        Some(written) => Err(Error::Usage(format!(
+            "{written}; run jobs from elsewhere (set ISOLATE_HOME to move the state directory)"
         ))),
     }
 }

@@ -43,12 +43,11 @@ pub(super) fn worktree_target(cwd: &Path, state: &Path, base: &BaseChoice) -> Re
     // Refused before git runs here: a job's worktree is the job's to write, config included. Inside
     // a job, its own worktree is the project of the jobs it starts: this isolate runs in its
     // sandbox, with nothing of the user's that the job does not have.
-    if let Some(top) = worktrees::of_another_job(cwd, state) {
+    if let Some(written) = worktrees::of_another_job(cwd, state) {
         return Err(Error::Usage(format!(
-            "{} is the worktree of an isolate job; a job cannot start another job's worktree \
-             inside it: run the jobs side by side from the project, or `isolate run --resume \
-             JOB` there (inside a job, jobs start from that job's own worktree)",
-            top.display()
+            "{written}; a job cannot start another job's worktree inside it: run the jobs side by \
+             side from the project, or `isolate run --resume JOB` there (inside a job, jobs start \
+             from that job's own worktree)"
         )));
     }
     let project = Project::discover(cwd)?;

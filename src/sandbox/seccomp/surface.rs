@@ -81,10 +81,11 @@ const INODE_FLAGS: [u64; 12] = [
 /// btrfs's ioctls (type 0x94): `BTRFS_IOC_SUBVOL_CREATE` and `BTRFS_IOC_SNAP_CREATE_V2` make a
 /// subvolume, or a snapshot of one the job filled, in any directory of the user's the job may
 /// only read (the kernel checks the owner's permission, and no Landlock hook sees the entry made);
-/// others destroy subvolumes or make them read-only. Refused but for the three every filesystem
-/// shares, which write only through a descriptor opened for writing or leave content as it is:
-/// `FICLONE`, `FICLONERANGE` (`cp --reflink`) and `FIDEDUPERANGE`.
-const BTRFS: (u64, &[u64]) = (0x94, &[9, 13, 54]);
+/// others destroy subvolumes or make them read-only. Refused but for those every filesystem shares
+/// that write only through a descriptor opened for writing, leave content as it is, or read:
+/// `FICLONE`, `FICLONERANGE` (`cp --reflink`), `FIDEDUPERANGE` and `FS_IOC_GETFSLABEL`.
+/// (`FS_IOC_SETFSLABEL` needs `CAP_SYS_ADMIN`, which no job has.)
+const BTRFS: (u64, &[u64]) = (0x94, &[9, 13, 49, 54]);
 /// bcachefs's (type 0xbc), whose subvolume calls are btrfs's again: all refused.
 const BCACHEFS: (u64, &[u64]) = (0xbc, &[]);
 
