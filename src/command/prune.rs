@@ -98,6 +98,10 @@ fn prune(args: &PruneArgs) -> Result<Vec<Line>> {
     let mut found = Projects::default();
     for (dir, record) in store::list_all(&state) {
         let Some(wt) = record.worktree.clone() else {
+            // No worktree to remove; a lost job's leftovers are stopped all the same.
+            if record.effective_state() == State::Lost && !args.dry_run {
+                settle_lost(&dir);
+            }
             continue;
         };
         if !projects.iter().any(|p| p.as_os_str() == wt.repo.as_str()) {

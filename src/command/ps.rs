@@ -12,7 +12,9 @@ pub fn run(args: PsArgs) -> Result<i32> {
     let jobs: Vec<Record> = store::list(&state)
         .into_iter()
         .map(|(_, record)| shown(record))
-        .filter(|r| args.all || r.state() == State::Running)
+        // A lost job is listed with the running ones: its supervisor is gone, and what it left
+        // waits for `prune`, `stop` or `rm --force`.
+        .filter(|r| args.all || matches!(r.state(), State::Running | State::Lost))
         .collect();
     if args.json {
         return print_json(&jobs);

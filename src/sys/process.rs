@@ -17,6 +17,16 @@ pub fn start_time(pid: i32) -> Option<u64> {
     stat_fields(pid)?.get(19)?.parse().ok()
 }
 
+/// The start time of a process that has not ended: none for a zombie, whose pid and start time
+/// stay until its parent reaps it, though it runs nothing any more.
+pub fn live_start_time(pid: i32) -> Option<u64> {
+    let fields = stat_fields(pid)?;
+    match fields.first().map(String::as_str) {
+        Some("Z" | "X") => None,
+        _ => fields.get(19)?.parse().ok(),
+    }
+}
+
 /// Whether a process is stopped, by a signal or a tracer (`/proc/<pid>/stat` field 3: `T`, `t`).
 pub fn stopped(pid: i32) -> bool {
     stat_fields(pid).is_some_and(|f| matches!(f.first().map(String::as_str), Some("T" | "t")))

@@ -921,6 +921,72 @@ JOB
     }
 }
 
+/// A foreground supervisor killed with SIGKILL under a parent that has not reaped it yet (an
+/// orchestrator busy elsewhere): its zombie kept its pid and start time, and was taken for a live
+/// supervisor, so `wait` hung, `ps` said running and `prune` settled nothing. Then, reaped or not,
+/// `prune` passed over a lost job with no worktree, whose daemon (in the job's cgroup) lived on,
+/// and plain `ps` did not list it. A zombie supervises nothing; every lost job is settled.
+#[test]
+fn a_lost_job_without_a_worktree_under_an_unreaping_parent_is_shown_and_settled() {
+    // As root: the job's cgroup holds the daemon (an ordinary user's sentinel would end it first).
+    let env = TestEnv::new();
+    let out_dir = env.path().join("out");
+    fs::create_dir_all(&out_dir).unwrap();
+    let out = out_dir.display().to_string();
+    let script = format!(
+        "setsid sh -c 'trap \"\" TERM; echo $$ > {out}/daemon.pid; exec sleep 300' & sleep 300"
+    );
+    let mut child = quiet(env.isolate_cmd(
+        env.path(),
+        [
+            "run",
+            "-q",
+            "--allow-write",
+            &out,
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    ))
+    .spawn()
+    .unwrap();
+    let pid_file = out_dir.join("daemon.pid");
+    assert!(wait_until(Duration::from_secs(20), || fs::read_to_string(
+        &pid_file
+    )
+    .is_ok_and(|t| t.ends_with('\n'))));
+    let daemon: i32 = fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let id = only_record(&env)["id"].as_str().unwrap().to_string();
+    kill9(child.id() as i32);
+    // Not reaped: a zombie until the end of the test.
+    assert!(wait_until(Duration::from_secs(10), || !alive(
+        child.id() as i32
+    )));
+    let ps = stdout(&env.isolate(env.path(), ["ps"]));
+    assert!(ps.contains(&id) && ps.contains("lost"), "{ps}");
+    let waited = finish(
+        env.isolate_cmd(env.path(), ["wait", &id])
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+        Duration::from_secs(20),
+    );
+    assert_status(&waited, 1);
+    assert!(alive(daemon), "the daemon ended before prune");
+    assert_status(&env.isolate(env.path(), ["prune"]), 0);
+    assert!(
+        wait_until(Duration::from_secs(10), || !alive(daemon)),
+        "prune left the lost job's daemon alive"
+    );
+    assert_eq!(state_of(&env, &id), "lost");
+    let _ = child.wait();
+}
+
 /// A TMPDIR the job made deeper than the descriptors isolate may hold (a chain of directories)
 /// goes with the job all the same, and `rm` forgets the job: a removal holding one descriptor per
 /// level failed, silently, and left the TMPDIR, a record `rm` said it forgot, and a job `--resume`

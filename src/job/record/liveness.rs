@@ -1,5 +1,6 @@
 //! A record read against the machine: a record that says `running` is only as good as its
-//! supervisor, which must still be the process it names (same pid, same start time).
+//! supervisor, which must still be the process it names (same pid, same start time) and must not
+//! have ended.
 
 use super::{Record, State};
 
@@ -13,9 +14,10 @@ impl Record {
         }
     }
 
-    /// The supervisor named by the record is alive: same pid, same start time.
+    /// The supervisor named by the record is alive: same pid, same start time, and not a zombie
+    /// (one SIGKILLed under a parent that has not reaped it yet supervises nothing).
     pub fn supervisor_alive(&self) -> bool {
-        crate::sys::process::start_time(self.supervisor_pid) == Some(self.supervisor_start)
+        crate::sys::process::live_start_time(self.supervisor_pid) == Some(self.supervisor_start)
     }
 
     /// The status `wait` exits with, once the job has ended.
