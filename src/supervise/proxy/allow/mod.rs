@@ -11,7 +11,7 @@ mod local;
 mod tests;
 mod verdict;
 
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 
 use crate::sandbox::policy::Destination;
 use local::{loopback_name, unmapped};
@@ -55,9 +55,16 @@ impl AllowList {
     /// The addresses to connect to for `host`:`port`, allowed by `grant`: every address it resolves
     /// to that the policy lets the proxy reach, in the resolver's order.
     pub fn resolve(&self, host: &str, port: u16, grant: Grant) -> Result<Vec<SocketAddr>, Refusal> {
-        let found: Vec<SocketAddr> = match host.parse::<IpAddr>() {
-            Ok(ip) => vec![SocketAddr::new(ip, port)],
-            Err(_) => (host, port)
+        let found: Vec<SocketAddr> = match (host.parse::<IpAddr>(), grant) {
+            (Ok(ip), _) => vec![SocketAddr::new(ip, port)],
+            // The job's own ports by a name kept for loopback (`localhost`, `*.localhost`: RFC
+            // 6761), never asked of a resolver: beneath `.localhost` the name is the job's to
+            // choose, and the query would carry it off the machine.
+            (Err(_), Grant::Own) => vec![
+                SocketAddr::new(Ipv4Addr::LOCALHOST.into(), port),
+                SocketAddr::new(Ipv6Addr::LOCALHOST.into(), port),
+            ],
+            (Err(_), Grant::Listed) => (host, port)
                 .to_socket_addrs()
                 .map_err(|e| Refusal::Unresolved(e.to_string()))?
                 .collect(),

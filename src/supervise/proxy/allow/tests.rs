@@ -79,3 +79,17 @@ fn local_addresses_are_refused_unless_allowed() {
         Err(Refusal::Loop)
     );
 }
+
+/// A name of the job's own beneath `.localhost` is never asked of a resolver (the query would
+/// carry it off the machine): it is loopback, as RFC 6761 keeps it.
+#[test]
+fn the_jobs_own_names_are_loopback_without_a_resolver() {
+    let l = list(&[], false);
+    let name = "data-6c65616b6564-through-dns.localhost";
+    assert_eq!(l.check(name, 20000), Ok(Grant::Own));
+    let addrs = l.resolve(name, 20000, Grant::Own).unwrap();
+    assert!(!addrs.is_empty());
+    assert!(addrs
+        .iter()
+        .all(|a| a.ip().is_loopback() && a.port() == 20000));
+}
