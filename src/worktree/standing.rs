@@ -97,6 +97,10 @@ fn matched_only_without_whitespace(
     let mut paths: Vec<&[u8]> = paths.split(|b| *b == 0).filter(|p| !p.is_empty()).collect();
     paths.sort();
     paths.dedup();
+    // Too many names for one command line: every file of theirs is diffed instead.
+    if paths.iter().map(|p| p.len() + 1).sum::<usize>() > PATHS_MAX {
+        paths.clear();
+    }
     let theirs = verbatim_ids(top, &[format!("{branch}..{target}")], &paths)?;
     let mut walk = vec!["--no-walk=unsorted".to_string()];
     walk.extend(matched.iter().map(|c| c.to_string()));
@@ -108,13 +112,19 @@ fn matched_only_without_whitespace(
     Ok(matched.iter().filter(|c| !landed(c)).count())
 }
 
+/// The most bytes of file names passed to one `git log` (the kernel allows 2 MiB of arguments).
+const PATHS_MAX: usize = 256 << 10;
+
 /// (verbatim patch id, commit) of every commit but merges that `git log ARGS -- PATHS` lists, each
 /// diffed as git shows it by default, with no driver or conversion of the user's configuration.
+/// The names are the job's: literal paths, never pathspec magic (`:(exclude)`, `*`).
 fn verbatim_ids(top: &Path, args: &[String], paths: &[&[u8]]) -> Result<Vec<(String, String)>> {
     use std::ffi::OsStr;
     use std::os::unix::ffi::OsStrExt;
     let mut log: Vec<&OsStr> = [
+        "--literal-pathspecs",
         "log",
+        "--no-show-signature",
         "-p",
         "--no-merges",
         "--no-color",
