@@ -11,10 +11,10 @@ pub fn run(args: PsArgs) -> Result<i32> {
     let state = store::state_dir()?;
     let jobs: Vec<Record> = store::list(&state)
         .into_iter()
+        // A job whose record says running is listed, lost too when its supervisor is gone: what
+        // it left waits for `prune`, `stop` or `rm --force`, which settle it (then `--all` only).
+        .filter(|(_, r)| args.all || r.state() == State::Running)
         .map(|(_, record)| shown(record))
-        // A lost job is listed with the running ones: its supervisor is gone, and what it left
-        // waits for `prune`, `stop` or `rm --force`.
-        .filter(|r| args.all || matches!(r.state(), State::Running | State::Lost))
         .collect();
     if args.json {
         return print_json(&jobs);

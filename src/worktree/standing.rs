@@ -105,9 +105,10 @@ fn matched_only_without_whitespace(
     let mut walk = vec!["--no-walk=unsorted".to_string()];
     walk.extend(matched.iter().map(|c| c.to_string()));
     let ours = verbatim_ids(top, &walk, &[])?;
+    // A commit with no patch id has no patch: an empty commit changes nothing.
     let landed = |commit: &&str| {
-        ours.iter()
-            .any(|(id, of)| of == commit && theirs.iter().any(|(other, _)| other == id))
+        let mut ids = ours.iter().filter(|(_, of)| of == commit).peekable();
+        ids.peek().is_none() || ids.any(|(id, _)| theirs.iter().any(|(other, _)| other == id))
     };
     Ok(matched.iter().filter(|c| !landed(c)).count())
 }

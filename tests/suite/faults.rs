@@ -886,7 +886,8 @@ JOB
 /// A supervisor of an ordinary user's (no cgroup) killed with SIGKILL during the grace period of
 /// its own stop (here its `--timeout`'s; `kill PID; sleep 2; kill -9 PID` is the same): the stop's
 /// SIGTERM had ended the sentinel too, and a daemon that ignores SIGTERM and left the session lived
-/// on with no one to end it. The sentinel outlives SIGTERM, and ends the daemon.
+/// on with no one to end it. The sentinel outlives SIGTERM, and ends the daemon, and one that forks
+/// and exits over and over, which a look at every process could miss (found in review).
 #[test]
 fn a_supervisor_killed_in_its_own_grace_period_leaves_nothing_of_the_job() {
     let env = TestEnv::new();
@@ -895,27 +896,63 @@ fn a_supervisor_killed_in_its_own_grace_period_leaves_nothing_of_the_job() {
         cat > out/job.sh <<'JOB'
 echo $$ > "$1/main.pid"
 setsid sh -c 'trap "" TERM; echo $$ > "$1/daemon.pid"; while :; do sleep 1; done' sh "$1" &
+"$1/hop" "$1" &
 sleep 300
 JOB
+        # A daemon at a new pid every moment (fork, and the parent exits), for 15 s at most.
+        cat > out/hop.c <<'HOP'
+#include <signal.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/hop.pid", argv[1]);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    setsid();
+    time_t end = time(NULL) + 15;
+    for (unsigned long n = 0; time(NULL) < end; n++) {
+        if (fork() > 0) _exit(0);
+        if (n % 64 == 0) {
+            FILE *f = fopen(path, "w");
+            if (f) { fprintf(f, "%d", getpid()); fclose(f); }
+        }
+    }
+    return 0;
+}
+HOP
+        cc -O1 -o out/hop out/hop.c || echo "cannot compile the hopper"
         "$ISOLATE" run -q --timeout 1s --grace 60s --allow-write "$out" -- sh "$out/job.sh" "$out" </dev/null &
         supervisor=$!
-        for i in $(seq 200); do [ -s out/daemon.pid ] && [ -s out/main.pid ] && break; sleep 0.05; done
+        for i in $(seq 200); do [ -s out/daemon.pid ] && [ -s out/main.pid ] && [ -s out/hop.pid ] && break; sleep 0.05; done
         daemon=$(cat out/daemon.pid); main=$(cat out/main.pid)
         kill -0 "$daemon" && echo "daemon started"
         # The timeout's stop has begun once the job's main process has had its SIGTERM.
         for i in $(seq 400); do kill -0 "$main" 2>/dev/null || break; sleep 0.05; done
         kill -0 "$main" 2>/dev/null || echo "stop under way"
         kill -0 "$daemon" && echo "daemon ignores the stop"
+        # Time for a sentinel that looks at every process to miss the hopper between two pids.
+        sleep 1.5
+        pgrep -u "$(id -u)" -x isolate-guard >/dev/null && echo "sentinel waits"
         kill -9 "$supervisor"
         for i in $(seq 200); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.05; done
-        if kill -0 "$daemon" 2>/dev/null; then echo "daemon alive"; kill -9 "$daemon"; else echo "daemon ended"; fi"#;
+        if kill -0 "$daemon" 2>/dev/null; then echo "daemon alive"; kill -9 "$daemon"; else echo "daemon ended"; fi
+        # The hopper: gone once the pid it last wrote stays the same and is not there.
+        for i in $(seq 100); do
+          a=$(cat out/hop.pid); sleep 0.1; b=$(cat out/hop.pid)
+          [ "$a" = "$b" ] && ! kill -0 "$b" 2>/dev/null && break
+        done
+        [ "$a" = "$b" ] && ! kill -0 "$b" 2>/dev/null && echo "hopper ended" || echo "hopper alive""#;
     let out = env.as_ordinary_user(script);
     let said = stdout(&out);
     for step in [
         "daemon started",
         "stop under way",
         "daemon ignores the stop",
+        "sentinel waits",
         "daemon ended",
+        "hopper ended",
     ] {
         assert!(said.contains(step), "{step}: {said}{}", stderr(&out));
     }
@@ -984,6 +1021,9 @@ fn a_lost_job_without_a_worktree_under_an_unreaping_parent_is_shown_and_settled(
         "prune left the lost job's daemon alive"
     );
     assert_eq!(state_of(&env, &id), "lost");
+    // Settled: plain `ps` lists it no more, `--all` does.
+    assert!(!stdout(&env.isolate(env.path(), ["ps"])).contains(&id));
+    assert!(stdout(&env.isolate(env.path(), ["ps", "--all"])).contains(&id));
     let _ = child.wait();
 }
 

@@ -17,7 +17,8 @@
 //! The stop sequence's SIGTERM reaches the sentinel too (it is one of the supervisor's children),
 //! and does not end it: a supervisor killed within the grace period would otherwise leave a daemon
 //! that ignores SIGTERM with no one to end it. The sentinel takes it as word that the job is
-//! ending, and from then on ends itself once it can signal no process (nothing of the job is left).
+//! ending, and from then on ends itself once the supervisor has no child but itself (nothing of
+//! the job is left).
 
 use std::os::fd::AsFd;
 use std::time::Duration;
@@ -36,8 +37,9 @@ const ROUNDS: usize = 500;
 const PAUSE: Duration = Duration::from_millis(10);
 /// How often the supervisor is looked for where no pidfd of it could be had.
 const PARENT_POLL: Duration = Duration::from_millis(200);
-/// How often, once the job is ending, the sentinel looks whether anything of it is left.
-const ENDING_POLL: Duration = Duration::from_millis(10);
+/// How soon, once the job is ending, the sentinel first looks whether anything of it is left (then
+/// twice as long each time, up to `PARENT_POLL`).
+const ENDING_POLL: Duration = Duration::from_millis(5);
 
 /// Enters the domain around the job's and starts the sentinel in it; returns in this process.
 pub(super) fn post() -> Result<()> {
@@ -89,18 +91,22 @@ fn watch(supervisor: i32) -> ! {
     // the supervisor exits.
     let pidfd = PidFd::open(supervisor, 0).ok();
     let mut stopping = false;
+    let mut ending_poll = ENDING_POLL;
     while parent() == supervisor {
         let wait = match (stopping, &pidfd) {
-            (true, _) => ENDING_POLL,
+            (true, _) => ending_poll,
             (false, Some(_)) => Duration::MAX,
             (false, None) => PARENT_POLL,
         };
+        if stopping {
+            ending_poll = (ending_poll * 2).min(PARENT_POLL);
+        }
         let woken = wait_for(pidfd.as_ref(), ending.as_ref(), wait);
         if woken.supervisor_exited {
             break;
         }
         stopping |= woken.ending;
-        if stopping && !signals_any() {
+        if stopping && nothing_left(supervisor) {
             // SAFETY: ending the sentinel, which has nothing to flush.
             unsafe { libc::_exit(0) }
         }
@@ -172,6 +178,33 @@ fn wait_for(pidfd: Option<&PidFd>, ending: Option<&SignalFd>, wait: Duration) ->
         supervisor_exited,
         ending: ending_now,
     }
+}
+
+/// Whether nothing of the job is left: the supervisor, a child subreaper every process of the job
+/// descends from, has no child but this one. Its children lists hold a process from its fork to its
+/// reaping, and an orphan is moved to them before its parent is a zombie: a process that forks and
+/// exits over and over (at a new pid each time) is always there. Where the lists cannot be read,
+/// whether any process is there for this one to signal (the job's alone), which such a process can
+/// slip past.
+fn nothing_left(supervisor: i32) -> bool {
+    match children(supervisor) {
+        Some(children) => children.iter().all(|&pid| pid == std::process::id() as i32),
+        None => !signals_any(),
+    }
+}
+
+/// The children of every thread of `pid` (`/proc/PID/task/TID/children`).
+fn children(pid: i32) -> Option<Vec<i32>> {
+    let mut all = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let listed = std::fs::read_to_string(task.ok()?.path().join("children")).ok()?;
+        all.extend(
+            listed
+                .split_whitespace()
+                .filter_map(|p| p.parse::<i32>().ok()),
+        );
+    }
+    Some(all)
 }
 
 /// Whether any process but this one is there for the sentinel to signal (the job's alone: a
