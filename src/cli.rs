@@ -63,6 +63,7 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct AttachArgs {
     /// A job id, a unique prefix of one, or a job's name.
+    #[arg(value_parser = job_query)]
     pub job: String,
     /// The key that, pressed twice, detaches (pressed once and then another key, both go to the
     /// job): ctrl- and a letter or one of @ [ \ ] ^ _.
@@ -73,6 +74,7 @@ pub struct AttachArgs {
 #[derive(Debug, Args)]
 pub struct ExecArgs {
     /// A job id, a unique prefix of one, or a job's name.
+    #[arg(value_parser = job_query)]
     pub job: String,
     /// Pass the user's terminal through instead of giving CMD a terminal of its own.
     #[arg(long)]
@@ -110,6 +112,7 @@ pub struct PsArgs {
 #[derive(Debug, Args)]
 pub struct JobArgs {
     /// A job id, a unique prefix of one, or a job's name.
+    #[arg(value_parser = job_query)]
     pub job: String,
     /// The job's report as JSON.
     #[arg(long)]
@@ -119,6 +122,7 @@ pub struct JobArgs {
 #[derive(Debug, Args)]
 pub struct LogsArgs {
     /// A job id, a unique prefix of one, or a job's name.
+    #[arg(value_parser = job_query)]
     pub job: String,
     /// Keep printing new output until the job ends.
     #[arg(long, short)]
@@ -140,12 +144,14 @@ pub struct LogsArgs {
 #[derive(Debug, Args)]
 pub struct WaitArgs {
     /// A job id, a unique prefix of one, or a job's name.
+    #[arg(value_parser = job_query)]
     pub job: String,
 }
 
 #[derive(Debug, Args)]
 pub struct StopArgs {
     /// A job id, a unique prefix of one, or a job's name.
+    #[arg(value_parser = job_query)]
     pub job: String,
     /// Time between SIGTERM and SIGKILL.
     #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "10s")]
@@ -155,6 +161,7 @@ pub struct StopArgs {
 #[derive(Debug, Args)]
 pub struct RmArgs {
     /// A job id, a unique prefix of one, or a job's name.
+    #[arg(value_parser = job_query)]
     pub job: String,
     /// Stop a running job and forget the record; a worktree holding work stays on disk, untouched.
     #[arg(long)]
@@ -181,13 +188,14 @@ pub struct PruneArgs {
 #[derive(Debug, Args)]
 pub struct ImportArgs {
     /// A job id, a unique prefix of one, or a job's name.
+    #[arg(value_parser = job_query)]
     pub job: String,
 }
 
 #[derive(Debug, Args)]
 pub struct MergeArgs {
     /// Job ids, unique prefixes of them, or job names, merged in this order.
-    #[arg(value_name = "JOB", required_unless_present = "all")]
+    #[arg(value_name = "JOB", required_unless_present = "all", value_parser = job_query)]
     pub jobs: Vec<String>,
     /// Every ended job of this project with unmerged commits, oldest first.
     #[arg(long, conflicts_with = "jobs")]
@@ -230,7 +238,12 @@ pub struct RunArgs {
     pub worktree: bool,
 
     /// Run CMD in the kept worktree of an ended job (same id, same branch, same end-of-job rules).
-    #[arg(long, value_name = "JOB", conflicts_with_all = ["worktree", "base", "name"])]
+    #[arg(
+        long,
+        value_name = "JOB",
+        conflicts_with_all = ["worktree", "base", "name"],
+        value_parser = job_query
+    )]
     pub resume: Option<String>,
 
     /// Detach: print the job id (or its JSON with --json) once CMD runs; output goes to the job's log.
@@ -322,7 +335,19 @@ pub struct RunArgs {
 }
 
 fn parse_duration(s: &str) -> Result<Duration, Error> {
-    humantime::parse_duration(s).map_err(|e| Error::Usage(format!("{e} (examples: 90s, 15m, 2h)")))
+    crate::words::parse_duration(s)
+        .map_err(|e| Error::Usage(format!("{e} (examples: 90s, 15m, 2h)")))
+}
+
+/// A job as the user names it: never empty, for an empty name is a prefix of every job's id (an
+/// unset variable in `isolate rm "$JOB"` would name the one job there is).
+fn job_query(s: &str) -> Result<String, Error> {
+    match s.is_empty() {
+        false => Ok(s.to_string()),
+        true => Err(Error::Usage(
+            "a job is named by its id, a unique prefix of one, or its name, not by nothing".into(),
+        )),
+    }
 }
 
 fn parse_env(s: &str) -> Result<(String, String), Error> {

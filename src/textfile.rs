@@ -34,19 +34,30 @@ fn read_with(path: &Path, max: u64, flags: libc::c_int) -> io::Result<String> {
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 
-fn read_bytes_with(path: &Path, max: u64, flags: libc::c_int) -> io::Result<Vec<u8>> {
+/// A regular file that isolate reads as it grows (a job's log), opened for reading: not through a
+/// link, and never a FIFO or a device, whatever was put at its name.
+pub fn open_untrusted(path: impl AsRef<Path>) -> io::Result<std::fs::File> {
+    open_regular(path.as_ref(), libc::O_NOFOLLOW)
+}
+
+fn open_regular(path: &Path, flags: libc::c_int) -> io::Result<std::fs::File> {
     // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before the type check below.
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | flags)
         .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(io::Error::new(
+    match file.metadata()?.is_file() {
+        true => Ok(file),
+        false => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "not a regular file",
-        ));
+        )),
     }
+}
+
+fn read_bytes_with(path: &Path, max: u64, flags: libc::c_int) -> io::Result<Vec<u8>> {
+    let file = open_regular(path, flags)?;
+    let meta = file.metadata()?;
     if meta.len() > max {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,

@@ -1,9 +1,9 @@
 //! How isolate writes counts, times and names for people: `1 commit`, `2 commits`; RFC 3339
 //! timestamps to the second (the form of every time in a record); the slug a job's id and a
 //! project's key are made of, from whatever bytes a user named them with; sizes as people write
-//! them (`64M`); a message cut short.
+//! them (`64M`); durations as people write them (`90s`, `2h`); a message cut short.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// `n` and the word for `n` of it: `plural(1, "commit", "commits")` is `1 commit`.
 pub fn plural(n: usize, one: &str, many: &str) -> String {
@@ -104,5 +104,38 @@ mod tests {
     fn a_timestamp_is_rfc3339_to_the_second() {
         let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(1_500);
         assert_eq!(timestamp(t), "1970-01-01T00:00:01Z");
+    }
+}
+
+/// The longest duration a timeout or grace period may be, 100 years of humantime's (365.25 days):
+/// the supervisor adds it to the clock, which has no instant a billion years ahead.
+const DURATION_MAX: Duration = Duration::from_secs(100 * 31_557_600);
+
+/// A duration as people write it (`90s`, `15m`, `2h`, `1h 30m`), at most 100 years.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    match humantime::parse_duration(text) {
+        Ok(d) if d <= DURATION_MAX => Ok(d),
+        Ok(_) => Err(format!("{text:?} is longer than 100 years")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod duration_tests {
+    use super::*;
+
+    #[test]
+    fn a_duration_past_the_clocks_reach_is_refused() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert!(parse_duration("100 years").is_ok());
+        for text in [
+            "18446744073709551615s",
+            "300000000000years",
+            "101y",
+            "-1s",
+            "",
+        ] {
+            assert!(parse_duration(text).is_err(), "{text}");
+        }
     }
 }

@@ -46,11 +46,12 @@ pub fn run(args: PsArgs) -> Result<i32> {
             r.port.map_or("-".into(), |p| p.to_string()),
             sandbox,
             r.started_at,
-            match r.worktree.as_ref().and_then(|wt| wt.pull_request) {
+            // One line a job: a newline or a direction override in an argument is shown.
+            crate::controls::name(&match r.worktree.as_ref().and_then(|wt| wt.pull_request) {
                 // The request the job works on, before its command.
                 Some(n) => format!("[PR #{n}] {}", r.command.join(" ")),
                 None => r.command.join(" "),
-            }
+            })
         )?;
     }
     Ok(0)

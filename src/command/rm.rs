@@ -30,6 +30,9 @@ pub fn run(args: RmArgs) -> Result<i32> {
 fn remove(args: &RmArgs) -> Result<(), Error> {
     let state = store::state_dir()?;
     let (dir, mut record) = store::resolve(&state, &args.job)?;
+    if record.state() != State::Running && record.supervisor_alive() {
+        record = supervisor_gone(&dir, record)?;
+    }
     match record.effective_state() {
         State::Running if !args.force => {
             return Err(Error::Job {
@@ -107,6 +110,30 @@ fn remove(args: &RmArgs) -> Result<(), Error> {
 
 /// The job is forgotten, its worktree left on disk: the record stays as a tombstone that only
 /// `worktrees` and `prune` read.
+/// A record that says the job ended while its supervisor still runs: the supervisor is finishing
+/// (a moment after the end is written), or the record was edited while the job runs. Nothing is
+/// removed from under a supervisor: the record once it is gone, or a refusal.
+fn supervisor_gone(dir: &Path, mut record: Record) -> Result<Record, Error> {
+    let deadline = std::time::Instant::now() + FINISHING_LIMIT;
+    while record.supervisor_alive() {
+        if std::time::Instant::now() > deadline {
+            return Err(Error::Job {
+                job: record.id.to_string(),
+                why: format!(
+                    "is recorded as ended, but its supervisor (pid {}) still runs: nothing removed",
+                    record.supervisor_pid
+                ),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        record = store::read_record(dir)?;
+    }
+    Ok(record)
+}
+
+/// How long the supervisor of an ended job may take to exit once it has written the end.
+const FINISHING_LIMIT: Duration = Duration::from_secs(10);
+
 fn tombstone(state: &Path, dir: &Path, record: Record, path: &str, why: &str) -> Result<(), Error> {
     store::bury(state, dir, &record)?;
     say!(

@@ -4,6 +4,7 @@
 use crate::cli::JobArgs;
 use crate::command::print_json;
 use crate::command::ps::shown;
+use crate::controls;
 use crate::error::Result;
 use crate::job::store;
 
@@ -14,10 +15,12 @@ pub fn run(args: JobArgs) -> Result<i32> {
         return print_json(&record);
     }
     out!("job:      {}", record.id)?;
+    // One line each: a newline or a direction override in a name or an argument is shown, so
+    // that it cannot forge the lines after it.
     if let Some(name) = &record.name {
-        out!("name:     {name}")?;
+        out!("name:     {}", controls::name(name))?;
     }
-    out!("command:  {}", record.command.join(" "))?;
+    out!("command:  {}", controls::name(&record.command.join(" ")))?;
     out!("state:    {}", record.state())?;
     if let Some(status) = record.exit_status() {
         out!("exit:     {status}")?;

@@ -88,13 +88,30 @@ pub fn forget(job_dir: &Path) -> Result<()> {
 /// Reads one job's record.
 pub fn read_record(job_dir: &Path) -> Result<Record> {
     let path = record_path(job_dir);
-    let text =
-        fs::read_to_string(&path).map_err(|e| Error::io("cannot read the job record", &path, e))?;
-    serde_json::from_str(&text).map_err(|e| Error::NotARecord {
+    // A regular file, not a link, and bounded: anything else there (a FIFO, a link to another
+    // file, a sparse gigabyte) is no record isolate wrote, and must neither hang nor fill it.
+    let text = crate::textfile::read_untrusted(&path, RECORD_MAX)
+        .map_err(|e| Error::io("cannot read the job record", &path, e))?;
+    let record: Record = serde_json::from_str(&text).map_err(|e| Error::NotARecord {
         path: path.clone(),
         why: e.to_string(),
-    })
+    })?;
+    // A record lies in the directory named after its job: a copy elsewhere (a running job's,
+    // its state edited) would have isolate act on that job under another name.
+    match job_dir.file_name().and_then(|n| n.to_str()) == Some(record.id.as_str()) {
+        true => Ok(record),
+        false => Err(Error::NotARecord {
+            path,
+            why: format!(
+                "it names job {} but lies in another job's directory",
+                record.id
+            ),
+        }),
+    }
 }
+
+/// Larger than any record isolate writes.
+const RECORD_MAX: u64 = 4 << 20;
 
 /// How often a reader looks at a record it waits on: the supervisor writes it once when the job ends.
 const AWAIT_POLL: Duration = Duration::from_millis(20);
@@ -234,24 +251,27 @@ mod tests {
     /// counts, not `lost`.
     #[test]
     fn a_record_read_just_before_its_end_is_taken_as_it_ended() {
-        let dir = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().unwrap();
         let ended: Record =
             serde_json::from_str(include_str!("../../tests/data/record-schema-1-exited.json"))
                 .unwrap();
+        // A record lies in the directory named after its job.
+        let dir = root.path().join(ended.id.as_str());
+        fs::create_dir(&dir).unwrap();
         let mut stale = ended.clone();
         stale.set_state(State::Running);
         // No process has pid 0's start time: the supervisor is gone.
         stale.supervisor_pid = 0;
-        write_record(dir.path(), &ended).unwrap();
+        write_record(&dir, &ended).unwrap();
         assert_eq!(stale.effective_state(), State::Lost);
-        let record = as_it_stands(dir.path(), stale).unwrap();
+        let record = as_it_stands(&dir, stale).unwrap();
         assert_eq!(record.effective_state(), State::Exited { code: 0 });
         // A record still `running` on disk with its supervisor gone is lost.
         let mut lost = ended;
         lost.set_state(State::Running);
         lost.supervisor_pid = 0;
-        write_record(dir.path(), &lost).unwrap();
-        let record = as_it_stands(dir.path(), lost).unwrap();
+        write_record(&dir, &lost).unwrap();
+        let record = as_it_stands(&dir, lost).unwrap();
         assert_eq!(record.effective_state(), State::Lost);
     }
 }

@@ -2,6 +2,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::support::*;
 
@@ -668,5 +669,202 @@ fn objects_that_expand_past_the_inspections_bounds_keep_the_worktree_unread() {
             started.elapsed()
         );
         env.assert_fsck(&repo);
+    }
+}
+
+/// A record edited to say that a running job ended, or a copy of it under another job's name:
+/// `rm` removed the running job's worktree, branch and record from under it, and its work was
+/// lost. Nothing is removed while the supervisor a record names runs, and a record lies only in
+/// the directory named after its job.
+#[test]
+fn a_record_that_says_a_running_job_ended_has_nothing_removed() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let out = env.isolate(&repo, ["run", "--bg", "--worktree", "--", "sleep", "60"]);
+    assert_status(&out, 0);
+    let id = stdout(&out).trim().to_string();
+    let dir = env.state.join("jobs").join(&id);
+    let original = fs::read_to_string(dir.join("job.json")).unwrap();
+    let mut record: serde_json::Value = serde_json::from_str(&original).unwrap();
+    let worktree = PathBuf::from(record["worktree"]["path"].as_str().unwrap());
+    record["state"] = "exited".into();
+    record["exit"] = serde_json::json!({"code": 0, "signal": null});
+    record["ended_at"] = record["started_at"].clone();
+    let edited = serde_json::to_string(&record).unwrap();
+    fs::write(dir.join("job.json"), &edited).unwrap();
+    let copy = env.state.join("jobs/copy-2424");
+    fs::create_dir_all(&copy).unwrap();
+    fs::write(copy.join("job.json"), &edited).unwrap();
+
+    let out = env.isolate(env.path(), ["rm", &id]);
+    assert_status(&out, 1);
+    assert!(stderr(&out).contains("still runs"), "{}", stderr(&out));
+    let out = env.isolate(env.path(), ["rm", "copy-2424"]);
+    assert_status(&out, 1);
+    assert!(stderr(&out).contains("another job"), "{}", stderr(&out));
+    assert!(
+        worktree.join(".git").exists(),
+        "the running job's worktree went"
+    );
+    assert!(dir.join("job.json").exists());
+    let branch = format!("refs/heads/isolate/{id}");
+    assert!(env
+        .git_output(&repo, ["rev-parse", "--verify", "--quiet", &branch])
+        .status
+        .success());
+
+    fs::write(dir.join("job.json"), &original).unwrap();
+    assert_status(&env.isolate(env.path(), ["stop", &id]), 0);
+}
+
+/// Bad values caught before anything runs: an empty job name (a prefix of every id: an unset
+/// variable in `isolate rm "$JOB"` named the one job there was), a duration past the clock's
+/// reach (the supervisor panicked after CMD had started, and left the job lost), a report that
+/// cannot be written (found only after the job had run, and the status was 0); and a name that
+/// holds a newline cannot forge a line of `status`.
+#[test]
+fn bad_values_are_refused_before_anything_runs() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    for command in ["rm", "stop", "status", "wait", "logs"] {
+        let out = env.isolate(env.path(), [command, ""]);
+        assert_status(&out, 2);
+    }
+    let marker = env.path().join("ran");
+    let touch = format!("touch {}", marker.display());
+    for args in [
+        vec!["--timeout", "18446744073709551615s"],
+        vec!["--timeout", "1s", "--grace", "300000000000years"],
+        vec!["--report", "/nonexistent/dir/report.json"],
+        vec!["--report", "/tmp"],
+    ] {
+        let mut all = vec!["run", "--worktree"];
+        all.extend(&args);
+        all.extend(["--", "sh", "-c", &touch]);
+        let out = env.isolate(&repo, &all);
+        assert_status(&out, 125);
+        assert!(!marker.exists(), "{args:?} ran CMD");
+    }
+    assert!(env.records().is_empty());
+    assert!(env.worktree_dirs().is_empty());
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "-q",
+            "--name",
+            "fake\nstate:    running\u{202e}",
+            "--",
+            "true",
+        ],
+    );
+    assert_status(&out, 0);
+    let status = stdout(&env.isolate(env.path(), ["status", "fake"]));
+    assert!(
+        !status.contains("\nstate:    running") && !status.contains('\u{202e}'),
+        "{status}"
+    );
+}
+
+/// Records and logs isolate wrote, replaced by something else (a FIFO, a link elsewhere): a
+/// FIFO for a record hung every listing, and a link for a log printed the file it named.
+#[test]
+fn a_fifo_or_a_link_where_a_record_or_a_log_was_neither_hangs_nor_shows_another_file() {
+    let env = TestEnv::new();
+    let out = env.isolate(env.path(), ["run", "--bg", "--", "echo", "logged"]);
+    assert_status(&out, 0);
+    let id = stdout(&out).trim().to_string();
+    assert_status(&env.isolate(env.path(), ["wait", &id]), 0);
+    let secret = env.path().join("secret.txt");
+    fs::write(&secret, "not the job's\n").unwrap();
+    let log = env.state.join("jobs").join(&id).join("output.log");
+    fs::remove_file(&log).unwrap();
+    std::os::unix::fs::symlink(&secret, &log).unwrap();
+    let out = env.isolate(env.path(), ["logs", &id]);
+    assert!(!stdout(&out).contains("not the job's"), "{}", stdout(&out));
+    let fifo = env.state.join("jobs/fifo-0004");
+    fs::create_dir_all(&fifo).unwrap();
+    nix_mkfifo(&fifo.join("job.json"));
+    for args in [
+        vec!["ps", "--all"],
+        vec!["worktrees"],
+        vec!["status", "fif"],
+    ] {
+        let cmd = env
+            .isolate_cmd(env.path(), &args)
+            .stdin(std::process::Stdio::null())
+            .spawn();
+        let out = finish(cmd.unwrap(), Duration::from_secs(20));
+        assert_ne!(out.status.code(), None, "{args:?}");
+    }
+}
+
+/// A record that names a cgroup isolate did not make for that job (another name, or its name
+/// through a link): `prune`, `stop` and `rm --force` killed every process in it and removed it.
+/// Only a cgroup named after the record's job, reached through no link, is the job's.
+#[test]
+fn a_record_naming_another_cgroup_has_nothing_there_signalled() {
+    // Needs root to make a cgroup (CI runs as root).
+    let env = TestEnv::new();
+    let mount = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|m| m.join("cgroup.procs").is_file())
+        .expect("a cgroup v2 hierarchy");
+    let parent = mount.join(format!("isolate-test-{}", std::process::id()));
+    let other = parent.join("isolate-notmine");
+    fs::create_dir_all(&other).unwrap();
+    struct Cleanup(std::process::Child, PathBuf, PathBuf);
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+            let _ = fs::remove_dir(&self.1);
+            let _ = fs::remove_dir(&self.2);
+        }
+    }
+    let canary = std::process::Command::new("sleep")
+        .arg("120")
+        .spawn()
+        .unwrap();
+    let canary_pid = canary.id() as i32;
+    let _cleanup = Cleanup(canary, other.clone(), parent.clone());
+    fs::write(other.join("cgroup.procs"), canary_pid.to_string()).unwrap();
+
+    let out = env.isolate(env.path(), ["run", "-q", "--", "true"]);
+    assert_status(&out, 0);
+    let real = env.records().into_iter().next().unwrap();
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let link = env.path().join("isolate-cgfake-9999");
+    std::os::unix::fs::symlink(&other, &link).unwrap();
+    for (id, cgroup) in [("cgfake-8888", other.clone()), ("cgfake-9999", link)] {
+        let mut record = real.clone();
+        record["id"] = id.into();
+        record["name"] = serde_json::Value::Null;
+        record["state"] = "running".into();
+        record["exit"] = serde_json::Value::Null;
+        record["ended_at"] = serde_json::Value::Null;
+        record["supervisor_pid"] = dead.into();
+        record["supervisor_start"] = 1.into();
+        record["pid"] = dead.into();
+        record["pid_start"] = 1.into();
+        record["cgroup"] = cgroup.display().to_string().into();
+        let dir = env.state.join("jobs").join(id);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(
+            dir.join("job.json"),
+            serde_json::to_string(&record).unwrap(),
+        )
+        .unwrap();
+        for args in [vec!["prune"], vec!["stop", id], vec!["rm", "--force", id]] {
+            env.isolate(env.path(), &args);
+            assert!(
+                alive(canary_pid),
+                "{id}: {args:?} killed a process of another cgroup"
+            );
+            assert!(other.is_dir(), "{id}: {args:?} removed another cgroup");
+        }
     }
 }

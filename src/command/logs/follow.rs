@@ -28,7 +28,7 @@ pub(super) struct Followed {
 impl Followed {
     /// The file at `path` now (none yet: the log is created with the job).
     pub(super) fn open(path: &Path) -> Followed {
-        Followed::from(File::open(path).ok())
+        Followed::from(crate::textfile::open_untrusted(path).ok())
     }
 
     fn from(file: Option<File>) -> Followed {
@@ -98,7 +98,7 @@ pub(super) fn follow(
             file.drain(&mut buf, out)?;
             let next = match file.inode {
                 Some(done) => successor(path, done, file.generation),
-                None => Next::Log(File::open(path).ok(), None),
+                None => Next::Log(crate::textfile::open_untrusted(path).ok(), None),
             };
             file = match next {
                 Next::Kept(next, n) => Followed::from(Some(next)).at(Some(n)),

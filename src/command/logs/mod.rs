@@ -48,7 +48,7 @@ fn show(args: &LogsArgs) -> Result<(), Error> {
     // `.1` opened once and told apart by what was opened: named and then read, a rotation between
     // the two read the held file twice.
     let mut text = Vec::new();
-    if let Ok(mut older) = std::fs::File::open(&rotated) {
+    if let Ok(mut older) = crate::textfile::open_untrusted(&rotated) {
         let inode = older.metadata().ok().map(|m| m.ino());
         // Just rotated: `.1` is the file held open, read below.
         if inode.is_none() || inode != current.inode() {
@@ -108,7 +108,11 @@ fn stdout(args: &LogsArgs) -> Output<io::StdoutLock<'static>> {
 }
 
 fn read_all(path: &Path) -> Vec<u8> {
-    std::fs::read(path).unwrap_or_default()
+    let mut bytes = Vec::new();
+    if let Ok(mut file) = crate::textfile::open_untrusted(path) {
+        let _ = file.read_to_end(&mut bytes);
+    }
+    bytes
 }
 
 /// The last `n` lines of `text` (a final line without a newline counts).

@@ -13,6 +13,32 @@ use super::options::Speech;
 use super::prepared::{Chosen, Prepared};
 
 /// `--report FILE`: atomically for a file path; straight into `/dev/fd/N` or another non-file.
+/// Whether the report can be written where `--report` asks, checked before anything of the job is
+/// made: a directory, or a directory that is not there or not writable, is found now, not after
+/// the job has run (an orchestrator would see its status and no report).
+pub(super) fn check_report(path: &Path) -> Result<()> {
+    let refuse = |why: String| Err(Error::Usage(format!("--report {}: {why}", path.display())));
+    match fs::metadata(path) {
+        Ok(m) if m.is_dir() => return refuse("a directory".into()),
+        // A descriptor the caller opened (`/dev/fd/N`), a FIFO: written as it is.
+        Ok(m) if !m.is_file() => return Ok(()),
+        _ => {}
+    }
+    // A new or regular file is replaced through a file made beside it.
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match fs::metadata(parent) {
+        Ok(m) if !m.is_dir() => refuse(format!("{} is not a directory", parent.display())),
+        Ok(_) => match nix::unistd::access(parent, nix::unistd::AccessFlags::W_OK) {
+            Ok(()) => Ok(()),
+            Err(e) => refuse(format!("cannot write in {}: {e}", parent.display())),
+        },
+        Err(e) => refuse(format!("{}: {e}", parent.display())),
+    }
+}
+
 pub(super) fn write_report(path: &Path, record: &Record) -> Result<()> {
     let mut json = serde_json::to_vec_pretty(record)?;
     json.push(b'\n');

@@ -37,6 +37,11 @@ use prepared::Prepared;
 pub fn run(args: RunArgs) -> i32 {
     let options = RunOptions::from(args);
     crate::sys::progress::want(options.speech == options::Speech::Human);
+    if let Some(path) = &options.report {
+        if let Err(e) = announce::check_report(path) {
+            return fail(&e);
+        }
+    }
     let mut signals = match Signals::install() {
         Ok(s) => s,
         Err(e) => return fail(&e),

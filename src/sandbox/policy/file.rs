@@ -196,7 +196,7 @@ fn deserialize_duration<'de, D: Deserializer<'de>>(
     d: D,
 ) -> std::result::Result<Option<Duration>, D::Error> {
     let text = String::deserialize(d)?;
-    humantime::parse_duration(&text)
+    crate::words::parse_duration(&text)
         .map(Some)
         .map_err(|e| de::Error::custom(format!("{e} (examples: \"90s\", \"15m\", \"2h\")")))
 }

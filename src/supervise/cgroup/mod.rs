@@ -57,6 +57,18 @@ impl Cgroup {
         })
     }
 
+    /// The cgroup the record of job `id` names, if it still exists and is that job's as isolate
+    /// made it: named `isolate-<id>`, beneath the cgroup v2 mount, reached through no link. A
+    /// record that names another (edited, or a copy) has isolate signal nothing there.
+    pub fn of_record(path: &Path, id: &str) -> Option<Cgroup> {
+        let named = path.file_name()?.to_str()? == format!("isolate-{id}");
+        let real = fs::canonicalize(path).ok()?;
+        let mounted = unified_mount().is_some_and(|mount| real.starts_with(mount));
+        (named && mounted && real == path)
+            .then(|| Cgroup::open(&real))
+            .flatten()
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -104,15 +104,15 @@ pub fn successor(path: &Path, done: u64, known: Option<u64>) -> Next {
         None => scan(path, done),
     };
     let Some(n) = n else {
-        return Next::Lost(File::open(path).ok());
+        return Next::Lost(crate::textfile::open_untrusted(path).ok());
     };
-    if let Ok(next) = File::open(generation(path, n + 1)) {
+    if let Ok(next) = crate::textfile::open_untrusted(generation(path, n + 1)) {
         return Next::Kept(next, n + 1);
     }
-    let log = File::open(path).ok();
+    let log = crate::textfile::open_untrusted(path).ok();
     // Rotated again between the two opens: the log opened may be the one after that rotation,
     // and the one rotated away is kept (linked before the rename).
-    match File::open(generation(path, n + 1)) {
+    match crate::textfile::open_untrusted(generation(path, n + 1)) {
         Ok(next) => Next::Kept(next, n + 1),
         Err(_) => Next::Log(log, Some(n + 1)),
     }

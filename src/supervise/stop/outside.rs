@@ -17,12 +17,12 @@ use crate::sys::pidfd::wait_exit;
 /// How often the tree is walked again while it is being stopped.
 const STEP: Duration = Duration::from_millis(20);
 
-/// The cgroup a record names, if it still exists.
+/// The cgroup a record names, if it still exists and is the job's.
 fn cgroup_of(record: &Record) -> Option<Cgroup> {
     record
         .cgroup
         .as_deref()
-        .and_then(|p| Cgroup::open(Path::new(p)))
+        .and_then(|p| Cgroup::of_record(Path::new(p), record.id.as_str()))
 }
 
 /// Stops a running job's tree: SIGTERM and SIGCONT, SIGKILL after `grace`, until nothing of the
