@@ -334,6 +334,60 @@ fn merge_and_merge_all_refuse_what_is_not_theirs_to_merge() {
     assert_status(&env.isolate(env.path(), ["stop", &running]), 0);
 }
 
+/// Files git's status does not look at in the project's checkout (`--assume-unchanged`,
+/// `--skip-worktree`, every file under `core.ignoreStat`): the look for the user's changes missed
+/// the edit there, git's own refusal was followed by a checkout that put the file "back", and
+/// with a filter driver of the user's the merge wrote over the edit and said it had merged. The
+/// merge is refused, and the edit stays.
+#[test]
+fn a_merge_never_writes_over_an_edit_git_does_not_look_at() {
+    for flag in ["assume", "skip", "ignore-stat", "skip-driven"] {
+        let env = TestEnv::new();
+        let repo = env.repo("app");
+        fs::write(repo.join("conf.txt"), "base\n").unwrap();
+        env.git(&repo, ["add", "conf.txt"]);
+        env.git(&repo, ["commit", "-q", "-m", "conf"]);
+        if flag == "skip-driven" {
+            env.git(&repo, ["config", "filter.kw.smudge", "cat"]);
+            env.git(&repo, ["config", "filter.kw.clean", "cat"]);
+            fs::write(repo.join(".git/info/attributes"), "*.txt filter=kw\n").unwrap();
+        }
+        let (out, report) =
+            env.worktree_job(&repo, &[], "echo job >> conf.txt && git commit -q -am job");
+        assert_status(&out, 0);
+        let id = report["id"].as_str().unwrap().to_string();
+        match flag {
+            "assume" => {
+                env.git(&repo, ["update-index", "--assume-unchanged", "conf.txt"]);
+            }
+            "ignore-stat" => {
+                env.git(&repo, ["config", "core.ignoreStat", "true"]);
+                env.git(&repo, ["update-index", "--really-refresh", "-q"]);
+                env.git(&repo, ["add", "conf.txt"]);
+            }
+            _ => {
+                env.git(&repo, ["update-index", "--skip-worktree", "conf.txt"]);
+            }
+        }
+        fs::write(repo.join("conf.txt"), "base\nMY LOCAL SETTING\n").unwrap();
+        let main = env.git(&repo, ["rev-parse", "main"]);
+        let out = env.isolate(&repo, ["merge", "--yes", &id]);
+        assert_status(&out, 1);
+        assert_eq!(
+            fs::read_to_string(repo.join("conf.txt")).unwrap(),
+            "base\nMY LOCAL SETTING\n",
+            "{flag}: {}",
+            stderr(&out)
+        );
+        assert_eq!(env.git(&repo, ["rev-parse", "main"]), main, "{flag}");
+        assert!(
+            stderr(&out).contains("conf.txt"),
+            "{flag}: {}",
+            stderr(&out)
+        );
+    }
+}
+
 /// git cherry's patch ids leave whitespace out: a job's commit that differs from one the project
 /// branch has only in indentation (which Python reads) counted as merged, and `rm` and `prune`
 /// deleted the branch, and `merge` said the project already had it. A match counts only with the

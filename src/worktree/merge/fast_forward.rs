@@ -84,6 +84,33 @@ pub(super) fn fast_forward(
             shown.join("\n")
         )));
     }
+    // Files git's status does not look at (`update-index --assume-unchanged` or `--skip-worktree`,
+    // and every file `git add` records under `core.ignoreStat`): an edit of the user's there is
+    // invisible to the look above, and the checkout below, or the putting back after a failed
+    // one, would write over it.
+    let mut listed: Vec<&OsStr> = ["ls-files", "-v", "-z", "--"]
+        .iter()
+        .map(OsStr::new)
+        .collect();
+    listed.extend(literal.iter().map(|l| OsStr::from_bytes(l)));
+    let entries = git::run(dir, &listed)?.stdout;
+    let unwatched: Vec<String> = entries
+        .split(|&b| b == 0)
+        .filter(|e| {
+            e.first()
+                .is_some_and(|&tag| tag.is_ascii_lowercase() || tag == b'S')
+        })
+        .map(|e| crate::controls::name(&String::from_utf8_lossy(e.get(2..).unwrap_or_default())))
+        .collect();
+    if !unwatched.is_empty() {
+        return Err(refused(format!(
+            "the checkout's index says git does not look at these files where the merge writes \
+             (--assume-unchanged, --skip-worktree or core.ignoreStat), so changes of yours there \
+             cannot be seen: clear that (git update-index --no-assume-unchanged \
+             --no-skip-worktree), then merge:\n{}",
+            unwatched.join("\n")
+        )));
+    }
     // What is there before the merge is never removed after it.
     let mut added = Vec::new();
     for change in involved.iter().filter(|c| c.before == Kind::Absent) {
