@@ -382,3 +382,33 @@ fn the_log_of_what_was_typed_into_a_job_is_not_for_other_users() {
     assert_eq!(mode & 0o077, 0, "jobs/{id} is open to others: {mode:o}");
     env.isolate(env.path(), ["stop", &id]);
 }
+
+/// The alternate screen by its older switches (`?1047h`, `?47h`), which vt100 does not follow:
+/// a detach left the user's shell on the alternate screen, its scrollback hidden. The switches a
+/// terminal follows are read from the job's output as it passes.
+#[test]
+fn the_alternate_screen_by_any_switch_is_left_on_detach() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    let id = start(
+        &env,
+        &screen,
+        "--bg --tty -- sh -c \"read x; printf '\\033[?1047halt-on'; sleep 60\"",
+    );
+    clear(&screen);
+    screen.line(&format!("{BIN} attach {id}; echo attach-ended-$?"));
+    std::thread::sleep(Duration::from_millis(500));
+    screen.key("Enter");
+    assert!(screen.wait_for("alt-on"), "{}", screen.screen());
+    assert!(
+        wait_until(Duration::from_secs(5), || modes(&screen)
+            .starts_with("alt=1")),
+        "the job's switch did not reach the terminal: {}",
+        modes(&screen)
+    );
+    screen.key("C-\\");
+    screen.key("C-\\");
+    assert!(screen.wait_for("attach-ended-"), "{}", screen.screen());
+    assert!(modes(&screen).starts_with("alt=0"), "{}", modes(&screen));
+    env.isolate(env.path(), ["stop", &id]);
+}

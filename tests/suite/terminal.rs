@@ -316,6 +316,20 @@ fn a_job_ended_on_the_alternate_screen_leaves_the_users_terminal_on_its_own() {
     assert!(screen.screen().contains("timed out"), "{}", screen.screen());
 }
 
+/// A switch to the alternate screen among many parameters (`CSI ? 1;1;…;1049 h`), which a
+/// terminal follows: the scanner stopped at eight and never sent the user back.
+#[test]
+fn a_switch_to_the_alternate_screen_among_many_parameters_is_left_at_the_end() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    let alternate = || screen.tmux(&["display", "-p", "-t", "main", "#{alternate_on}"]);
+    screen.line(&format!(
+        "{BIN} run -- printf '\\033[?1;1;1;1;1;1;1;1;1049hFU''LL\\n'; echo DO\"\"NE"
+    ));
+    assert!(screen.wait_for("DONE"), "{}", screen.screen());
+    assert_eq!(alternate().trim(), "0", "{}", screen.screen());
+}
+
 /// The rest of what a job's output can leave changed in the user's terminal: insert mode,
 /// autowrap off, application cursor keys and keypad, a scroll region with origin mode (which kept
 /// the user's next lines in three rows at the top, and isolate's own last line printed over them).

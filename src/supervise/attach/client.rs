@@ -98,7 +98,7 @@ struct Signals<'a> {
 fn restore(modes: &Model) -> Vec<u8> {
     let screen = modes.screen();
     let mut out = b"\x1b[0m".to_vec();
-    if screen.alternate_screen() {
+    if modes.alternate_screen() {
         out.extend_from_slice(ALTERNATE_OFF);
     }
     if modes.margins() {

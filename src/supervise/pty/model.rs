@@ -36,6 +36,12 @@ impl Model {
         self.seen.left().margins
     }
 
+    /// Whether the output left the terminal on the alternate screen, by any of its switches (47,
+    /// 1047, 1049: vt100 follows 1049 alone).
+    pub fn alternate_screen(&self) -> bool {
+        self.seen.left().alternate_screen || self.parser.screen().alternate_screen()
+    }
+
     pub fn screen(&self) -> &vt100::Screen {
         self.parser.screen()
     }

@@ -16,18 +16,19 @@ pub const MARGINS_OFF: &[u8] = b"\x1b[?6l\x1b[r\x1b[999;1H\r\n";
 pub const ALTERNATE_OFF: &[u8] = b"\x1b[?1049l";
 
 /// What no scanner here follows and is harmless to reset whatever it was: focus reports, insert
-/// mode, the character sets (and a shift to the second), autowrap back on.
-pub const UNFOLLOWED_OFF: &[u8] = b"\x1b[?1004l\x1b[4l\x1b(B\x1b)B\x0f\x1b[?7h";
+/// mode, the character sets (and a shift to the second), autowrap back on, and the keyboard's
+/// extended reports (xterm's modifyOtherKeys back to its default; every set of the kitty
+/// protocol's flags popped, which a terminal without it ignores): left on, Ctrl-C and Enter
+/// reached the user's shell as escape sequences.
+pub const UNFOLLOWED_OFF: &[u8] = b"\x1b[?1004l\x1b[4l\x1b(B\x1b)B\x0f\x1b[?7h\x1b[>4m\x1b[<99u";
 
 /// The private modes that switch to the alternate screen.
 const ALTERNATE: [u32; 3] = [47, 1047, 1049];
 
-/// The longest parameter list followed; a longer one is not a screen switch anyone sends.
-const MAX_PARAMS: usize = 8;
-
 /// Where the scanner is within an escape sequence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 enum State {
+    #[default]
     Ground,
     Escape,
     /// After `ESC [`: the first byte tells a private mode (`?`) from anything else.
@@ -60,29 +61,35 @@ impl Left {
 }
 
 /// The scanner of one output stream.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Screen {
     state: State,
-    params: [u32; MAX_PARAMS],
-    count: usize,
+    /// The private mode's parameter being read.
+    param: u32,
+    /// What the private mode's parameters so far name, however many there are (a terminal
+    /// follows a list of any length: a job's `CSI ? 1;1;…;1049 h` switched all the same).
+    names: Names,
     left: Left,
 }
 
-impl Default for Screen {
-    fn default() -> Screen {
-        Screen {
-            state: State::Ground,
-            params: [0; MAX_PARAMS],
-            count: 0,
-            left: Left::default(),
-        }
-    }
+/// Of a private mode's parameters, those the scanner follows.
+#[derive(Debug, Clone, Copy, Default)]
+struct Names {
+    alternate: bool,
+    origin: bool,
 }
 
 impl Screen {
     /// What the output so far left changed.
     pub fn left(&self) -> Left {
         self.left
+    }
+
+    /// The parameter just read, ended by `;` or the final byte.
+    fn name_param(&mut self) {
+        self.names.alternate |= ALTERNATE.contains(&self.param);
+        self.names.origin |= self.param == 6;
+        self.param = 0;
     }
 
     /// Reads the next bytes of the stream.
@@ -94,8 +101,8 @@ impl Screen {
                 (State::Escape, b'[') => State::Csi,
                 (State::Escape, _) => State::Ground,
                 (State::Csi, b'?') => {
-                    self.params = [0; MAX_PARAMS];
-                    self.count = 1;
+                    self.param = 0;
+                    self.names = Names::default();
                     State::Private
                 }
                 (State::Csi | State::Other, b'r') => {
@@ -105,20 +112,22 @@ impl Screen {
                 (State::Csi | State::Other, 0x40..=0x7e) => State::Ground,
                 (State::Csi | State::Other, _) => State::Other,
                 (State::Private, b'0'..=b'9') => {
-                    let p = &mut self.params[self.count - 1];
-                    *p = p.saturating_mul(10).saturating_add(u32::from(b - b'0'));
+                    self.param = self
+                        .param
+                        .saturating_mul(10)
+                        .saturating_add(u32::from(b - b'0'));
                     State::Private
                 }
-                (State::Private, b';') if self.count < MAX_PARAMS => {
-                    self.count += 1;
+                (State::Private, b';') => {
+                    self.name_param();
                     State::Private
                 }
                 (State::Private, b'h' | b'l') => {
-                    let params = &self.params[..self.count];
-                    if params.iter().any(|p| ALTERNATE.contains(p)) {
+                    self.name_param();
+                    if self.names.alternate {
                         self.left.alternate_screen = b == b'h';
                     }
-                    self.left.margins |= b == b'h' && params.contains(&6);
+                    self.left.margins |= b == b'h' && self.names.origin;
                     State::Ground
                 }
                 (State::Private, 0x40..=0x7e) => State::Ground,
@@ -177,6 +186,8 @@ mod tests {
             b"\x1b[?1049\x1bh",
             b"\x1b[?99999999999999999999h"
         ]));
-        assert!(!after(&[b"\x1b[?1;2;3;4;5;6;7;8;9;1049h"]));
+        // A list of any length is followed, as terminals follow it.
+        assert!(after(&[b"\x1b[?1;2;3;4;5;6;7;8;9;1049h"]));
+        assert!(after(&[b"\x1b[?1;1;1;1;1;1;1;1;1049h"]));
     }
 }
