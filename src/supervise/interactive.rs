@@ -12,7 +12,7 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use crate::supervise::pty::{
-    Left, Pty, RawMode, Relay, RelayEnd, ALTERNATE_OFF, MARGINS_OFF, UNFOLLOWED_OFF,
+    settle_answers, Left, Pty, RawMode, Relay, RelayEnd, ALTERNATE_OFF, MARGINS_OFF, UNFOLLOWED_OFF,
 };
 
 /// How long the relay may take to pass on the job's last output once its tree is gone.
@@ -121,10 +121,15 @@ impl Interactive {
         if let Some(relay) = self.relay.take() {
             // A terminal that went away (OutputFailed) is how a hang-up ends; anything else is news.
             let finished = relay.finish(DRAIN);
+            let hung_up = matches!(finished.end, RelayEnd::OutputFailed(_));
             if let RelayEnd::MasterFailed(e) = finished.end {
                 say!("isolate: warning: the job's terminal failed: {e}");
             }
             modes_off(finished.left);
+            // SAFETY: isatty only queries the descriptor.
+            if self.raw.is_some() && !hung_up && unsafe { libc::isatty(1) } == 1 {
+                let _ = settle_answers(user_terminal(), user_output());
+            }
         }
         self.raw = None;
     }

@@ -316,6 +316,38 @@ fn a_job_ended_on_the_alternate_screen_leaves_the_users_terminal_on_its_own() {
     assert!(screen.screen().contains("timed out"), "{}", screen.screen());
 }
 
+/// A job that asks the terminal something as it ends (its attributes, `CSI c`; the cursor's
+/// place, `CSI 6 n`) after output that takes a moment to drain: the answers came once the relay
+/// had stopped reading the keyboard, and the user's shell read them as typed (`1;2c: command not
+/// found`). They are read and dropped before the shell has the terminal back.
+#[test]
+fn the_answers_to_a_jobs_last_questions_never_reach_the_users_shell() {
+    let env = TestEnv::new();
+    let screen = Screen::new(&env);
+    for round in 0..6 {
+        screen.line(&format!(
+            "{BIN} run -q -- sh -c 'head -c 3000000 /dev/zero | tr \"\\000\" x; \
+             printf \"\\033[c\\033[6n\"'; clear; echo RO\"\"UND{round}"
+        ));
+        assert!(
+            screen.wait_for(&format!("ROUND{round}")),
+            "{}",
+            screen.screen()
+        );
+        screen.line(&format!("echo typed-af\"\"ter-{round}"));
+        assert!(
+            screen.wait_for(&format!("typed-after-{round}")),
+            "{}",
+            screen.screen()
+        );
+        let shown = screen.screen();
+        assert!(
+            !shown.contains("not found") && !shown.contains(";2c"),
+            "round {round}: {shown}"
+        );
+    }
+}
+
 /// A switch to the alternate screen among many parameters (`CSI ? 1;1;…;1049 h`), which a
 /// terminal follows: the scanner stopped at eight and never sent the user back.
 #[test]

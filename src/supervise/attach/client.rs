@@ -17,7 +17,7 @@ use signal_hook::SigId;
 
 use super::wire::Frame;
 use crate::supervise::pty::{
-    read, winsize_of, Model, RawMode, ALTERNATE_OFF, MARGINS_OFF, UNFOLLOWED_OFF,
+    read, settle_answers, winsize_of, Model, RawMode, ALTERNATE_OFF, MARGINS_OFF, UNFOLLOWED_OFF,
 };
 use crate::sys::pipe::pipe;
 
@@ -59,6 +59,9 @@ pub fn attach(socket: &Path, key: u8) -> io::Result<Left> {
             // cursor…) are switched off again before the user's shell has the terminal back.
             let _ = out.write_all(&restore(&modes));
             let _ = out.flush();
+            // What the terminal still owes the job's last questions, dropped, not left to the
+            // user's shell.
+            let _ = settle_answers(stdin, stdout);
             drop(raw);
             left
         }

@@ -17,8 +17,10 @@
 //! 4. [`RawMode::enter`] on the user's terminal, [`Relay::start`];
 //! 5. on SIGWINCH [`Pty::copy_winsize`]; around its own stop for Ctrl-Z [`RawMode::suspend`] and
 //!    [`RawMode::resume`];
-//! 6. once the job's tree is gone, [`Relay::finish`], then drop the [`RawMode`].
+//! 6. once the job's tree is gone, [`Relay::finish`], [`settle_answers`] (what the terminal still
+//!    owes the job's last questions, dropped), then drop the [`RawMode`].
 
+mod answers;
 mod attach;
 mod direction;
 mod model;
@@ -34,6 +36,7 @@ mod termios;
 mod tests;
 mod worker;
 
+pub use answers::settle_answers;
 pub use attach::attach_controlling_terminal;
 pub use model::Model;
 pub use pair::{set_size, winsize_of, Pty};
