@@ -126,8 +126,11 @@ impl Interactive {
                 say!("isolate: warning: the job's terminal failed: {e}");
             }
             modes_off(finished.left);
+            // What the terminal still owes the job's questions, where it asked any and the answers
+            // come to this terminal.
             // SAFETY: isatty only queries the descriptor.
-            if self.raw.is_some() && !hung_up && unsafe { libc::isatty(1) } == 1 {
+            let to_a_terminal = unsafe { libc::isatty(1) } == 1;
+            if finished.left.asked && self.raw.is_some() && !hung_up && to_a_terminal {
                 let _ = settle_answers(user_terminal(), user_output());
             }
         }

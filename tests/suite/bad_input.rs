@@ -747,6 +747,18 @@ fn bad_values_are_refused_before_anything_runs() {
     }
     assert!(env.records().is_empty());
     assert!(env.worktree_dirs().is_empty());
+    // A descriptor named through /dev is the caller's, whatever /dev's own mode (found in review:
+    // an ordinary user's `--report /dev/stdout > file` was refused for want of writing /dev).
+    let out = env.as_ordinary_user(
+        "\"$ISOLATE\" run -q --report /dev/stdout -- true > report.json; echo rc=$?; \
+         grep -c '\"schema\"' report.json",
+    );
+    assert!(
+        stdout(&out).contains("rc=0\n1"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
     let out = env.isolate(
         &repo,
         [

@@ -18,6 +18,11 @@ use super::prepared::{Chosen, Prepared};
 /// the job has run (an orchestrator would see its status and no report).
 pub(super) fn check_report(path: &Path) -> Result<()> {
     let refuse = |why: String| Err(Error::Usage(format!("--report {}: {why}", path.display())));
+    // A descriptor or device named through `/dev` or `/proc` (`/dev/stdout`, `/dev/fd/3`) is
+    // written as it is, as `write_report` does: its directory is not the caller's to write.
+    if path.starts_with("/dev") || path.starts_with("/proc") {
+        return Ok(());
+    }
     match fs::metadata(path) {
         Ok(m) if m.is_dir() => return refuse("a directory".into()),
         // A descriptor the caller opened (`/dev/fd/N`), a FIFO: written as it is.

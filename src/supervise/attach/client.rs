@@ -60,8 +60,11 @@ pub fn attach(socket: &Path, key: u8) -> io::Result<Left> {
             let _ = out.write_all(&restore(&modes));
             let _ = out.flush();
             // What the terminal still owes the job's last questions, dropped, not left to the
-            // user's shell.
-            let _ = settle_answers(stdin, stdout);
+            // user's shell: where the job asked any, and the answers come to this terminal.
+            // SAFETY: isatty only queries the descriptor.
+            if modes.asked() && unsafe { libc::isatty(1) } == 1 {
+                let _ = settle_answers(stdin, stdout);
+            }
             drop(raw);
             left
         }

@@ -36,6 +36,11 @@ impl Model {
         self.seen.left().margins
     }
 
+    /// Whether the output asked the terminal something (screen.rs).
+    pub fn asked(&self) -> bool {
+        self.seen.left().asked
+    }
+
     /// Whether the output left the terminal on the alternate screen, by any of its switches (47,
     /// 1047, 1049: vt100 follows 1049 alone).
     pub fn alternate_screen(&self) -> bool {

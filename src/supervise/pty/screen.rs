@@ -17,10 +17,11 @@ pub const ALTERNATE_OFF: &[u8] = b"\x1b[?1049l";
 
 /// What no scanner here follows and is harmless to reset whatever it was: focus reports, insert
 /// mode, the character sets (and a shift to the second), autowrap back on, and the keyboard's
-/// extended reports (xterm's modifyOtherKeys back to its default; every set of the kitty
-/// protocol's flags popped, which a terminal without it ignores): left on, Ctrl-C and Enter
-/// reached the user's shell as escape sequences.
-pub const UNFOLLOWED_OFF: &[u8] = b"\x1b[?1004l\x1b[4l\x1b(B\x1b)B\x0f\x1b[?7h\x1b[>4m\x1b[<99u";
+/// extended reports (xterm's modifyOtherKeys to 0, its default: `>4;0`, so that a terminal that
+/// takes it for colours underlines and then resets; every set of the kitty protocol's flags
+/// popped, which a terminal without it ignores): left on, Ctrl-C and Enter reached the user's
+/// shell as escape sequences.
+pub const UNFOLLOWED_OFF: &[u8] = b"\x1b[?1004l\x1b[4l\x1b(B\x1b)B\x0f\x1b[?7h\x1b[>4;0m\x1b[<99u";
 
 /// The private modes that switch to the alternate screen.
 const ALTERNATE: [u32; 3] = [47, 1047, 1049];
@@ -37,25 +38,34 @@ enum State {
     Private,
     /// Any other control sequence, skipped to its final byte.
     Other,
+    /// An operating system command (`ESC ]`), to its end.
+    Osc,
+    /// A device control string (`ESC P`), to its end.
+    Dcs,
 }
 
-/// What the output left changed, of what is reset only where it was (see the module).
+/// What the output left changed, of what is reset only where it was (see the module), and
+/// whether it asked the terminal something: a report (`CSI c`, `CSI n`, `CSI t`, `CSI $ p`), an
+/// OSC query (`…;?`), a DCS request. Its answer is owed to the job, and settled at its end
+/// (answers.rs) only where one was asked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Left {
     pub alternate_screen: bool,
     pub margins: bool,
+    pub asked: bool,
 }
 
 impl Left {
     /// As one byte, for an atomic shared with the thread that reads the output.
     pub fn bits(self) -> u8 {
-        u8::from(self.alternate_screen) | u8::from(self.margins) << 1
+        u8::from(self.alternate_screen) | u8::from(self.margins) << 1 | u8::from(self.asked) << 2
     }
 
     pub fn from_bits(bits: u8) -> Left {
         Left {
             alternate_screen: bits & 1 != 0,
             margins: bits & 2 != 0,
+            asked: bits & 4 != 0,
         }
     }
 }
@@ -69,6 +79,8 @@ pub struct Screen {
     /// What the private mode's parameters so far name, however many there are (a terminal
     /// follows a list of any length: a job's `CSI ? 1;1;…;1049 h` switched all the same).
     names: Names,
+    /// The control sequence holds a `$` (`CSI … $ p` asks for a mode).
+    dollar: bool,
     left: Left,
 }
 
@@ -98,8 +110,35 @@ impl Screen {
             self.state = match (self.state, b) {
                 (_, 0x1b) => State::Escape,
                 (State::Ground, _) => State::Ground,
-                (State::Escape, b'[') => State::Csi,
+                (State::Escape, b'[') => {
+                    self.dollar = false;
+                    State::Csi
+                }
+                (State::Escape, b']') => State::Osc,
+                (State::Escape, b'P') => {
+                    self.left.asked = true;
+                    State::Dcs
+                }
                 (State::Escape, _) => State::Ground,
+                (State::Osc, b'?') => {
+                    self.left.asked = true;
+                    State::Osc
+                }
+                (State::Osc, 0x07) => State::Ground,
+                (State::Osc, _) => State::Osc,
+                (State::Dcs, _) => State::Dcs,
+                (State::Csi | State::Private | State::Other, b'$') => {
+                    self.dollar = true;
+                    State::Other
+                }
+                (State::Csi | State::Other, b'c' | b'n' | b't') | (State::Private, b'n' | b'u') => {
+                    self.left.asked = true;
+                    State::Ground
+                }
+                (State::Csi | State::Other | State::Private, b'p') if self.dollar => {
+                    self.left.asked = true;
+                    State::Ground
+                }
                 (State::Csi, b'?') => {
                     self.param = 0;
                     self.names = Names::default();
@@ -169,6 +208,32 @@ mod tests {
         assert!(margins(&[b"\x1b[2;", b"4r"]));
         assert!(margins(&[b"\x1b[?6h"]));
         assert!(!margins(&[b"\x1b[?6l\x1b[31mred\x1b[2J\x1b[?1049h"]));
+    }
+
+    #[test]
+    fn a_question_to_the_terminal_is_seen_and_nothing_else_is_one() {
+        let asked = |chunks: &[&[u8]]| {
+            let mut screen = Screen::default();
+            chunks.iter().for_each(|c| screen.feed(c));
+            screen.left().asked
+        };
+        for question in [
+            &b"\x1b[c"[..],
+            b"\x1b[>c",
+            b"\x1b[6n",
+            b"\x1b[?6n",
+            b"\x1b[14t",
+            b"\x1b[?2026$p",
+            b"\x1b[?u",
+            b"\x1b]11;?\x07",
+            b"\x1bP$qm\x1b\\",
+        ] {
+            assert!(asked(&[b"text ", question]), "{question:?}");
+        }
+        assert!(asked(&[b"\x1b[", b"6", b"n"]));
+        assert!(!asked(&[
+            b"plain \x1b[31mred\x1b[0m \x1b[?1049h\x1b[2J\x1b[H\x1b[u\x1b]0;title\x07 c n t"
+        ]));
     }
 
     #[test]
