@@ -31,7 +31,7 @@ fn remove(args: &RmArgs) -> Result<(), Error> {
     let state = store::state_dir()?;
     let (dir, mut record) = store::resolve(&state, &args.job)?;
     if record.state() != State::Running && record.supervisor_alive() {
-        record = supervisor_gone(&dir, record)?;
+        record = supervisor_gone(&dir)?;
     }
     match record.effective_state() {
         State::Running if !args.force => {
@@ -113,22 +113,18 @@ fn remove(args: &RmArgs) -> Result<(), Error> {
 /// A record that says the job ended while its supervisor still runs: the supervisor is finishing
 /// (a moment after the end is written), or the record was edited while the job runs. Nothing is
 /// removed from under a supervisor: the record once it is gone, or a refusal.
-fn supervisor_gone(dir: &Path, mut record: Record) -> Result<Record, Error> {
-    let deadline = std::time::Instant::now() + FINISHING_LIMIT;
-    while record.supervisor_alive() {
-        if std::time::Instant::now() > deadline {
-            return Err(Error::Job {
-                job: record.id.to_string(),
-                why: format!(
-                    "is recorded as ended, but its supervisor (pid {}) still runs: nothing removed",
-                    record.supervisor_pid
-                ),
-            });
-        }
-        std::thread::sleep(Duration::from_millis(20));
-        record = store::read_record(dir)?;
+fn supervisor_gone(dir: &Path) -> Result<Record, Error> {
+    let record = store::await_record(dir, Some(FINISHING_LIMIT), |r| !r.supervisor_alive())?;
+    match record.supervisor_alive() {
+        false => Ok(record),
+        true => Err(Error::Job {
+            job: record.id.to_string(),
+            why: format!(
+                "is recorded as ended, but its supervisor (pid {}) still runs: nothing removed",
+                record.supervisor_pid
+            ),
+        }),
     }
-    Ok(record)
 }
 
 /// How long the supervisor of an ended job may take to exit once it has written the end.

@@ -119,11 +119,21 @@ const AWAIT_POLL: Duration = Duration::from_millis(20);
 /// The job's record once it no longer says `running` (or its supervisor is gone: `lost`), read every
 /// 20 ms; after `limit` (`None`: no limit) the record as it is then.
 pub fn await_end(job_dir: &Path, limit: Option<Duration>) -> Result<Record> {
+    await_record(job_dir, limit, |r| r.effective_state() != State::Running)
+}
+
+/// The job's record, read every 20 ms, once `done` says so of it; after `limit` (`None`: no
+/// limit) the record as it is then.
+pub fn await_record(
+    job_dir: &Path,
+    limit: Option<Duration>,
+    done: impl Fn(&Record) -> bool,
+) -> Result<Record> {
     let deadline = limit.map(|limit| Instant::now() + limit);
     loop {
         let record = as_it_stands(job_dir, read_record(job_dir)?)?;
         let past = deadline.is_some_and(|d| Instant::now() > d);
-        if record.effective_state() != State::Running || past {
+        if done(&record) || past {
             return Ok(record);
         }
         std::thread::sleep(AWAIT_POLL);

@@ -210,27 +210,26 @@ fn children(pid: i32) -> Option<Vec<i32>> {
 /// Whether any process but this one is there for the sentinel to signal (the job's alone: a
 /// signal of 0 is checked against the Landlock domain as any other).
 fn signals_any() -> bool {
-    let Ok(proc) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    let me = std::process::id() as i32;
-    proc.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| pid != me && pid > 1)
-        // SAFETY: kill takes two integers; a signal of 0 is sent to none.
-        .any(|pid| unsafe { libc::kill(pid, 0) } == 0)
+    // SAFETY: kill takes two integers; a signal of 0 is sent to none.
+    others().any(|pid| unsafe { libc::kill(pid, 0) } == 0)
 }
 
 /// SIGKILL to every process but this one; how many the kernel let it kill (the job's alone).
 fn kill_round() -> usize {
-    let Ok(proc) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    let me = std::process::id() as i32;
-    proc.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| pid != me && pid > 1)
+    others()
         // SAFETY: kill takes two integers; the Landlock domain limits whom it reaches.
         .filter(|&pid| unsafe { libc::kill(pid, libc::SIGKILL) } == 0)
         .count()
+}
+
+/// Every process on the machine but this one and init, as `/proc` lists them now (none where it
+/// cannot be read).
+fn others() -> impl Iterator<Item = i32> {
+    let me = std::process::id() as i32;
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(move |&pid| pid != me && pid > 1)
 }
