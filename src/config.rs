@@ -27,6 +27,40 @@ pub struct Config {
     /// Where `fresh` falls back when the remote cannot be reached: nowhere (the run fails, the
     /// default), or the caller's HEAD (`head`).
     pub base_fallback: Option<BaseSetting>,
+    /// Which sandbox tier jobs run in: `auto` (namespaces where the kernel allows them, the
+    /// default), `namespaces` (or the run fails) or `landlock` (Landlock and seccomp alone).
+    /// `ISOLATE_TIER` overrides it.
+    pub tier: Option<TierSetting>,
+}
+
+/// What the setting (`ISOLATE_TIER`, else the configuration's `tier`) asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TierSetting {
+    /// Namespaces where the kernel allows them, else Landlock alone (the default).
+    Auto,
+    /// Namespaces, or the run fails.
+    Namespaces,
+    /// Landlock alone, even where namespaces could be made.
+    Landlock,
+}
+
+impl TierSetting {
+    /// `ISOLATE_TIER` if set, else `configured`, else `Auto`. A value it does not know is an error
+    /// naming it.
+    pub fn from_env(configured: Option<TierSetting>) -> Result<TierSetting, String> {
+        match std::env::var("ISOLATE_TIER") {
+            Err(_) => Ok(configured.unwrap_or(TierSetting::Auto)),
+            Ok(v) => match v.trim() {
+                "" | "auto" => Ok(TierSetting::Auto),
+                "namespaces" => Ok(TierSetting::Namespaces),
+                "landlock" => Ok(TierSetting::Landlock),
+                other => Err(format!(
+                    "ISOLATE_TIER={other:?}: expected auto, namespaces or landlock"
+                )),
+            },
+        }
+    }
 }
 
 /// `base` and `base_fallback`.
@@ -71,6 +105,7 @@ pub fn load(project: Option<&Project>) -> Result<Loaded> {
             include: p.include.or(user.include),
             base: p.base.or(user.base),
             base_fallback: p.base_fallback.or(user.base_fallback),
+            tier: p.tier.or(user.tier),
         },
     };
     Ok(Loaded {

@@ -155,19 +155,25 @@ impl Project {
 
     /// `<basename>-<8 hex of the digest of the project's real path>`: the directory of its worktrees.
     pub fn key(&self) -> String {
-        let real = std::fs::canonicalize(&self.top).unwrap_or_else(|_| self.top.clone());
-        let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
-        hasher.update(real.as_os_str().as_encoded_bytes());
-        let digest = hasher
-            .try_finalize()
-            .map(|id| id.to_hex().to_string())
-            .unwrap_or_else(|_| "00000000".into());
-        let base = real
-            .file_name()
-            .map(|n| crate::words::slug(n.as_encoded_bytes()))
-            .unwrap_or_else(|| "root".into());
-        format!("{base}-{}", &digest[..8])
+        key_of(&self.top)
     }
+}
+
+/// `<basename>-<8 hex of the digest of the real path>` of a directory: a project's key (its
+/// worktrees' and its jobs' caches' directory).
+pub fn key_of(dir: &Path) -> String {
+    let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+    hasher.update(real.as_os_str().as_encoded_bytes());
+    let digest = hasher
+        .try_finalize()
+        .map(|id| id.to_hex().to_string())
+        .unwrap_or_else(|_| "00000000".into());
+    let base = real
+        .file_name()
+        .map(|n| crate::words::slug(n.as_encoded_bytes()))
+        .unwrap_or_else(|| "root".into());
+    format!("{base}-{}", &digest[..8])
 }
 
 /// What the project is, in one `rev-parse`: bare or not, the common git dir, the top level, the

@@ -6,12 +6,14 @@
 //! becomes CMD is.
 
 pub mod agent;
+pub mod caches;
 pub mod credentials;
 pub mod exec;
 pub mod handover;
 pub mod landlock;
 pub mod made;
 pub mod monitor;
+pub mod namespaces;
 pub mod notify;
 pub mod plan;
 pub mod policy;

@@ -13,7 +13,13 @@ use crate::sys::process;
 /// lists of each thread's children (`/proc/<pid>/task/<tid>/children`), which cost as much as the
 /// tree is big, else (a kernel without them) by the walk of every process.
 pub fn descendants(root: Pid) -> Vec<Pid> {
-    children_lists(root).unwrap_or_else(|| walked(root))
+    let mut all = children_lists(root).unwrap_or_else(|| walked(root));
+    // The holder of a job's namespaces is the supervisor's, not the job's: no stop ends it but the
+    // supervisor's own (`Holder::end`).
+    if let Some(holder) = crate::supervise::namespaces::Holder::current() {
+        all.retain(|pid| pid.as_raw() != holder.pid());
+    }
+    all
 }
 
 /// The descendants of `root` by the kernel's children lists; `None` when the kernel has none.

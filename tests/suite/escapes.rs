@@ -1446,7 +1446,9 @@ fn assert_no_bypass(out: &Output, tcp: &std::net::TcpListener, udp: &std::net::U
 
 #[test]
 fn network_bypasses_under_offline_deliver_nothing() {
-    let env = TestEnv::new();
+    // The Landlock-only tier, where each bypass is refused by name; in the namespaces tier there is
+    // no route out at all (ordinary.rs).
+    let env = TestEnv::landlock_only();
     let repo = env.repo("app");
     let (tcp, udp) = outside_listeners();
     let prog = bypass_probe(&env);
@@ -3148,8 +3150,9 @@ fn a_fifo_given_as_the_command_never_hangs_isolate() {
 
 #[test]
 fn under_an_allowlist_nothing_listens_beyond_loopback() {
-    // A server on every address would let anyone on the network in, past the proxy.
-    let env = TestEnv::new();
+    // A server on every address would let anyone on the network in, past the proxy. (In the
+    // namespaces tier every address of the job's is its own loopback: ordinary.rs.)
+    let env = TestEnv::landlock_only();
     let probe = env.probe(
         "listen.py",
         "port = int(os.environ['ISOLATE_PORT'])\n\
@@ -3175,11 +3178,20 @@ fn under_an_allowlist_nothing_listens_beyond_loopback() {
 
 #[test]
 fn under_an_allowlist_a_port_of_the_jobs_block_someone_else_listens_on_is_out_of_reach() {
+    // In the Landlock-only tier the broker refuses it (EACCES, the proxy 403); in the namespaces
+    // tier the job's loopback is its own, where nobody else listens (ECONNREFUSED, the proxy's
+    // connect there fails: 502). Either way the user's server is never reached.
+    for env in [TestEnv::landlock_only(), TestEnv::new()] {
+        a_port_of_the_block_someone_else_listens_on(env);
+    }
+}
+
+fn a_port_of_the_block_someone_else_listens_on(env: TestEnv) {
+    let landlock = env.tier_is_landlock();
     // The block in ISOLATE_PORT is the job's by its lock, not in the kernel: a server of the
     // user's (or another user's) that starts on one of its ports after the block was drawn, on
     // either family, is still someone else's, directly or through the proxy. The job's own server
     // there stays reachable.
-    let env = TestEnv::new();
     let go = env.path().join("go");
     let probe = env.probe(
         "block.py",
@@ -3228,11 +3240,15 @@ fn under_an_allowlist_a_port_of_the_jobs_block_someone_else_listens_on_is_out_of
     let said: Vec<String> = lines.map(Result::unwrap).collect();
     let out = finish(child, LIMIT);
     assert_status(&out, 0);
+    let (refused, proxied) = match landlock {
+        true => ("EACCES", "proxied: 403"),
+        false => ("ECONNREFUSED", "proxied: 502"),
+    };
     assert!(said.contains(&"own: ok".to_string()), "{said:?}");
-    assert!(said.contains(&"user4: EACCES".to_string()), "{said:?}");
-    assert!(said.contains(&"proxied: 403".to_string()), "{said:?}");
+    assert!(said.contains(&format!("user4: {refused}")), "{said:?}");
+    assert!(said.contains(&proxied.to_string()), "{said:?}");
     if user6.is_some() {
-        assert!(said.contains(&"user6: EACCES".to_string()), "{said:?}");
+        assert!(said.contains(&format!("user6: {refused}")), "{said:?}");
     }
     for listener in [Some(&user4), user6.as_ref()].into_iter().flatten() {
         listener.set_nonblocking(true).unwrap();
@@ -4195,7 +4211,14 @@ fn a_udp_port_a_users_service_shares_with_so_reuseaddr_is_not_taken_by_a_job() {
 /// there; the object is unchanged. (Its name is listed: `/dev` is list-only, a known gap.)
 #[test]
 fn read_the_users_posix_shared_memory() {
-    let env = TestEnv::new();
+    // Refused by Landlock in the Landlock-only tier; not there at all in the namespaces tier, where
+    // the job's /dev/shm is a tmpfs of its own.
+    for env in [TestEnv::landlock_only(), TestEnv::new()] {
+        users_posix_shared_memory(env);
+    }
+}
+
+fn users_posix_shared_memory(env: TestEnv) {
     let repo = env.repo("app");
     let object = PathBuf::from("/dev/shm").join(format!(
         "isolate-shm-{}-{}",
@@ -4220,7 +4243,10 @@ fn read_the_users_posix_shared_memory() {
             !said.contains("the users shared memory"),
             "{policy}: {said}"
         );
-        assert_said(&out, "Permission denied");
+        match env.tier_is_landlock() {
+            true => assert_said(&out, "Permission denied"),
+            false => assert_said(&out, "No such file or directory"),
+        }
     }
     let after = fs::read_to_string(&object).unwrap();
     fs::remove_file(&object).unwrap();
@@ -4622,7 +4648,9 @@ fn abstract_stream(name: &str) -> std::os::fd::OwnedFd {
 /// (`--resume --policy offline` binds no TCP port).
 #[test]
 fn a_job_never_binds_an_abstract_name_outsiders_would_reach() {
-    let env = TestEnv::new();
+    // The Landlock-only tier: in the namespaces tier a job with a network namespace of its own has
+    // its own abstract names too, which nobody outside reaches (ordinary.rs).
+    let env = TestEnv::landlock_only();
     let name = format!("isolate-test-abstract-{}", std::process::id());
     let outside = env.path().join("outside.sock");
     let probe = env.probe(

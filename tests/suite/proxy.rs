@@ -141,7 +141,9 @@ fn job_id(report: &serde_json::Value) -> String {
 
 #[test]
 fn allowed_names_go_through_the_proxy_and_every_other_way_out_is_refused_and_logged() {
-    let env = TestEnv::new();
+    // The Landlock-only tier, where the proxy listens on the machine's loopback behind its secret
+    // and the broker refuses every other way out; the namespaces tier: ordinary.rs.
+    let env = TestEnv::landlock_only();
     let dir = env.path().join("work");
     std::fs::create_dir_all(&dir).unwrap();
     let (http, heads) = http_server("hello over http\n");
@@ -415,7 +417,9 @@ fn git_pip_and_npm_reach_allowed_servers_through_the_proxy() {
 
 #[test]
 fn allowlist_entries_that_are_not_host_names_and_a_proxy_that_cannot_bind_fail_with_125() {
-    let env = TestEnv::new();
+    // The proxy binds the machine's loopback in the Landlock-only tier (in the namespaces tier
+    // it listens in the job's own network namespace, where no port is taken).
+    let env = TestEnv::landlock_only();
     let dir = env.path();
     for entry in [
         "https://api.example.com",
@@ -495,24 +499,61 @@ fn allow_net_narrows_an_open_profile_and_agent_profiles_show_their_allowlists() 
     let env = TestEnv::new();
     let dir = env.path();
     let (http, _) = http_server("reached\n");
-    // Under default (TCP open) --allow-net makes the run's network exactly that name; local
-    // addresses stay refused without allow_local.
+    // Under default (TCP open) --allow-net makes the run's network exactly that name. An entry
+    // that names a local destination itself (`localhost:PORT`, `127.0.0.1:PORT`) allows exactly
+    // it, directly and through the proxy; a name that only resolves there (the machine's own
+    // name) stays refused without allow_local.
+    let host = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
+    let host = host.trim();
+    for entry in [format!("localhost:{http}"), format!("127.0.0.1:{http}")] {
+        let out = env.isolate(
+            dir,
+            [
+                "run",
+                "--allow-net",
+                &entry,
+                "--",
+                "sh",
+                "-c",
+                &format!(
+                    "env | grep -c '^HTTPS_PROXY=http://'; curl -sS http://localhost:{http}/; \
+                     curl -sS --noproxy '*' http://127.0.0.1:{http}/ 2>&1 | head -1; \
+                     curl -sS http://{host}:{http}/ 2>&1 | head -1"
+                ),
+            ],
+        );
+        let said = stdout(&out);
+        assert!(
+            said.starts_with("1\nreached\nreached\n"),
+            "{entry}: {said}{}",
+            stderr(&out)
+        );
+        if !host.is_empty() {
+            assert!(
+                said.contains("not in the job's network allowlist"),
+                "{said}"
+            );
+        }
+    }
     let out = env.isolate(
         dir,
         [
             "run",
             "--allow-net",
-            &format!("localhost:{http}"),
+            &format!("{host}:{http}"),
             "--",
             "sh",
             "-c",
-            &format!("env | grep -c '^HTTPS_PROXY=http://isolate:[0-9a-f]\\{{32\\}}@127.0.0.1:'; curl -sS http://localhost:{http}/; curl -sS --noproxy '*' http://127.0.0.1:{http}/ 2>&1 | head -1"),
+            &format!("curl -sS http://{host}:{http}/ 2>&1 | head -1"),
         ],
     );
-    let said = stdout(&out);
-    assert!(said.starts_with("1\n"), "{said}");
-    assert!(said.contains("resolves to the local address"), "{said}");
-    assert!(!said.contains("reached"), "{said}");
+    if !host.is_empty() {
+        assert!(
+            stdout(&out).contains("resolves to the local address"),
+            "{}",
+            stdout(&out)
+        );
+    }
     let show = env.isolate(dir, ["policy", "show", "claude-code"]);
     let text = stdout(&show);
     assert!(text.contains("tcp connect: isolate's proxy"), "{text}");

@@ -28,6 +28,8 @@ pub struct TestEnv {
     pub home: PathBuf,
     pub state: PathBuf,
     gitconfig: PathBuf,
+    /// `ISOLATE_TIER` for every isolate this test runs (`None`: the machine's own choice).
+    tier: Option<&'static str>,
 }
 
 impl TestEnv {
@@ -51,7 +53,22 @@ impl TestEnv {
             home,
             state,
             gitconfig,
+            tier: None,
         }
+    }
+
+    /// A test environment whose jobs run in the Landlock-only tier (`ISOLATE_TIER=landlock`), as
+    /// where user namespaces are refused: what that tier must still refuse is tested there.
+    pub fn landlock_only() -> TestEnv {
+        TestEnv {
+            tier: Some("landlock"),
+            ..TestEnv::new()
+        }
+    }
+
+    /// Its jobs run in the Landlock-only tier.
+    pub fn tier_is_landlock(&self) -> bool {
+        self.tier == Some("landlock")
     }
 
     pub fn path(&self) -> &Path {
@@ -68,6 +85,9 @@ impl TestEnv {
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("LANG", "C")
             .env("TMPDIR", self.root.path());
+        if let Some(tier) = self.tier {
+            cmd.env("ISOLATE_TIER", tier);
+        }
     }
 
     /// `isolate ARGS` in `dir`, bounded.

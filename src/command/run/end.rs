@@ -28,6 +28,8 @@ pub(super) fn supervise_to_end(
         pid,
         broker,
         proxy,
+        forwards,
+        cache_layers,
         log,
         mut terminal,
         mut hub,
@@ -81,6 +83,17 @@ pub(super) fn supervise_to_end(
     if let Some(proxy) = proxy {
         let refused = record.sandbox.refused.get_or_insert_with(Default::default);
         refused.network = Some(proxy.stop());
+    }
+    if let Some(forwards) = forwards {
+        forwards.stop();
+    }
+    if let Some(holder) = crate::supervise::namespaces::Holder::current() {
+        holder.end();
+    }
+    // Nothing of the job runs any more: what it added to its caches is kept for the project's
+    // next jobs.
+    if !cache_layers.is_empty() {
+        crate::sandbox::caches::publish(&cache_layers, &prepared.job_dir.join("caches"));
     }
     ended(&mut record, &ending);
     // What `isolate exec` runs in the job ends with it, before its worktree is settled.

@@ -99,7 +99,7 @@ fn run_in_job(args: ExecArgs) -> Result<i32> {
         .rules
         .ok_or_else(|| Error::Usage("the job's policy builds no sandbox".into()))?;
     let port = record.port.unwrap_or(0);
-    let proxy = proxy_for(&[&policy], &target.job_dir, &mut rules, port)?;
+    let proxy = proxy_for(&[&policy], &target.job_dir, &mut rules, port, None)?;
     let terminal = match !args.no_pty && interactive::wanted() {
         true => Some(
             Interactive::open()

@@ -28,6 +28,7 @@ pub(super) fn creating(
 ) -> Result<()> {
     let sandbox = SandboxReport {
         enforced: options.sandboxed,
+        tier: None,
         landlock_abi: None,
         policy: policy.name.clone(),
         policy_ref: Some(policy.reference.clone()),

@@ -10,10 +10,12 @@ use std::time::Instant;
 use crate::error::{Error, Result};
 use crate::job::record::{Record, WorktreeReport};
 use crate::job::store;
+use crate::sandbox::caches::Layer;
 use crate::sandbox::plan;
 use crate::supervise::attach::Hub;
 use crate::supervise::background::Notify;
 use crate::supervise::broker::Broker;
+use crate::supervise::forward::Forwards;
 use crate::supervise::interactive::{self, Interactive};
 use crate::supervise::log::{self, Log};
 use crate::supervise::proxy::Proxy;
@@ -27,10 +29,11 @@ use super::confine::confine;
 use super::environment::{environment, Made};
 use super::held::{JobCgroup, Ports};
 use super::journal::{self, pending_worktree};
-use super::network::start_proxy;
+use super::network::{named_local, start_proxy};
 use super::options::{Mode, RunOptions, Speech};
 use super::prepared::Prepared;
 use super::setup::{run_setup, Setup};
+use super::tier::enter_tier;
 
 /// A job whose CMD runs: what its supervision and its end need.
 pub(super) struct Launched {
@@ -38,6 +41,10 @@ pub(super) struct Launched {
     pub(super) pid: nix::unistd::Pid,
     pub(super) broker: Option<Broker>,
     pub(super) proxy: Option<Proxy>,
+    /// The forwarders of a job in its own network namespace.
+    pub(super) forwards: Option<Forwards>,
+    /// The job's own layers of its overlaid caches, published at its end.
+    pub(super) cache_layers: Vec<Layer>,
     pub(super) log: Option<Log>,
     pub(super) terminal: Option<Interactive>,
     /// `--tty`: the job's terminal held here, for attaches.
@@ -57,6 +64,8 @@ struct Holding {
     notes: Vec<String>,
     ports: Ports,
     proxy: Option<Proxy>,
+    forwards: Option<Forwards>,
+    cache_layers: Vec<Layer>,
     log: Option<Log>,
     terminal: Option<Interactive>,
     hub: Option<Hub>,
@@ -153,6 +162,8 @@ pub(super) fn launch(
         pid,
         broker,
         proxy: held.proxy,
+        forwards: held.forwards,
+        cache_layers: held.cache_layers,
         log: held.log,
         terminal: held.terminal,
         hub: held.hub,
@@ -170,8 +181,21 @@ fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) 
     let state = store::state_dir()?;
     let mut confinement = confine(options, prepared)?;
     let ports = Ports::reserve(&state, prepared.id.as_str())?;
+    let entered = enter_tier(
+        confinement.rules.as_mut(),
+        &mut confinement.report,
+        prepared,
+    )?;
+    let holder = entered.holder;
     // The network proxy of a domain allowlist, before anything of the job runs (setup included).
-    let proxy = start_proxy(prepared, confinement.rules.as_mut(), ports.first())?;
+    let proxy = start_proxy(prepared, confinement.rules.as_mut(), ports.first(), holder)?;
+    let forwards = holder.filter(|h| h.network()).map(|h| {
+        Forwards::start(
+            h,
+            &crate::supervise::ports::ports_from(ports.first()),
+            &named_local(prepared),
+        )
+    });
     let log = match notify {
         Some(_) => Some(Log::open(&log_path(prepared), log::max_from_env()?)?),
         None => None,
@@ -201,12 +225,16 @@ fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) 
         rules.add_devices(&paths);
     }
     let proxy_url = proxy.as_ref().map(Proxy::url);
-    let env = environment(&Made::of_job(
+    let mut env = environment(&Made::of_job(
         options,
         prepared,
         ports.first(),
         proxy_url.as_deref(),
     ));
+    for (key, value) in entered.env {
+        env.retain(|(k, _)| k.as_os_str() != key.as_str());
+        env.push((key.into(), value));
+    }
     let cgroup = JobCgroup::create(prepared.id.as_str());
     // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) only changes how orphans of this process are re-parented.
     unsafe {
@@ -224,6 +252,8 @@ fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) 
         notes: confinement.notes,
         ports,
         proxy,
+        forwards,
+        cache_layers: entered.layers,
         log,
         terminal,
         hub,

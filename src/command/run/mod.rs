@@ -29,6 +29,7 @@ mod resume;
 mod resume_lock;
 mod setup;
 mod target;
+mod tier;
 
 pub use exec::exec;
 use options::{Mode, RunOptions, Start};

@@ -3,9 +3,10 @@
 
 use crate::error::{Error, Result};
 use crate::sandbox::plan;
-use crate::sandbox::policy::{Destination, Loaded, Ports};
+use crate::sandbox::policy::{Destination, Host, Loaded, Ports};
+use crate::supervise::namespaces::Holder;
 use crate::supervise::ports;
-use crate::supervise::proxy::{self, AllowList, Proxy};
+use crate::supervise::proxy::{self, AllowList, Listen, Proxy};
 
 use super::prepared::Prepared;
 
@@ -36,6 +37,7 @@ pub(super) fn start_proxy(
     prepared: &Prepared,
     rules: Option<&mut plan::Rules>,
     first: u16,
+    inside: Option<&'static Holder>,
 ) -> Result<Option<Proxy>> {
     let Some(rules) = rules else {
         // --no-sandbox: nothing would hold the job to a proxy.
@@ -44,16 +46,18 @@ pub(super) fn start_proxy(
     let policies: Vec<&Loaded> = std::iter::once(&prepared.policy)
         .chain(&prepared.narrowing)
         .collect();
-    proxy_for(&policies, &prepared.job_dir, rules, first)
+    proxy_for(&policies, &prepared.job_dir, rules, first, inside)
 }
 
 /// The proxy of the first of `policies` with a domain allowlist (logging to the job's `net.log` in
-/// `job_dir`), with `rules` routed through it; `None` when none has one.
+/// `job_dir`), with `rules` routed through it; `None` when none has one. With the job's network
+/// namespace (`inside`), the proxy listens there, and every port of the job's loopback is its own.
 pub(super) fn proxy_for(
     policies: &[&Loaded],
     job_dir: &std::path::Path,
     rules: &mut plan::Rules,
     first: u16,
+    inside: Option<&'static Holder>,
 ) -> Result<Option<Proxy>> {
     let Some(net) = policies
         .iter()
@@ -63,14 +67,56 @@ pub(super) fn proxy_for(
         return Ok(None);
     };
     let own = ports::ports_from(first);
+    let inside = inside.filter(|holder| holder.network());
     let allow = AllowList {
         destinations: net.allow.clone(),
         allow_local: net.allow_local,
         own: own.clone(),
+        inside: inside.is_some(),
         proxy: None,
     };
-    let port = proxy::port_from_env()?;
-    let proxy = Proxy::start(allow, port, Some(&job_dir.join(proxy::LOG)))?;
+    let listen = match inside {
+        Some(holder) => Listen::Inside(holder),
+        None => Listen::Port(proxy::port_from_env()?),
+    };
+    let proxy = Proxy::start(allow, listen, Some(&job_dir.join(proxy::LOG)))?;
     rules.route_through(proxy.port(), &own);
     Ok(Some(proxy))
+}
+
+/// The local destinations the job's allowlist names by address or as `localhost`, with a port
+/// (or the web's two), as socket addresses: served inside a job's own network namespace and
+/// forwarded to the machine's (supervise/forward.rs).
+pub(super) fn named_local(prepared: &Prepared) -> Vec<std::net::SocketAddr> {
+    let Some(net) = std::iter::once(&prepared.policy)
+        .chain(&prepared.narrowing)
+        .map(|p| &p.policy.network)
+        .find(|n| n.proxied())
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for d in net.allow.iter().filter(|d| proxy::names_local(d)) {
+        let ips: Vec<std::net::IpAddr> = match &d.host {
+            Host::Address(ip) => vec![*ip],
+            Host::Exact(_) => vec![
+                std::net::Ipv4Addr::LOCALHOST.into(),
+                std::net::Ipv6Addr::LOCALHOST.into(),
+            ],
+            Host::Beneath(_) => Vec::new(),
+        };
+        let ports = match d.port {
+            Some(port) => vec![port],
+            None => Destination::DEFAULT_PORTS.to_vec(),
+        };
+        for ip in ips {
+            for &port in &ports {
+                let addr = std::net::SocketAddr::new(ip, port);
+                if !out.contains(&addr) {
+                    out.push(addr);
+                }
+            }
+        }
+    }
+    out
 }

@@ -13,7 +13,7 @@ mod state;
 mod tests;
 mod worktree;
 
-pub use sandbox::{NetworkCounts, Refused, SandboxReport};
+pub use sandbox::{NetworkCounts, Refused, SandboxReport, Tier};
 use state::Phase;
 pub use state::{Exit, State};
 pub use worktree::{Dirty, WorktreeReport};

@@ -10,6 +10,10 @@ pub struct SandboxReport {
     pub enforced: bool,
     /// The kernel's Landlock ABI, when it has Landlock.
     pub landlock_abi: Option<u32>,
+    /// The sandbox's tier: `namespaces` or `landlock` (docs/sandbox.md, "Tiers"); absent
+    /// unsandboxed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<Tier>,
     /// The policy's name (`narrowed by` another on `--resume --policy`).
     pub policy: String,
     /// What loads the policy again (its profile name, or its file's canonical path): `merge`, `sync`
@@ -36,7 +40,32 @@ impl SandboxReport {
     /// default`; `None` unsandboxed.
     pub fn summary(&self) -> Option<String> {
         let abi = self.confined_by()?;
-        Some(format!("landlock ABI {abi}, policy {}", self.policy))
+        let tier = match self.tier {
+            Some(Tier::Namespaces) => ", namespaces",
+            Some(Tier::Landlock) => ", Landlock-only tier",
+            None => "",
+        };
+        Some(format!("landlock ABI {abi}{tier}, policy {}", self.policy))
+    }
+}
+
+/// Which sandbox a job runs in (docs/sandbox.md, "Tiers").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// Landlock and the seccomp layer, plus namespaces of the job's own.
+    Namespaces,
+    /// Landlock and the seccomp layer alone.
+    Landlock,
+}
+
+impl Tier {
+    /// The tier's name, as the record and `doctor` write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Namespaces => "namespaces",
+            Tier::Landlock => "landlock",
+        }
     }
 }
 
@@ -50,6 +79,12 @@ pub struct Refused {
     pub tcp_connect: u64,
     /// listen() on a TCP socket that was never bound, where TCP bind is restricted.
     pub listen: u64,
+    /// System V IPC and POSIX message queue calls, where the job has no IPC namespace of its own.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ipc: u64,
+    /// Calls naming a process that is not the job's (its priority, scheduling, affinity).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub process: u64,
     /// What the job's network proxy decided, when a domain allowlist applies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkCounts>,
@@ -66,4 +101,8 @@ pub struct NetworkCounts {
     /// The first destinations it refused (`host:port`), at most 5, each once.
     #[serde(default)]
     pub first_refused: Vec<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -23,7 +23,7 @@ use std::process::Command;
 
 use crate::error::Result;
 use crate::sandbox::plan::{Plan, Rules};
-use crate::sandbox::{handover, landlock, monitor, seccomp, step_failed};
+use crate::sandbox::{handover, landlock, monitor, namespaces, seccomp, step_failed};
 
 pub use program::{program, Program};
 use restrict::{close_range_cloexec, drop_capabilities, set_limit};
@@ -185,6 +185,11 @@ fn of_another_build(args: &[String]) -> ! {
 /// the rlimits, every capability dropped, then Landlock (first the sentinel's domain around the
 /// job's, with `sentinel`, where the rules scope signals). The error is what the helper reports.
 fn restrict(rules: &Rules, sentinel: bool) -> Result<()> {
+    // The namespaces first: joining the holder's user namespace gives the capabilities the mounts
+    // need, all dropped below.
+    if let Some(ns) = &rules.namespaces {
+        namespaces::enter(ns).map_err(step_failed("cannot enter the job's namespaces"))?;
+    }
     // A second policy's rules (`--resume` with another --policy) stack on the first.
     let stack = std::iter::successors(Some(rules), |r| r.narrowed.as_deref());
     for limit in stack.clone().flat_map(|r| &r.limits) {
@@ -192,7 +197,7 @@ fn restrict(rules: &Rules, sentinel: bool) -> Result<()> {
     }
     drop_capabilities().map_err(step_failed("cannot drop capabilities"))?;
     if sentinel && rules.scope_signals {
-        sentinel::post()?;
+        sentinel::post(rules.namespaces.as_ref().map(|ns| ns.holder))?;
     }
     for rules in stack {
         landlock::restrict_self(rules)?;

@@ -42,7 +42,7 @@ const PARENT_POLL: Duration = Duration::from_millis(200);
 const ENDING_POLL: Duration = Duration::from_millis(5);
 
 /// Enters the domain around the job's and starts the sentinel in it; returns in this process.
-pub(super) fn post() -> Result<()> {
+pub(super) fn post(holder: Option<i32>) -> Result<()> {
     landlock::restrict_signals()?;
     // SAFETY: getppid has no preconditions.
     let supervisor = unsafe { libc::getppid() };
@@ -63,7 +63,7 @@ pub(super) fn post() -> Result<()> {
         -1 => Err(step_failed("cannot start the sentinel")(
             std::io::Error::last_os_error(),
         )),
-        0 => watch(supervisor),
+        0 => watch(supervisor, holder),
         _ => Ok(()),
     }
 }
@@ -71,7 +71,7 @@ pub(super) fn post() -> Result<()> {
 /// The sentinel: no descriptor of the job's (the status socket's end of file tells the supervisor
 /// the job has exec'd; the terminal's, that it hung up), a session of its own (no signal of the
 /// job's terminal), then a wait for the supervisor's exit, and the rounds.
-fn watch(supervisor: i32) -> ! {
+fn watch(supervisor: i32, holder: Option<i32>) -> ! {
     // SAFETY: close_range, setsid, PR_SET_NAME and PR_SET_PDEATHSIG change only this process's
     // descriptors, session, name (`ps` shows it as what it is; 15 bytes at most) and the signal
     // its parent's death sends it.
@@ -106,7 +106,7 @@ fn watch(supervisor: i32) -> ! {
             break;
         }
         stopping |= woken.ending;
-        if stopping && nothing_left(supervisor) {
+        if stopping && nothing_left(supervisor, holder) {
             // SAFETY: ending the sentinel, which has nothing to flush.
             unsafe { libc::_exit(0) }
         }
@@ -185,10 +185,13 @@ fn wait_for(pidfd: Option<&PidFd>, ending: Option<&SignalFd>, wait: Duration) ->
 /// reaping, and an orphan is moved to them before its parent is a zombie: a process that forks and
 /// exits over and over (at a new pid each time) is always there. Where the lists cannot be read,
 /// whether any process is there for this one to signal (the job's alone), which such a process can
-/// slip past.
-fn nothing_left(supervisor: i32) -> bool {
+/// slip past. The holder of the job's namespaces (`holder`), a child of the supervisor's, is not
+/// the job's.
+fn nothing_left(supervisor: i32, holder: Option<i32>) -> bool {
     match children(supervisor) {
-        Some(children) => children.iter().all(|&pid| pid == std::process::id() as i32),
+        Some(children) => children
+            .iter()
+            .all(|&pid| pid == std::process::id() as i32 || Some(pid) == holder),
         None => !signals_any(),
     }
 }

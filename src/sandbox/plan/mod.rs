@@ -124,6 +124,7 @@ pub fn build(loaded: &Loaded, job: &Job, no_sandbox: bool) -> Result<Built> {
     let rules = rules(policy, abi, &resolved, &states);
     let report = SandboxReport {
         enforced: true,
+        tier: None,
         landlock_abi: Some(abi),
         policy: loaded.name.clone(),
         policy_ref: Some(loaded.reference.clone()),
@@ -143,6 +144,7 @@ pub fn build(loaded: &Loaded, job: &Job, no_sandbox: bool) -> Result<Built> {
 fn unsandboxed(loaded: &Loaded) -> Built {
     let report = SandboxReport {
         enforced: false,
+        tier: None,
         landlock_abi: probe::landlock_abi(),
         policy: loaded.name.clone(),
         policy_ref: Some(loaded.reference.clone()),

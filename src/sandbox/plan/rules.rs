@@ -12,6 +12,7 @@ use super::devices::present;
 use super::limits::limits;
 use super::Limit;
 use super::{Access, Feature, FeatureState, Judge, Outcome, Resolved, Route, Sockets, DEVICES};
+use crate::sandbox::namespaces::Namespaces;
 use crate::sandbox::policy::Policy;
 use crate::sandbox::probe;
 
@@ -60,6 +61,10 @@ pub struct Rules {
     /// Landlock stacks them, so the job gets what both allow.
     #[serde(default)]
     pub narrowed: Option<Box<Rules>>,
+    /// The namespaces tier: the namespaces the job enters before Landlock (`None`: the
+    /// Landlock-only tier).
+    #[serde(default)]
+    pub namespaces: Option<Namespaces>,
 }
 
 impl Rules {
@@ -81,6 +86,7 @@ impl Rules {
             limits: Vec::new(),
             sockets: None,
             narrowed: None,
+            namespaces: None,
         }
     }
 
@@ -219,6 +225,8 @@ pub(super) fn rules(
             own: Vec::new(),
         }),
         judge: Judge::Supervisor,
+        private_network: false,
+        private_ipc: false,
     });
     Rules {
         abi,
@@ -237,5 +245,6 @@ pub(super) fn rules(
         limits: limits(&policy.limits),
         sockets,
         narrowed: None,
+        namespaces: None,
     }
 }

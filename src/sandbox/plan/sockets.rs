@@ -30,6 +30,14 @@ pub struct Sockets {
     /// Who judges the calls the filter cannot decide alone.
     #[serde(default)]
     pub judge: Judge,
+    /// The job has a network namespace of its own, with only loopback (the namespaces tier): its
+    /// sockets reach nothing of the machine's network, and the broker reads its listeners there.
+    #[serde(default)]
+    pub private_network: bool,
+    /// The job has an IPC namespace of its own (the namespaces tier): System V IPC and POSIX
+    /// message queues are its own, and allowed.
+    #[serde(default)]
+    pub private_ipc: bool,
 }
 
 /// Who judges the calls a seccomp filter cannot decide by their arguments (connect, listen, a
@@ -73,6 +81,8 @@ impl Sockets {
             tcp_bind: Some(Vec::new()),
             route: None,
             judge: Judge::Supervisor,
+            private_network: false,
+            private_ipc: false,
         }
     }
 
@@ -112,6 +122,8 @@ impl Sockets {
                 (Judge::Supervisor, Judge::Supervisor) => Judge::Supervisor,
                 _ => Judge::OuterJob,
             },
+            private_network: self.private_network && other.private_network,
+            private_ipc: self.private_ipc && other.private_ipc,
         }
     }
 

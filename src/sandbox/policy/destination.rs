@@ -2,6 +2,7 @@
 //! Refuses anything that is not a host name (a URL, a path, `*` alone), saying what it is.
 
 use std::fmt;
+use std::net::IpAddr;
 
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
@@ -15,6 +16,8 @@ pub enum Host {
     Exact(String),
     /// The suffix, with its leading dot (`.github.com`).
     Beneath(String),
+    /// An address (`127.0.0.1`, `[::1]`), an IPv4 address mapped into IPv6 as the IPv4 one.
+    Address(IpAddr),
 }
 
 /// One entry of `[network] allow`: `name`, `*.domain`, either with `:port` (without one: 443 and
@@ -41,7 +44,16 @@ impl Destination {
                 Host::Beneath(suffix) => {
                     host.len() > suffix.len() && host.ends_with(suffix.as_str())
                 }
+                Host::Address(ip) => host.parse::<IpAddr>().is_ok_and(|h| unmapped(h) == *ip),
             }
+    }
+}
+
+/// An IPv4 address mapped into IPv6 as the IPv4 address it is.
+fn unmapped(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
     }
 }
 
@@ -56,6 +68,9 @@ impl std::str::FromStr for Destination {
             entry: entry.to_string(),
             why,
         };
+        if let Some(address) = address(entry)? {
+            return Ok(address);
+        }
         let (name, port) = match entry.rsplit_once(':') {
             Some((name, port)) => {
                 let port = port
@@ -107,11 +122,59 @@ impl std::str::FromStr for Destination {
     }
 }
 
+/// An entry that names an address: `127.0.0.1`, `10.1.2.3:8080`, `[::1]:11434` (a bare IPv6
+/// address, which has colons of its own, takes no port); `None` for a name.
+fn address(entry: &str) -> Result<Option<Destination>> {
+    let bad = |why: &'static str| Error::NotAHostName {
+        entry: entry.to_string(),
+        why,
+    };
+    let (text, port) = if let Some(rest) = entry.strip_prefix('[') {
+        let (ip, after) = rest
+            .split_once(']')
+            .ok_or_else(|| bad("an IPv6 address is written [ADDRESS] or [ADDRESS]:PORT"))?;
+        let port = match after {
+            "" => None,
+            p => Some(
+                p.strip_prefix(':')
+                    .and_then(|p| p.parse::<u16>().ok())
+                    .filter(|p| *p != 0)
+                    .ok_or_else(|| bad("expected [ADDRESS]:PORT"))?,
+            ),
+        };
+        (ip, port)
+    } else if entry.parse::<IpAddr>().is_ok() {
+        (entry, None)
+    } else {
+        match entry.rsplit_once(':') {
+            Some((ip, port)) if ip.parse::<std::net::Ipv4Addr>().is_ok() => (
+                ip,
+                Some(
+                    port.parse::<u16>()
+                        .ok()
+                        .filter(|p| *p != 0)
+                        .ok_or_else(|| bad("expected ADDRESS:PORT"))?,
+                ),
+            ),
+            _ => return Ok(None),
+        }
+    };
+    let ip: IpAddr = text
+        .parse()
+        .map_err(|_| bad("expected an IPv4 address, or an IPv6 address in brackets"))?;
+    Ok(Some(Destination {
+        host: Host::Address(unmapped(ip)),
+        port,
+    }))
+}
+
 impl fmt::Display for Destination {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.host {
             Host::Exact(name) => f.write_str(name)?,
             Host::Beneath(suffix) => write!(f, "*{suffix}")?,
+            Host::Address(IpAddr::V4(ip)) => write!(f, "{ip}")?,
+            Host::Address(IpAddr::V6(ip)) => write!(f, "[{ip}]")?,
         }
         match self.port {
             Some(port) => write!(f, ":{port}"),

@@ -66,7 +66,7 @@ pub(super) fn context(sockets: &Sockets) -> Result<ScmpFilterContext, SeccompErr
         surface::dumpable(&mut ctx)?;
     }
     surface::file_owner(&mut ctx)?;
-    surface::kernel_surface(&mut ctx)?;
+    surface::kernel_surface(&mut ctx, sockets)?;
     Ok(ctx)
 }
 

@@ -18,6 +18,8 @@
 
 mod filter;
 mod surface;
+
+pub(crate) use surface::{BY_PID, IPC};
 #[cfg(test)]
 mod tests;
 

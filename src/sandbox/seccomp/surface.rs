@@ -7,6 +7,7 @@ use libseccomp::error::SeccompError;
 use libseccomp::{ScmpAction, ScmpCompareOp, ScmpFilterContext};
 
 use super::filter::{arg, refuse, sys, INT};
+use crate::sandbox::plan::{Judge, Sockets};
 
 /// `IOPRIO_WHO_USER`, `ioprio_set`'s `which` for every process of a uid.
 const IOPRIO_WHO_USER: u64 = 3;
@@ -153,7 +154,10 @@ fn blocks_without(except: &[u64]) -> Vec<(u64, u64)> {
 }
 
 /// io_uring, user namespaces and keyrings.
-pub(super) fn kernel_surface(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
+pub(super) fn kernel_surface(
+    ctx: &mut ScmpFilterContext,
+    sockets: &Sockets,
+) -> Result<(), SeccompError> {
     // io_uring performs socket (and file) operations without system calls this filter sees.
     for call in [
         libc::SYS_io_uring_setup,
@@ -179,42 +183,37 @@ pub(super) fn kernel_surface(ctx: &mut ScmpFilterContext) -> Result<(), SeccompE
     for call in [libc::SYS_keyctl, libc::SYS_add_key, libc::SYS_request_key] {
         ctx.add_rule(refuse(libc::EPERM), sys(call)?)?;
     }
-    // System V IPC is not namespaced for the job and no Landlock hook sees it: every segment,
-    // queue and semaphore set of the user's (`IPC_PRIVATE` ones too, by id) could be read, written
-    // or removed. POSIX queues: `mq_open` is a path Landlock refuses, `mq_unlink` is not.
-    for call in [
-        libc::SYS_shmget,
-        libc::SYS_shmat,
-        libc::SYS_shmctl,
-        libc::SYS_shmdt,
-        libc::SYS_msgget,
-        libc::SYS_msgsnd,
-        libc::SYS_msgrcv,
-        libc::SYS_msgctl,
-        libc::SYS_semget,
-        libc::SYS_semop,
-        libc::SYS_semtimedop,
-        libc::SYS_semctl,
-        libc::SYS_mq_open,
-        libc::SYS_mq_unlink,
-    ] {
-        ctx.add_rule(refuse(libc::EPERM), sys(call)?)?;
+    // System V IPC outside an IPC namespace of the job's own is the user's: no Landlock hook sees
+    // it, and every segment, queue and semaphore set of the user's (`IPC_PRIVATE` ones too, by id)
+    // could be read, written or removed. POSIX queues: `mq_open` is a path Landlock refuses,
+    // `mq_unlink` is not. In the job's own IPC namespace (the namespaces tier) they are its own;
+    // elsewhere the supervisor refuses them (EPERM) and counts them, so that the end of the job
+    // can say what was refused (PostgreSQL's shared memory, a queue).
+    if !sockets.private_ipc {
+        let action = match sockets.judge {
+            Judge::Supervisor => ScmpAction::Notify,
+            Judge::OuterJob => refuse(libc::EPERM),
+        };
+        for call in IPC {
+            ctx.add_rule(action, sys(call)?)?;
+        }
     }
     // Calls that act on another process by pid with only a uid check (no Landlock scope sees
     // them): limits (`RLIMIT_CPU` of 0 kills the supervisor, `RLIMIT_NOFILE` of 0 blinds it),
     // priority, scheduling, affinity, I/O priority. A job may set its own (pid or who 0, as libc
-    // passes), not another's.
-    let own = |index: u32| [arg(index, ScmpCompareOp::NotEqual, 0)];
-    for (call, pid) in [
-        (libc::SYS_prlimit64, 0),
-        (libc::SYS_setpriority, 1),
-        (libc::SYS_ioprio_set, 1),
-        (libc::SYS_sched_setaffinity, 0),
-        (libc::SYS_sched_setscheduler, 0),
-        (libc::SYS_sched_setparam, 0),
-        (libc::SYS_sched_setattr, 0),
-    ] {
-        ctx.add_rule_conditional(refuse(libc::EPERM), sys(call)?, &own(pid))?;
+    // passes) and, judged by the supervisor, those of its own processes and threads (libzmq sets
+    // its threads' scheduling by thread id, `renice -p $$` the shell's priority); never another's.
+    let other = |index: u32| [arg(index, ScmpCompareOp::NotEqual, 0)];
+    let judged = match sockets.judge {
+        Judge::Supervisor => ScmpAction::Notify,
+        Judge::OuterJob => refuse(libc::EPERM),
+    };
+    for (call, pid) in BY_PID {
+        let action = match call {
+            libc::SYS_prlimit64 => refuse(libc::EPERM),
+            _ => judged,
+        };
+        ctx.add_rule_conditional(action, sys(call)?, &other(pid))?;
     }
     // For a user (`PRIO_USER`, `IOPRIO_WHO_USER`), who 0 is not the caller: it is every process
     // of the caller's uid (`setpriority`), or of root (`ioprio_set`). Refused whoever is named;
@@ -237,6 +236,36 @@ pub(super) fn kernel_surface(ctx: &mut ScmpFilterContext) -> Result<(), SeccompE
     }
     Ok(())
 }
+
+/// System V IPC and POSIX message queues.
+pub(crate) const IPC: [libc::c_long; 14] = [
+    libc::SYS_shmget,
+    libc::SYS_shmat,
+    libc::SYS_shmctl,
+    libc::SYS_shmdt,
+    libc::SYS_msgget,
+    libc::SYS_msgsnd,
+    libc::SYS_msgrcv,
+    libc::SYS_msgctl,
+    libc::SYS_semget,
+    libc::SYS_semop,
+    libc::SYS_semtimedop,
+    libc::SYS_semctl,
+    libc::SYS_mq_open,
+    libc::SYS_mq_unlink,
+];
+
+/// The calls that name a process (their argument `.1`, 0 for the caller itself) to set its
+/// limits, priority, scheduling or affinity.
+pub(crate) const BY_PID: [(libc::c_long, u32); 7] = [
+    (libc::SYS_prlimit64, 0),
+    (libc::SYS_setpriority, 1),
+    (libc::SYS_ioprio_set, 1),
+    (libc::SYS_sched_setaffinity, 0),
+    (libc::SYS_sched_setscheduler, 0),
+    (libc::SYS_sched_setparam, 0),
+    (libc::SYS_sched_setattr, 0),
+];
 
 /// The newest system call this filter was written against (`file_setattr`, Linux 6.17; 6.18 has
 /// none newer), and the last number refused as newer than it.

@@ -10,6 +10,8 @@ fn sockets() -> Sockets {
         tcp_bind: None,
         route: None,
         judge: Judge::Supervisor,
+        private_network: false,
+        private_ipc: false,
     }
 }
 

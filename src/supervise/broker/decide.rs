@@ -7,9 +7,10 @@ use std::os::fd::OwnedFd;
 use super::bind;
 use super::caller::{Caller, Callers};
 use super::decided::{Decided, Decision, Kind};
-use super::{connection, inet, pty, unix, Verdict};
+use super::{connection, inet, process, pty, unix, Verdict};
 use crate::sandbox::notify::{Answer, Call, Listener};
 use crate::sandbox::plan::Sockets;
+use crate::sandbox::seccomp::{BY_PID, IPC};
 
 /// The largest address a connect takes (`sizeof(struct sockaddr_storage)`).
 const ADDRESS_MAX: u64 = 128;
@@ -66,6 +67,9 @@ pub(super) fn decide(
             })
         }
         libc::SYS_setsockopt => reuse_address(call, &caller, take),
+        nr if IPC.contains(&nr) || BY_PID.iter().any(|(by_pid, _)| *by_pid == nr) => {
+            process::decide(call, unix.members())
+        }
         _ => Decided::failed(libc::ENOSYS),
     }
 }

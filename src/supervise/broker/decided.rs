@@ -12,6 +12,10 @@ pub(super) enum Kind {
     Unix,
     Tcp,
     Listen,
+    /// System V IPC or a POSIX message queue outside an IPC namespace of the job's own.
+    Ipc,
+    /// A call on a process that is not the job's.
+    Process,
 }
 
 /// One call, decided: the verdict, the caller's socket, and the address it gave.

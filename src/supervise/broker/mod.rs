@@ -22,6 +22,7 @@ mod decided;
 mod inet;
 mod listeners;
 mod pending;
+mod process;
 mod pty;
 mod serve;
 mod unix;
@@ -67,6 +68,8 @@ struct Counts {
     unix_connect: AtomicU64,
     tcp_connect: AtomicU64,
     listen: AtomicU64,
+    ipc: AtomicU64,
+    process: AtomicU64,
 }
 
 impl Broker {
@@ -77,6 +80,8 @@ impl Broker {
             unix_connect: get(&self.counts.unix_connect),
             tcp_connect: get(&self.counts.tcp_connect),
             listen: get(&self.counts.listen),
+            ipc: get(&self.counts.ipc),
+            process: get(&self.counts.process),
             network: None,
         }
     }

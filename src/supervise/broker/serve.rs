@@ -103,6 +103,8 @@ fn answer(
                 Kind::Unix => &counts.unix_connect,
                 Kind::Tcp => &counts.tcp_connect,
                 Kind::Listen => &counts.listen,
+                Kind::Ipc => &counts.ipc,
+                Kind::Process => &counts.process,
             };
             count.fetch_add(1, Ordering::Relaxed);
             let errno = match verdict {

@@ -27,9 +27,10 @@ mod serve;
 mod server;
 mod tunnel;
 
-pub use allow::AllowList;
+pub use allow::{names_local, AllowList};
 pub use log::NetLog;
-pub use server::Proxy;
+pub use server::{Listen, Proxy};
+pub(crate) use tunnel::relay;
 
 use crate::error::{Error, Result};
 

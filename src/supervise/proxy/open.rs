@@ -36,17 +36,26 @@ pub(super) fn open(
         .check(to.host, to.port)
         .and_then(|grant| Ok((grant, shared.allow.resolve(to.host, to.port, grant)?)))
         .and_then(|(grant, addrs)| match grant {
-            Grant::Own if !only_the_jobs(to.port) => Err(Refusal::NotTheJobs),
+            Grant::Own if shared.inside.is_none() && !only_the_jobs(to.port) => {
+                Err(Refusal::NotTheJobs)
+            }
             _ => Ok((grant, addrs)),
         });
     let (grant, addrs) = match decided {
         Ok(found) => found,
         Err(refusal) => return refuse(refusal),
     };
-    match connect(&addrs) {
+    // The job's own servers in its own network namespace are reached there: nothing else is.
+    let connected = match (grant, shared.inside) {
+        (Grant::Own, Some(holder)) => connect_with(&addrs, |a| holder.connect_tcp(*a)),
+        _ => connect_with(&addrs, |a| TcpStream::connect_timeout(a, CONNECT_TIMEOUT)),
+    };
+    match connected {
         // Checked again once made: a listener of someone else's that came up between the check
         // and the connect may have taken it (the broker's connects do the same: connection/).
-        Ok(upstream) if grant == Grant::Own && !only_the_jobs(to.port) => {
+        Ok(upstream)
+            if grant == Grant::Own && shared.inside.is_none() && !only_the_jobs(to.port) =>
+        {
             let _ = upstream.shutdown(std::net::Shutdown::Both);
             refuse(Refusal::NotTheJobs)
         }
@@ -70,11 +79,14 @@ fn only_the_jobs(port: u16) -> bool {
     others_listen(port, &job) == Some(false)
 }
 
-/// The first of `addrs` that answers.
-fn connect(addrs: &[SocketAddr]) -> std::io::Result<TcpStream> {
+/// The first of `addrs` that answers, each connected by `connect`.
+fn connect_with(
+    addrs: &[SocketAddr],
+    connect: impl Fn(&SocketAddr) -> std::io::Result<TcpStream>,
+) -> std::io::Result<TcpStream> {
     let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
     for addr in addrs {
-        match TcpStream::connect_timeout(addr, CONNECT_TIMEOUT) {
+        match connect(addr) {
             Ok(stream) => return Ok(stream),
             Err(e) => last = e,
         }

@@ -35,10 +35,10 @@ pub(super) fn serve(mut client: TcpStream, shared: &Shared, id: u64) {
         host: req.host.as_str(),
         port: req.port,
     };
-    let authorized = req
-        .credentials
-        .as_deref()
-        .is_some_and(|c| same(c, &shared.credentials));
+    let authorized = match &shared.credentials {
+        None => true,
+        Some(wanted) => req.credentials.as_deref().is_some_and(|c| same(c, wanted)),
+    };
     if !authorized {
         let why = "proxy credentials missing or wrong (use the job's HTTPS_PROXY as it is)";
         let _ = client.write_all(&response(407, why));

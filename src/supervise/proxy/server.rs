@@ -16,6 +16,7 @@ use super::log::NetLog;
 use super::secret::secret;
 use crate::error::{Error, Result};
 use crate::job::record::NetworkCounts;
+use crate::supervise::namespaces::Holder;
 
 /// How long `stop` waits for the connections it shut down to be logged.
 const DRAIN: Duration = Duration::from_secs(2);
@@ -25,15 +26,19 @@ pub struct Proxy {
     addr: SocketAddr,
     /// The accepting thread's listener, to shut down at `stop`.
     listener: TcpListener,
-    secret: String,
+    /// The secret the job's URL carries; `None` for a listener in the job's own network namespace,
+    /// which nobody else reaches.
+    secret: Option<String>,
     shared: Arc<Shared>,
     accepting: Option<std::thread::JoinHandle<()>>,
 }
 
 pub(super) struct Shared {
     pub(super) allow: AllowList,
-    /// `isolate:<secret>`, as the client's credentials must be.
-    pub(super) credentials: Vec<u8>,
+    /// `isolate:<secret>`, as the client's credentials must be (`None`: none asked for).
+    pub(super) credentials: Option<Vec<u8>>,
+    /// The job's network namespace, where its own servers are (`None`: the machine's loopback).
+    pub(super) inside: Option<&'static Holder>,
     pub(super) log: NetLog,
     pub(super) stopping: AtomicBool,
     /// Both ends of every connection being served, to shut down at `stop`.
@@ -41,22 +46,49 @@ pub(super) struct Shared {
     pub(super) next: AtomicU64,
 }
 
+/// Where the proxy listens.
+pub enum Listen {
+    /// On the machine's 127.0.0.1, this port (0: one of the kernel's choosing); its clients must
+    /// give the job's secret.
+    Port(u16),
+    /// On 127.0.0.1 of the job's own network namespace (a port of the kernel's choosing), which
+    /// only the job reaches: no secret.
+    Inside(&'static Holder),
+}
+
 impl Proxy {
-    /// Binds 127.0.0.1:`port` (0: a port of the kernel's choosing) and starts serving `allow` (its
-    /// `proxy` is set here), logging to `log` (`<job_dir>/net.log`) when given.
-    pub fn start(mut allow: AllowList, port: u16, log: Option<&Path>) -> Result<Proxy> {
+    /// Listens as `listen` says and starts serving `allow` (its `proxy` is set here), logging to
+    /// `log` (`<job_dir>/net.log`) when given.
+    pub fn start(mut allow: AllowList, listen: Listen, log: Option<&Path>) -> Result<Proxy> {
+        let port = match listen {
+            Listen::Port(port) => port,
+            Listen::Inside(_) => 0,
+        };
         let cannot = |source| Error::ProxyStart { port, source };
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).map_err(cannot)?;
+        let (listener, inside) = match listen {
+            Listen::Port(port) => (TcpListener::bind((Ipv4Addr::LOCALHOST, port)), None),
+            Listen::Inside(holder) => (
+                holder.listen_tcp(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))),
+                Some(holder),
+            ),
+        };
+        let listener = listener.map_err(cannot)?;
         let addr = listener.local_addr().map_err(cannot)?;
         allow.proxy = Some(addr);
         let log = match log {
             Some(path) => NetLog::open(path).map_err(|e| Error::io("cannot open", path, e))?,
             None => NetLog::counting(),
         };
-        let secret = secret().map_err(cannot)?;
+        let secret = match inside {
+            Some(_) => None,
+            None => Some(secret().map_err(cannot)?),
+        };
         let shared = Arc::new(Shared {
             allow,
-            credentials: format!("isolate:{secret}").into_bytes(),
+            credentials: secret
+                .as_ref()
+                .map(|secret| format!("isolate:{secret}").into_bytes()),
+            inside,
             log,
             stopping: AtomicBool::new(false),
             live: Mutex::new(HashMap::new()),
@@ -81,9 +113,13 @@ impl Proxy {
         self.addr.port()
     }
 
-    /// The URL the job's tools are given: `http://isolate:<secret>@127.0.0.1:<port>`.
+    /// The URL the job's tools are given: `http://isolate:<secret>@127.0.0.1:<port>`, or without
+    /// the secret inside the job's network namespace.
     pub fn url(&self) -> String {
-        format!("http://isolate:{}@{}", self.secret, self.addr)
+        match &self.secret {
+            Some(secret) => format!("http://isolate:{secret}@{}", self.addr),
+            None => format!("http://{}", self.addr),
+        }
     }
 
     /// The decisions so far.

@@ -32,7 +32,11 @@ impl Supervision<'_, '_> {
                 Ok(WaitStatus::Stopped(pid, _)) if pid == main && self.stopping.is_none() => {
                     self.suspend()
                 }
-                Ok(WaitStatus::StillAlive) => return true,
+                // A child that is not the job's (the holder of its namespaces) keeps nothing going
+                // once the main process and the rest of the tree are gone.
+                Ok(WaitStatus::StillAlive) => {
+                    return self.exit.is_none() || !self.tree.members().is_empty()
+                }
                 Ok(_) => continue,
                 Err(Errno::EINTR) => continue,
                 Err(_) => return false,

@@ -64,6 +64,9 @@ pub fn listen(sockets: &Sockets, socket: &OwnedFd, backlog: u64, members: &Membe
     let backlog = backlog as u32 as libc::c_int;
     // SAFETY: listen on a descriptor the broker owns.
     let rc = unsafe { libc::listen(socket.as_raw_fd(), backlog) };
+    if let (0, true, true, Some(port)) = (rc, inet, sockets.private_network, port) {
+        crate::supervise::forward::listening(port);
+    }
     Verdict::Done(if rc == 0 {
         Answer::Value(0)
     } else {

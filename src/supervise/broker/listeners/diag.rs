@@ -6,6 +6,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use super::parse::{align, parse};
 use super::Bound;
+use crate::supervise::namespaces::Holder;
 
 const SOCK_DIAG_BY_FAMILY: u16 = 20;
 const NLMSG_ERROR: u16 = 2;
@@ -18,15 +19,29 @@ const NLMSG_HDR: usize = 16;
 
 /// Every bound unix socket of this network namespace (listening or not: a bound socket that has
 /// not called listen() yet will be served by whoever bound it).
+/// A path-named socket is reached by its file whatever network namespace serves it: where the job
+/// has one of its own, the machine's sockets are listed too, so that a listener of someone
+/// else's is seen (and refused) rather than missed.
 pub fn bound() -> std::io::Result<Vec<Bound>> {
-    dump(&dump_request(), parse)
+    let mut all = dump(&dump_request(), parse)?;
+    if Holder::current().is_some_and(|h| h.network()) {
+        all.extend(dump_with(own_socket()?, &dump_request(), parse)?);
+    }
+    Ok(all)
 }
 
-/// The replies to the sock_diag `request`, each message read by `parse` (`None`: skipped).
-pub(super) fn dump<T>(
-    request: &[u8],
-    parse: impl Fn(&[u8]) -> Option<T>,
-) -> std::io::Result<Vec<T>> {
+/// A sock_diag socket of the job's network namespace: the holder's where the job has one of its
+/// own (the sockets a dump lists are those of the namespace the socket was made in), else one of
+/// this process's.
+fn diag_socket() -> std::io::Result<OwnedFd> {
+    if let Some(holder) = Holder::current().filter(|h| h.network()) {
+        return holder.socket(libc::AF_NETLINK, libc::SOCK_DGRAM, libc::NETLINK_SOCK_DIAG);
+    }
+    own_socket()
+}
+
+/// A sock_diag socket of this process's network namespace.
+fn own_socket() -> std::io::Result<OwnedFd> {
     // SAFETY: socket(2) returns a new descriptor or -1.
     let fd = unsafe {
         libc::socket(
@@ -39,7 +54,23 @@ pub(super) fn dump<T>(
         return Err(std::io::Error::last_os_error());
     }
     // SAFETY: a new descriptor nothing else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The replies to the sock_diag `request`, each message read by `parse` (`None`: skipped).
+pub(super) fn dump<T>(
+    request: &[u8],
+    parse: impl Fn(&[u8]) -> Option<T>,
+) -> std::io::Result<Vec<T>> {
+    dump_with(diag_socket()?, request, parse)
+}
+
+/// The replies to `request` on the sock_diag socket `fd`.
+fn dump_with<T>(
+    fd: OwnedFd,
+    request: &[u8],
+    parse: impl Fn(&[u8]) -> Option<T>,
+) -> std::io::Result<Vec<T>> {
     // SAFETY: sockaddr_nl is plain data; zeroed (port 0, no groups) addresses the kernel.
     let mut kernel: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
     kernel.nl_family = libc::AF_NETLINK as u16;

@@ -29,7 +29,7 @@ impl Members {
     }
 
     /// `pid` is (still) a process of the job.
-    fn contains(&self, pid: Pid) -> bool {
+    pub(crate) fn contains(&self, pid: Pid) -> bool {
         self.pids().contains(&pid)
     }
 }

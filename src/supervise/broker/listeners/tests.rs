@@ -31,7 +31,7 @@ fn a_bound_socket_is_found_by_its_file_and_by_its_abstract_name() {
             .unwrap()
         })
         .unwrap();
-    assert_eq!(identity(&opened).unwrap(), file);
+    assert_eq!(identity(&opened, None).unwrap(), file);
     let name = format!("isolate-diag-test-{}", std::process::id());
     let _abstract =
         UnixListener::bind_addr(&SocketAddr::from_abstract_name(&name).unwrap()).unwrap();

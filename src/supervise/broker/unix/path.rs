@@ -42,7 +42,7 @@ impl Unix {
         // (the kernel would refuse), or one served where sock_diag cannot see (another network
         // namespace): refused either way, never connected unchecked. Several (btrfs subvolumes
         // share a superblock, and so inode numbers): each must be the job's.
-        let Ok(wanted) = listeners::identity(&file) else {
+        let Ok(wanted) = listeners::identity(&file, Some(caller.tid())) else {
             return Verdict::Refused;
         };
         let serving = match serving(|b| b.file == Some(wanted)) {

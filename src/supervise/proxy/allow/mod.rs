@@ -13,7 +13,7 @@ mod verdict;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 
-use crate::sandbox::policy::Destination;
+use crate::sandbox::policy::{Destination, Host};
 use local::{loopback_name, unmapped};
 
 pub use local::local;
@@ -26,8 +26,21 @@ pub struct AllowList {
     pub allow_local: bool,
     /// The job's own ports (its `ISOLATE_PORT` block), reachable on loopback by name or address.
     pub own: Vec<u16>,
+    /// The job has a network namespace of its own: every port of its loopback is its own.
+    pub inside: bool,
     /// The proxy's own address: never a destination (a request to itself would loop).
     pub proxy: Option<SocketAddr>,
+}
+
+/// `entry` names a local destination itself: a loopback, private or link-local address, or
+/// `localhost` (and the names beneath `.localhost`). Such an entry allows exactly what it names,
+/// whatever `allow_local` says (which is about names that resolve to local addresses).
+pub fn names_local(entry: &Destination) -> bool {
+    match &entry.host {
+        Host::Exact(name) => name == "localhost" || name.ends_with(".localhost"),
+        Host::Beneath(suffix) => suffix == ".localhost",
+        Host::Address(ip) => local(*ip),
+    }
 }
 
 /// `host` as a request names it: lowercase, without a trailing dot, an IPv6 literal unbracketed.
@@ -43,7 +56,12 @@ pub fn normalize(host: &str) -> String {
 impl AllowList {
     /// The allowlist's word on `host` (normalized) and `port`, before any name is resolved.
     pub fn check(&self, host: &str, port: u16) -> Result<Grant, Refusal> {
-        if self.own.contains(&port) && loopback_name(host) {
+        // What the user named (a gateway on the machine's loopback) before the job's own ports.
+        let named = |d: &&Destination| names_local(d) && d.matches(host, port);
+        if self.destinations.iter().any(|d| named(&d)) {
+            return Ok(Grant::Named);
+        }
+        if (self.inside || self.own.contains(&port)) && loopback_name(host) {
             return Ok(Grant::Own);
         }
         match self.destinations.iter().any(|d| d.matches(host, port)) {
@@ -60,7 +78,7 @@ impl AllowList {
             // The job's own ports by a name kept for loopback (`localhost`, `*.localhost`: RFC
             // 6761), never asked of a resolver: beneath `.localhost` the name is the job's to
             // choose, and the query would carry it off the machine.
-            (Err(_), Grant::Own) => vec![
+            (Err(_), Grant::Own | Grant::Named) => vec![
                 SocketAddr::new(Ipv4Addr::LOCALHOST.into(), port),
                 SocketAddr::new(Ipv6Addr::LOCALHOST.into(), port),
             ],
@@ -76,6 +94,7 @@ impl AllowList {
             .filter(|a| Some(*a) != self.proxy)
             .filter(|a| match grant {
                 Grant::Own => a.ip().is_loopback(),
+                Grant::Named => true,
                 Grant::Listed => self.allow_local || !local(a.ip()),
             })
             .collect();

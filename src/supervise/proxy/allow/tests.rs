@@ -4,6 +4,7 @@ use super::*;
 
 fn list(entries: &[&str], allow_local: bool) -> AllowList {
     AllowList {
+        inside: false,
         destinations: entries.iter().map(|e| e.parse().unwrap()).collect(),
         allow_local,
         own: vec![20000],

@@ -43,6 +43,9 @@ pub enum Grant {
     Listed,
     /// One of the job's own ports on loopback.
     Own,
+    /// A local destination an entry of the allowlist names itself (an address, `localhost`):
+    /// the machine's, exactly that.
+    Named,
 }
 
 impl fmt::Display for Grant {
@@ -50,6 +53,7 @@ impl fmt::Display for Grant {
         f.write_str(match self {
             Grant::Listed => "in the allowlist",
             Grant::Own => "the job's own port",
+            Grant::Named => "a local destination the allowlist names",
         })
     }
 }

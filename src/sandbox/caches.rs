@@ -1,0 +1,284 @@
+//! Caches for jobs: package managers and build tools find a writable cache in every profile,
+//! isolate's, never the user's own. A job's cache is kept per user and per project under the state
+//! directory (`<state>/caches/<project>/<tool>`), and lasts from one job of the project to the next:
+//! the second `npm install` downloads nothing. Never shared between projects: a job is hostile,
+//! and the tools check what they download (npm's integrity, cargo's checksums, Go's sums) but not
+//! everything they keep (cached registry metadata, built wheels, build outputs), so an entry one
+//! project's job planted could reach another project's dependencies. Nothing a job writes is ever
+//! read by the user's own unsandboxed tools.
+//!
+//! In the namespaces tier the user's cache is read through: an overlay is mounted on the user's
+//! own directory (`~/.npm`, `~/.cache`, `~/.cargo`, …) with the user's cache at the bottom, the
+//! project's jobs' cache above it and a layer of the job's own on top, which the job writes; when
+//! the job has ended its new files are moved into the project's jobs' cache ([`publish`]). A warm
+//! `npm ci` reads the user's cache, a new package lands in the jobs' cache, and the user's
+//! directory never changes. The credential stores beneath an overlaid directory
+//! (`~/.cargo/credentials.toml`) are hidden by a mount over them. Where the user has no such
+//! directory, and in the Landlock-only tier, the tool's own variable points at the project's jobs'
+//! cache, which the job writes directly (no read-through: the first job downloads).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use super::namespaces::Overlay;
+
+/// One tool's cache: where the user keeps it, the variable that moves it, and what of it is worth
+/// keeping for the next job.
+struct Tool {
+    /// The cache's name under the project's jobs' cache.
+    name: &'static str,
+    /// The user's own cache, beneath the home directory.
+    home: &'static str,
+    /// The variables that point the tool at a cache of isolate's (with a subdirectory of it), when
+    /// there is nothing to overlay.
+    vars: &'static [(&'static str, &'static str)],
+    /// What of the job's writes is kept for the project's next jobs (empty: everything).
+    keep: &'static [&'static str],
+}
+
+/// The tools, most specific first: a cache beneath another's home (`~/.cache/pip` in
+/// `~/.cache`) is the outer one's when that one is overlaid.
+const TOOLS: &[Tool] = &[
+    Tool {
+        name: "npm",
+        home: ".npm",
+        vars: &[("npm_config_cache", "")],
+        keep: &[],
+    },
+    Tool {
+        name: "cargo",
+        home: ".cargo",
+        vars: &[("CARGO_HOME", "")],
+        // Never its binaries or configuration: what the project's next job would run.
+        keep: &["registry", "git"],
+    },
+    Tool {
+        name: "go",
+        home: "go/pkg/mod",
+        vars: &[("GOMODCACHE", "")],
+        keep: &[],
+    },
+    Tool {
+        name: "xdg-cache",
+        home: ".cache",
+        vars: &[
+            ("PIP_CACHE_DIR", "pip"),
+            ("UV_CACHE_DIR", "uv"),
+            ("GOCACHE", "go-build"),
+            ("YARN_CACHE_FOLDER", "yarn"),
+            ("PRE_COMMIT_HOME", "pre-commit"),
+            ("POETRY_CACHE_DIR", "pypoetry"),
+            ("DENO_DIR", "deno"),
+        ],
+        keep: &[],
+    },
+    Tool {
+        name: "virtualenv",
+        home: ".local/share/virtualenv",
+        vars: &[("VIRTUALENV_OVERRIDE_APP_DATA", "")],
+        keep: &[],
+    },
+    Tool {
+        name: "pnpm",
+        home: ".local/share/pnpm/store",
+        // npm warns of `npm_config_store_dir` on every command: the store is overlaid where the
+        // user has one, and otherwise left to pnpm.
+        vars: &[],
+        keep: &[],
+    },
+    Tool {
+        name: "bun",
+        home: ".bun/install/cache",
+        vars: &[("BUN_INSTALL_CACHE_DIR", "")],
+        keep: &[],
+    },
+    Tool {
+        name: "maven",
+        home: ".m2/repository",
+        vars: &[],
+        keep: &[],
+    },
+];
+
+/// What a job's caches come to.
+#[derive(Debug, Default)]
+pub struct Caches {
+    /// Overlays on the user's own caches (the namespaces tier).
+    pub overlays: Vec<Overlay>,
+    /// Credential stores beneath an overlaid directory, hidden by a mount over each.
+    pub hidden: Vec<PathBuf>,
+    /// Directories the job writes: each overlay's target, each cache a variable points at.
+    pub write: Vec<PathBuf>,
+    /// Variables set for the job.
+    pub env: Vec<(String, OsString)>,
+    /// The job's own layers, to publish and remove when it has ended.
+    pub layers: Vec<Layer>,
+}
+
+/// A job's own layer of one overlay: what it wrote, and where what is kept of it goes.
+#[derive(Debug, Clone)]
+pub struct Layer {
+    pub upper: PathBuf,
+    pub into: PathBuf,
+    pub keep: Vec<PathBuf>,
+}
+
+/// Where the caches of a job go.
+pub struct Places<'a> {
+    pub home: &'a Path,
+    /// `<state>/caches/<project>`.
+    pub project: &'a Path,
+    /// The job's own directory for its layers (`<job>/caches`).
+    pub job: &'a Path,
+    /// Overlays can be mounted (the namespaces tier).
+    pub overlay: bool,
+    /// The caller's environment: a tool the user already pointed elsewhere is left alone.
+    pub env: &'a [(OsString, OsString)],
+    /// The credential stores, expanded.
+    pub stores: &'a [PathBuf],
+}
+
+/// The caches of one job: made on disk (the project's and the job's directories), as overlays,
+/// variables and writable directories.
+pub fn plan(places: &Places<'_>) -> std::io::Result<Caches> {
+    let mut caches = Caches::default();
+    let set_by_user = |var: &str| places.env.iter().any(|(k, _)| k == var);
+    for tool in TOOLS {
+        let user = places.home.join(tool.home);
+        let shared = places.project.join(tool.name);
+        std::fs::create_dir_all(&shared)?;
+        let inside_another = caches.overlays.iter().any(|o| user.starts_with(&o.target));
+        if inside_another {
+            continue;
+        }
+        let overlaid = places.overlay
+            && std::fs::symlink_metadata(&user).is_ok_and(|m| m.is_dir())
+            && tool.vars.iter().all(|(var, _)| !set_by_user(var));
+        if overlaid {
+            let layer = places.job.join(tool.name);
+            let (upper, work) = (layer.join("upper"), layer.join("work"));
+            std::fs::create_dir_all(&upper)?;
+            std::fs::create_dir_all(&work)?;
+            caches.overlays.push(Overlay {
+                target: user.clone(),
+                lower: vec![shared.clone(), user.clone()],
+                upper: upper.clone(),
+                work,
+            });
+            caches.hidden.extend(
+                places
+                    .stores
+                    .iter()
+                    .filter(|s| s.starts_with(&user))
+                    .cloned(),
+            );
+            caches.write.push(user);
+            caches.layers.push(Layer {
+                upper,
+                into: shared,
+                keep: tool.keep.iter().map(PathBuf::from).collect(),
+            });
+            continue;
+        }
+        for (var, sub) in tool.vars {
+            if set_by_user(var) {
+                continue;
+            }
+            let dir = shared.join(sub);
+            std::fs::create_dir_all(&dir)?;
+            caches
+                .env
+                .push((var.to_string(), dir.clone().into_os_string()));
+            if !caches.write.contains(&shared) {
+                caches.write.push(shared.clone());
+            }
+        }
+        if tool.name == "cargo" && caches.env.iter().any(|(k, _)| k == "CARGO_HOME") {
+            link_cargo_config(places.home, &shared);
+        }
+    }
+    Ok(caches)
+}
+
+/// A cargo home of isolate's reads the user's configuration (registries, mirrors, build
+/// settings) through a link; never the credentials, which stay where they are.
+fn link_cargo_config(home: &Path, shared: &Path) {
+    for name in ["config.toml", "config"] {
+        let user = home.join(".cargo").join(name);
+        let link = shared.join(name);
+        if user.is_file() && std::fs::symlink_metadata(&link).is_err() {
+            let _ = std::os::unix::fs::symlink(&user, &link);
+        }
+    }
+}
+
+/// What a job that has ended wrote into its layers, moved into the project's jobs' caches (each
+/// entry renamed into place, a directory merged into one already there); then the layers
+/// removed. Never follows a link the job made; skips what the overlay wrote for itself (a
+/// whiteout, a device) and what is not worth keeping. Returns how many entries were kept.
+pub fn publish(layers: &[Layer], job: &Path) -> u64 {
+    let mut kept = 0;
+    for layer in layers {
+        let mut budget = ENTRIES_MAX;
+        if layer.keep.is_empty() {
+            kept += merge(&layer.upper, &layer.into, &mut budget, 0);
+        } else {
+            for sub in &layer.keep {
+                let from = layer.upper.join(sub);
+                let into = layer.into.join(sub);
+                if std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_dir()) {
+                    let _ = std::fs::create_dir_all(&into);
+                    kept += merge(&from, &into, &mut budget, 0);
+                }
+            }
+        }
+    }
+    let _ = crate::sys::remove::remove_tree(job);
+    kept
+}
+
+/// The most entries one layer's publishing looks at, and how deep it goes.
+const ENTRIES_MAX: u64 = 1_000_000;
+const DEPTH_MAX: usize = 64;
+
+/// Moves every entry of `from` into `into`: a file, a link or a new directory by rename, a
+/// directory already there by merging into it.
+fn merge(from: &Path, into: &Path, budget: &mut u64, depth: usize) -> u64 {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(entries) = std::fs::read_dir(from) else {
+        return 0;
+    };
+    let mut kept = 0;
+    for entry in entries.flatten() {
+        if *budget == 0 || depth > DEPTH_MAX {
+            break;
+        }
+        *budget -= 1;
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let source = entry.path();
+        let target = into.join(entry.file_name());
+        if kind.is_char_device() || kind.is_block_device() || kind.is_fifo() || kind.is_socket() {
+            continue;
+        }
+        if kind.is_dir() {
+            match std::fs::symlink_metadata(&target) {
+                Ok(m) if m.is_dir() => kept += merge(&source, &target, budget, depth + 1),
+                Ok(_) => {}
+                Err(_) => {
+                    if std::fs::rename(&source, &target).is_ok() {
+                        kept += 1;
+                    }
+                }
+            }
+            continue;
+        }
+        // A file or a link: the job's newer copy takes the place of the older.
+        let replaceable = std::fs::symlink_metadata(&target).map_or(true, |m| !m.is_dir());
+        if replaceable && std::fs::rename(&source, &target).is_ok() {
+            kept += 1;
+        }
+    }
+    kept
+}
