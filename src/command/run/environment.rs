@@ -15,6 +15,8 @@ pub(super) struct Made<'a> {
     pub(super) policies: Vec<&'a Loaded>,
     pub(super) id: &'a str,
     pub(super) tmpdir: &'a Path,
+    /// CMD's starting directory, which its `PWD` names.
+    pub(super) cwd: &'a Path,
     /// The state directory of the jobs CMD starts (job/nest.rs), when it has one.
     pub(super) nested: Option<PathBuf>,
     /// Worktree, branch, base, project top.
@@ -41,6 +43,7 @@ impl<'a> Made<'a> {
                 .collect(),
             id: prepared.id.as_str(),
             tmpdir: &prepared.tmpdir,
+            cwd: &prepared.cwd,
             nested: Some(crate::job::nest::state_of(&prepared.job_dir)),
             worktree: prepared.worktree.as_ref().map(|wt| {
                 let c = &wt.created;
@@ -63,7 +66,7 @@ pub(super) fn environment(made: &Made<'_>) -> Vec<(OsString, OsString)> {
     // The job's policy, then the one that narrows it (`--resume --policy`): both remove, the second
     // sets last.
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(k, _)| !k.to_string_lossy().starts_with("ISOLATE_"))
+        .filter(|(k, _)| !k.to_string_lossy().starts_with("ISOLATE_") && k != "OLDPWD")
         .collect();
     for policy in &made.policies {
         policy.policy.environment.apply(&mut env);
@@ -75,6 +78,24 @@ pub(super) fn environment(made: &Made<'_>) -> Vec<(OsString, OsString)> {
     set("ISOLATE_JOB", made.id.into());
     set("ISOLATE_PORT", made.port.to_string().into());
     set("TMPDIR", made.tmpdir.into());
+    // The shell's idea of where it is: the job's directory, never the caller's checkout (a tool
+    // that trusts `PWD` would read and write the user's files instead of the job's).
+    set("PWD", made.cwd.into());
+    // State a tool insists on keeping somewhere, in the job's own TMPDIR: tmux's socket
+    // directory, a runtime directory (Jupyter's kernels' connection files), Chromium's profile
+    // (its default, under ~/.config, is a credential store).
+    for (key, sub) in [
+        ("TMUX_TMPDIR", ""),
+        ("XDG_RUNTIME_DIR", "run"),
+        ("JUPYTER_RUNTIME_DIR", "run/jupyter"),
+        ("CHROME_CONFIG_HOME", "chrome"),
+    ] {
+        let dir = match sub {
+            "" => made.tmpdir.to_path_buf(),
+            sub => made.tmpdir.join(sub),
+        };
+        set(key, dir.into_os_string());
+    }
     if let Some(nested) = &made.nested {
         set(crate::job::nest::STATE_VAR, nested.into());
     }

@@ -112,10 +112,12 @@ fn run_in_job(args: ExecArgs) -> Result<i32> {
     }
     let wt = record.worktree.as_ref();
     let proxy_url = proxy.as_ref().map(|p| p.url());
+    let cwd = cwd_in(&target);
     let env = environment(&Made {
         policies: vec![&policy],
         id: &record.id,
         tmpdir: &tmpdir,
+        cwd: &cwd,
         nested,
         worktree: wt.map(|wt| {
             (
@@ -139,7 +141,7 @@ fn run_in_job(args: ExecArgs) -> Result<i32> {
     };
     let spawned = spawn::spawn(spawn::Spawn {
         argv: args.command,
-        cwd: cwd_in(&target),
+        cwd,
         env,
         rules: Some(rules),
         stdin: spawn::Stdio::inherit(),

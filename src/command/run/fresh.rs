@@ -179,7 +179,12 @@ fn claim(
             continue;
         };
         let tmpdir = job_dir.join("tmp");
-        if let Err(e) = fs::DirBuilder::new().mode(0o700).create(&tmpdir) {
+        // With the job's runtime directory in it (XDG_RUNTIME_DIR, environment.rs).
+        let made = fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&tmpdir)
+            .and_then(|()| fs::DirBuilder::new().mode(0o700).create(tmpdir.join("run")));
+        if let Err(e) = made {
             let _ = store::forget(&job_dir);
             return Err(Error::io("cannot create the job's TMPDIR", &tmpdir, e));
         }

@@ -71,8 +71,6 @@ pub(super) fn proxy_for(
     let allow = AllowList {
         destinations: net.allow.clone(),
         allow_local: net.allow_local,
-        own: own.clone(),
-        inside: inside.is_some(),
         proxy: None,
     };
     let listen = match inside {
@@ -80,7 +78,7 @@ pub(super) fn proxy_for(
         None => Listen::Port(proxy::port_from_env()?),
     };
     let proxy = Proxy::start(allow, listen, Some(&job_dir.join(proxy::LOG)))?;
-    rules.route_through(proxy.port(), &own);
+    rules.route_through(proxy.port(), &own, &named_local_of(net));
     Ok(Some(proxy))
 }
 
@@ -88,13 +86,16 @@ pub(super) fn proxy_for(
 /// (or the web's two), as socket addresses: served inside a job's own network namespace and
 /// forwarded to the machine's (supervise/forward.rs).
 pub(super) fn named_local(prepared: &Prepared) -> Vec<std::net::SocketAddr> {
-    let Some(net) = std::iter::once(&prepared.policy)
+    std::iter::once(&prepared.policy)
         .chain(&prepared.narrowing)
         .map(|p| &p.policy.network)
         .find(|n| n.proxied())
-    else {
-        return Vec::new();
-    };
+        .map(named_local_of)
+        .unwrap_or_default()
+}
+
+/// The local destinations `net`'s allowlist names, as socket addresses.
+fn named_local_of(net: &crate::sandbox::policy::Network) -> Vec<std::net::SocketAddr> {
     let mut out = Vec::new();
     for d in net.allow.iter().filter(|d| proxy::names_local(d)) {
         let ips: Vec<std::net::IpAddr> = match &d.host {

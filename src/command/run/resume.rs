@@ -108,6 +108,11 @@ fn take(options: &RunOptions, state: &Path, resumed: Resumed) -> Result<Prepared
     fs::DirBuilder::new()
         .mode(0o700)
         .create(&tmpdir)
+        .and_then(|()| {
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(tmpdir.join("run"))
+        })
         .map_err(|e| Error::io("cannot create the job's TMPDIR", &tmpdir, e))?;
     let created = Created {
         path: path.clone(),

@@ -136,7 +136,7 @@ impl Rules {
     /// The job's TCP, under a domain allowlist, to the proxy on 127.0.0.1:`proxy` and to its own
     /// `own` ports on loopback: Landlock's connect rule gets those ports, the seccomp layer's broker
     /// the addresses. Rules without an allowlist are left as they are.
-    pub fn route_through(&mut self, proxy: u16, own: &[u16]) {
+    pub fn route_through(&mut self, proxy: u16, own: &[u16], named: &[std::net::SocketAddr]) {
         // (A narrowing policy's rules lend their seccomp part to the first's, `narrowed_by`: its
         // Landlock connect rule, empty when it has an allowlist too, stays as it is, and matters
         // only where the seccomp layer, which makes every connect for the job, is missing.)
@@ -149,6 +149,7 @@ impl Rules {
         };
         route.proxy = Some(proxy);
         route.own = own.to_vec();
+        route.named = named.to_vec();
         sockets.tcp_connect = Some(ports.clone());
         if self.connect_tcp.is_some() {
             self.connect_tcp = Some(ports);
@@ -223,6 +224,7 @@ pub(super) fn rules(
         route: proxied.then(|| Route {
             proxy: None,
             own: Vec::new(),
+            named: Vec::new(),
         }),
         judge: Judge::Supervisor,
         private_network: false,

@@ -66,6 +66,10 @@ pub struct Route {
     pub proxy: Option<u16>,
     /// The job's own ports (its `ISOLATE_PORT` block), on any loopback address.
     pub own: Vec<u16>,
+    /// Local destinations the allowlist names by address (a gateway of the user's on loopback or
+    /// a private address): reached directly, exactly these.
+    #[serde(default)]
+    pub named: Vec<std::net::SocketAddr>,
 }
 
 impl Sockets {

@@ -61,11 +61,15 @@ pub(super) fn ip(addr: &[u8]) -> Option<IpAddr> {
 /// server of the user's, or another user's, may be listening there).
 fn routed(route: &Route, ip: IpAddr, port: u16, members: &Members) -> Verdict {
     let proxy = route.proxy == Some(port) && ip == IpAddr::V4(Ipv4Addr::LOCALHOST);
-    let own = ip.is_loopback() && route.own.contains(&port);
-    match (proxy, own && others_listen(port, members) == Some(false)) {
-        (true, _) => Verdict::Connect,
-        (false, true) => Verdict::ConnectOwn(port),
-        (false, false) => Verdict::Refused,
+    let named = route.named.iter().any(|a| a.ip() == ip && a.port() == port);
+    if proxy || named {
+        return Verdict::Connect;
+    }
+    // The job's own servers on any loopback port: one only the job listens on (its block's ports
+    // are its by their lock, the rest by who listens there now).
+    match ip.is_loopback() && others_listen(port, members) == Some(false) {
+        true => Verdict::ConnectOwn(port),
+        false => Verdict::Refused,
     }
 }
 

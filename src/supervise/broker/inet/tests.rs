@@ -40,11 +40,12 @@ fn free_ports() -> [u16; 2] {
 }
 
 #[test]
-fn under_an_allowlist_only_the_proxy_and_the_jobs_own_ports_are_reachable() {
+fn under_an_allowlist_only_the_proxy_the_named_and_the_jobs_own_servers_are_reachable() {
     let [p0, p1] = free_ports();
     let route = Route {
         proxy: Some(3128),
         own: vec![p0, p1],
+        named: Vec::new(),
     };
     let members = nobody();
     // Allowed, to the proxy as asked, to a port of the block checked again once made.
@@ -65,7 +66,8 @@ fn under_an_allowlist_only_the_proxy_and_the_jobs_own_ports_are_reachable() {
     assert!(check(v6(Ipv4Addr::LOCALHOST.to_ipv6_mapped(), 3128)));
     assert!(check(v4([127, 0, 0, 1], p1)));
     assert!(check(v6(Ipv6Addr::LOCALHOST, p0)));
-    assert!(!check(v4([127, 0, 0, 1], 1)), "a port outside the block");
+    // Any loopback port only the job listens on (nobody, here) is its own, checked again.
+    assert!(check(v4([127, 0, 0, 1], 1)), "a port outside the block");
     assert!(!check(v4([10, 0, 0, 1], p0)), "not loopback");
     // Someone else's server on a port of the block, on either loopback.
     let theirs = std::net::TcpListener::bind(("127.0.0.1", p1)).unwrap();
@@ -79,8 +81,23 @@ fn under_an_allowlist_only_the_proxy_and_the_jobs_own_ports_are_reachable() {
     let unstarted = Route {
         proxy: None,
         own: Vec::new(),
+        named: Vec::new(),
     };
     let addr = v4([127, 0, 0, 1], 3128);
     let verdict = routed(&unstarted, ip(&addr).unwrap(), 3128, &nobody());
+    assert!(
+        !matches!(verdict, Verdict::Connect),
+        "the proxy before it started"
+    );
+    // A local destination the allowlist names is reached directly, exactly it.
+    let gateway: std::net::SocketAddr = "10.1.2.3:8080".parse().unwrap();
+    let named = Route {
+        proxy: Some(3128),
+        own: Vec::new(),
+        named: vec![gateway],
+    };
+    let verdict = routed(&named, gateway.ip(), 8080, &nobody());
+    assert!(matches!(verdict, Verdict::Connect));
+    let verdict = routed(&named, gateway.ip(), 8081, &nobody());
     assert!(matches!(verdict, Verdict::Refused));
 }

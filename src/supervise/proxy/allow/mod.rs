@@ -1,7 +1,8 @@
 //! The proxy's decision on a destination: the policy's allowlist (exact names, `*.` wildcards,
 //! ports), then the addresses the name resolves to, of which loopback, private, link-local,
 //! shared (carrier-grade NAT) and the cloud's metadata addresses are refused unless the policy
-//! allows local ones. The job's own ports on loopback are always the job's to reach.
+//! allows local ones. Loopback is the job's own servers' (the connect checks that only the job
+//! listens there), but for a local destination the allowlist names itself.
 //!
 //! This module must never let a name lead to an address it did not check: the proxy connects to
 //! exactly the addresses `resolve` returns, never resolving again.
@@ -24,10 +25,6 @@ pub use verdict::{Grant, Refusal};
 pub struct AllowList {
     pub destinations: Vec<Destination>,
     pub allow_local: bool,
-    /// The job's own ports (its `ISOLATE_PORT` block), reachable on loopback by name or address.
-    pub own: Vec<u16>,
-    /// The job has a network namespace of its own: every port of its loopback is its own.
-    pub inside: bool,
     /// The proxy's own address: never a destination (a request to itself would loop).
     pub proxy: Option<SocketAddr>,
 }
@@ -61,7 +58,9 @@ impl AllowList {
         if self.destinations.iter().any(|d| named(&d)) {
             return Ok(Grant::Named);
         }
-        if (self.inside || self.own.contains(&port)) && loopback_name(host) {
+        // The job's own servers, on any port of loopback: in its own network namespace nothing
+        // else is there; on the machine's, the connect checks that only the job listens there.
+        if loopback_name(host) {
             return Ok(Grant::Own);
         }
         match self.destinations.iter().any(|d| d.matches(host, port)) {

@@ -4,10 +4,8 @@ use super::*;
 
 fn list(entries: &[&str], allow_local: bool) -> AllowList {
     AllowList {
-        inside: false,
         destinations: entries.iter().map(|e| e.parse().unwrap()).collect(),
         allow_local,
-        own: vec![20000],
         proxy: Some("127.0.0.1:3128".parse().unwrap()),
     }
 }
@@ -30,9 +28,38 @@ fn names_wildcards_and_ports() {
     assert_eq!(l.check("evilgithub.com", 443), Err(Refusal::NotListed));
     assert_eq!(l.check("registry.npmjs.org", 8443), Ok(Grant::Listed));
     assert_eq!(l.check("registry.npmjs.org", 443), Err(Refusal::NotListed));
+    // Loopback on any port is the job's own servers' (the connect checks who listens there).
     assert_eq!(l.check("localhost", 20000), Ok(Grant::Own));
-    assert_eq!(l.check("127.0.0.1", 20000), Ok(Grant::Own));
-    assert_eq!(l.check("localhost", 20001), Err(Refusal::NotListed));
+    assert_eq!(l.check("127.0.0.1", 20001), Ok(Grant::Own));
+}
+
+#[test]
+fn an_entry_that_names_a_local_destination_allows_exactly_it() {
+    let l = list(
+        &[
+            "127.0.0.1:11434",
+            "localhost:4000",
+            "10.1.2.3:8080",
+            "[::1]:9000",
+        ],
+        false,
+    );
+    assert_eq!(l.check("127.0.0.1", 11434), Ok(Grant::Named));
+    assert_eq!(l.check("localhost", 4000), Ok(Grant::Named));
+    assert_eq!(l.check("10.1.2.3", 8080), Ok(Grant::Named));
+    assert_eq!(l.check("::1", 9000), Ok(Grant::Named));
+    assert_eq!(l.check("10.1.2.3", 8081), Err(Refusal::NotListed));
+    assert_eq!(l.check("10.1.2.4", 8080), Err(Refusal::NotListed));
+    let addrs = l.resolve("10.1.2.3", 8080, Grant::Named).unwrap();
+    assert_eq!(addrs, vec!["10.1.2.3:8080".parse().unwrap()]);
+    let addrs = l.resolve("localhost", 4000, Grant::Named).unwrap();
+    assert!(addrs
+        .iter()
+        .all(|a| a.ip().is_loopback() && a.port() == 4000));
+    // A name that resolves to a local address is still refused without allow_local.
+    for bad in ["https://x", "10.1.2.3:0", "[::1", "[::1]x"] {
+        assert!(bad.parse::<Destination>().is_err(), "{bad}");
+    }
 }
 
 #[test]
