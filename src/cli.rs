@@ -180,6 +180,10 @@ pub struct PruneArgs {
     /// Say what would be removed, remove nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Empty the jobs' caches instead (package and build caches under the state directory), but
+    /// a project's while a job of it runs.
+    #[arg(long)]
+    pub caches: bool,
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,

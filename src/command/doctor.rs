@@ -38,8 +38,61 @@ struct Doctor {
     /// The credential stores every profile denies reading, as written (`sandbox::credentials`),
     /// and those of them that exist here.
     credentials: Credentials,
+    /// The tier jobs run in here (docs/sandbox.md, "Tiers"), and why not the namespaces tier.
+    tier: TierReport,
+    /// The jobs' caches (`<state>/caches`): where, and how much they hold.
+    caches: Option<CachesReport>,
     /// What failed while looking.
     problems: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct TierReport {
+    tier: crate::job::record::Tier,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    why: Option<String>,
+}
+
+#[derive(Serialize)]
+struct CachesReport {
+    dir: PathBuf,
+    bytes: u64,
+    files: u64,
+}
+
+/// The tier a job would run in here, as the setting and the kernel decide.
+fn tier(problems: &mut Vec<String>) -> TierReport {
+    use crate::job::record::Tier;
+    use crate::sandbox::namespaces::TierSetting;
+    let configured = crate::config::load(None).ok().and_then(|c| c.config.tier);
+    let setting = match TierSetting::from_env(configured) {
+        Ok(setting) => setting,
+        Err(e) => {
+            problems.push(e);
+            TierSetting::Auto
+        }
+    };
+    if setting == TierSetting::Landlock {
+        return TierReport {
+            tier: Tier::Landlock,
+            why: Some("ISOLATE_TIER=landlock or the configuration's tier".into()),
+        };
+    }
+    match crate::sandbox::namespaces::probe() {
+        Ok(()) => TierReport {
+            tier: Tier::Namespaces,
+            why: None,
+        },
+        Err(why) => {
+            if setting == TierSetting::Namespaces {
+                problems.push(format!("the namespaces tier is asked for, but {why}"));
+            }
+            TierReport {
+                tier: Tier::Landlock,
+                why: Some(why),
+            }
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -175,6 +228,12 @@ fn doctor() -> Doctor {
     };
     let seccomp = probe::seccomp();
     let allowlists = allowlists(&mut problems);
+    let tier = tier(&mut problems);
+    let caches = state_dir.as_ref().map(|state| {
+        let dir = crate::sandbox::caches::root(state);
+        let (bytes, files) = crate::sandbox::caches::size(&dir);
+        CachesReport { dir, bytes, files }
+    });
     Doctor {
         sandbox: abi.is_some_and(|abi| abi >= probe::MIN_ABI) && seccomp.is_ok(),
         seccomp: Seccomp {
@@ -196,6 +255,8 @@ fn doctor() -> Doctor {
         gaps,
         allowlists,
         credentials: credentials(),
+        tier,
+        caches,
         problems,
     }
 }
@@ -252,6 +313,16 @@ fn kernel(d: &Doctor, out: &mut String) -> std::fmt::Result {
         writeln!(out, "  {:<48} {state}", f.description)?;
     }
     writeln!(out, "seccomp       {seccomp}")?;
+    let tier = match (&d.tier.tier, &d.tier.why) {
+        (crate::job::record::Tier::Namespaces, _) => {
+            "namespaces: each job gets its own IPC namespace, /dev/shm and, under a restricted \
+             network, network namespace"
+                .to_string()
+        }
+        (_, Some(why)) => format!("Landlock only ({why})"),
+        (_, None) => "Landlock only".to_string(),
+    };
+    writeln!(out, "tier          {tier}")?;
     let cgroup = match (&d.cgroup.path, d.cgroup.writable) {
         (Some(path), true) => format!(
             "{} (writable: each job tree gets its own cgroup)",
@@ -278,7 +349,17 @@ fn places(d: &Doctor, out: &mut String) -> std::fmt::Result {
             .map_or("?".to_string(), |p| p.display().to_string())
     };
     writeln!(out, "state         {}", shown(&d.state_dir))?;
-    writeln!(out, "worktrees     {}", shown(&d.worktrees_dir))
+    writeln!(out, "worktrees     {}", shown(&d.worktrees_dir))?;
+    if let Some(c) = &d.caches {
+        writeln!(
+            out,
+            "caches        {} ({} MiB in {} files; `isolate prune --caches` empties them)",
+            c.dir.display(),
+            c.bytes / (1024 * 1024),
+            c.files
+        )?;
+    }
+    Ok(())
 }
 
 /// The default profile's gaps, the allowlists, the credential stores, problems.

@@ -73,6 +73,9 @@ impl Line {
 }
 
 pub fn run(args: PruneArgs) -> Result<i32> {
+    if args.caches {
+        return prune_caches(&args);
+    }
     let lines = prune(&args)?;
     if args.json {
         return print_json(&lines);
@@ -326,4 +329,79 @@ fn settle_lost(dir: &Path) {
                 .into();
     }
     let _ = store::write_record(dir, &settled);
+}
+
+/// One project's jobs' cache, and what `prune --caches` did with it.
+#[derive(Debug, Serialize)]
+struct CacheLine {
+    path: String,
+    bytes: u64,
+    /// `removed`, `would remove`, or `kept`.
+    action: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+}
+
+/// `prune --caches`: every project's jobs' cache removed (isolate made them all), but that of a
+/// project one of whose jobs runs (it reads and writes it now).
+fn prune_caches(args: &PruneArgs) -> Result<i32> {
+    let state = store::state_dir()?;
+    let root = crate::sandbox::caches::root(&state);
+    let running: Vec<String> = store::list(&state)
+        .into_iter()
+        .filter(|(_, r)| matches!(r.state(), State::Running))
+        .map(|(_, r)| match &r.worktree {
+            Some(wt) => git::project::key_of(Path::new(&wt.repo)),
+            None => git::project::key_of(Path::new(&r.cwd)),
+        })
+        .collect();
+    let mut lines = Vec::new();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for dir in entries {
+        let (bytes, _) = crate::sandbox::caches::size(&dir);
+        let key = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+        let (action, reason) = if key.is_some_and(|k| running.contains(&k)) {
+            ("kept", Some("a job of this project runs".to_string()))
+        } else if args.dry_run {
+            ("would remove", None)
+        } else {
+            match crate::sys::remove::remove_tree(&dir) {
+                Ok(()) => ("removed", None),
+                Err(e) => ("kept", Some(format!("cannot remove it: {e}"))),
+            }
+        };
+        lines.push(CacheLine {
+            path: dir.display().to_string(),
+            bytes,
+            action,
+            reason,
+        });
+    }
+    if args.json {
+        return print_json(&lines);
+    }
+    if lines.is_empty() {
+        say!("isolate: no jobs' caches in {}", root.display());
+    }
+    for l in &lines {
+        let reason = l
+            .reason
+            .as_deref()
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default();
+        say!(
+            "{} {} ({} MiB){reason}",
+            l.action,
+            l.path,
+            l.bytes / (1024 * 1024)
+        );
+    }
+    Ok(0)
 }

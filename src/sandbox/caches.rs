@@ -282,3 +282,31 @@ fn merge(from: &Path, into: &Path, budget: &mut u64, depth: usize) -> u64 {
     }
     kept
 }
+
+/// The jobs' caches of every project: `<state>/caches`.
+pub fn root(state: &Path) -> PathBuf {
+    state.join("caches")
+}
+
+/// The bytes the files beneath `dir` take (links not followed), and how many there are.
+pub fn size(dir: &Path) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let mut bytes = 0;
+    let mut files = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else {
+                files += 1;
+                bytes += meta.blocks() * 512;
+            }
+        }
+    }
+    (bytes, files)
+}

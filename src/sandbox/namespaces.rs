@@ -186,3 +186,33 @@ fn context(what: String) -> std::io::Error {
     let e = std::io::Error::last_os_error();
     std::io::Error::new(e.kind(), format!("{what}: {e}"))
 }
+
+/// Whether this user can make the namespaces of the namespaces tier here: a child made in a new
+/// user, network, mount and IPC namespace, which exits at once. `Err` says what the kernel answered.
+pub fn probe() -> Result<(), String> {
+    let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNET | libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
+    // SAFETY: a clone without a new stack is a fork whose child only calls _exit.
+    let pid = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            (flags | libc::SIGCHLD) as libc::c_ulong,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
+    };
+    match pid {
+        // SAFETY: the child ends at once, running nothing of the parent's.
+        0 => unsafe { libc::_exit(0) },
+        -1 => Err(format!(
+            "this user cannot make a user namespace here: {}",
+            std::io::Error::last_os_error()
+        )),
+        pid => {
+            // SAFETY: waitpid of the child just made.
+            unsafe { libc::waitpid(pid as libc::pid_t, std::ptr::null_mut(), 0) };
+            Ok(())
+        }
+    }
+}

@@ -171,6 +171,9 @@ pub(super) fn announce_end(
         record.id,
         humantime::format_duration(took)
     );
+    for line in refusals(record) {
+        say!("  {line}");
+    }
     let Some(wt) = &record.worktree else {
         return;
     };
@@ -213,4 +216,89 @@ pub(super) fn announce_end(
             );
         }
     }
+}
+
+/// What the sandbox refused the job, a line per kind, in the failing program's terms: each with
+/// its count and the first destinations; the proxy's upstream failures apart from its refusals.
+pub(super) fn refusals(record: &Record) -> Vec<String> {
+    let Some(refused) = &record.sandbox.refused else {
+        return Vec::new();
+    };
+    let id = &record.id;
+    let first = |wanted: &dyn Fn(&str) -> bool| {
+        let named: Vec<&str> = refused
+            .first
+            .iter()
+            .map(String::as_str)
+            .filter(|d| wanted(d))
+            .collect();
+        match named.is_empty() {
+            true => String::new(),
+            false => format!(": {}", named.join(", ")),
+        }
+    };
+    let is_unix = |d: &str| d.starts_with('/') || d.starts_with('@') || !d.contains(':');
+    let landlock = record.sandbox.tier == Some(crate::job::record::Tier::Landlock);
+    let mut lines = Vec::new();
+    if let Some(net) = &refused.network {
+        if net.refused > 0 {
+            let named = match net.first_refused.is_empty() {
+                true => String::new(),
+                false => format!(": {}", net.first_refused.join(", ")),
+            };
+            lines.push(format!(
+                "network:  {} refused by the allowlist{named} (isolate logs --net {id}; \
+                 --allow-net NAME:PORT adds one)",
+                plural(net.refused as usize, "request", "requests")
+            ));
+        }
+        if net.failed > 0 {
+            lines.push(format!(
+                "network:  {} allowed but not reached (a name that does not resolve, a server \
+                 that does not answer: isolate logs --net {id})",
+                plural(net.failed as usize, "request", "requests")
+            ));
+        }
+    }
+    if refused.unix_connect > 0 {
+        lines.push(format!(
+            "unix:     {} to a socket served outside the job refused{} (Docker, an agent's \
+             daemon, your desktop are outside the sandbox; a policy's unix_sockets names one \
+             it may reach)",
+            plural(refused.unix_connect as usize, "connect", "connects"),
+            first(&is_unix)
+        ));
+    }
+    if refused.tcp_connect > 0 {
+        lines.push(format!(
+            "tcp:      {} refused by the policy{}",
+            plural(refused.tcp_connect as usize, "connect", "connects"),
+            first(&|d| !is_unix(d))
+        ));
+    }
+    if refused.listen > 0 {
+        lines.push(format!(
+            "listen:   {} refused (off loopback, or on a port someone else's service holds)",
+            plural(refused.listen as usize, "listen", "listens")
+        ));
+    }
+    if refused.ipc > 0 {
+        let why = match landlock {
+            true => "the Landlock-only tier gives the job no IPC namespace of its own",
+            false => "outside an IPC namespace of the job's own",
+        };
+        lines.push(format!(
+            "ipc:      {} of System V IPC or POSIX queues refused (PostgreSQL's shared memory, \
+             a message queue): {why}",
+            plural(refused.ipc as usize, "call", "calls")
+        ));
+    }
+    if refused.process > 0 {
+        lines.push(format!(
+            "process:  {} on a process outside the job refused (its priority, scheduling or \
+             affinity)",
+            plural(refused.process as usize, "call", "calls")
+        ));
+    }
+    lines
 }

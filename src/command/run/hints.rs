@@ -45,7 +45,14 @@ fn known(found: &Detected, policy_name: &str, writable: &Writable) -> Option<Str
         .write
         .iter()
         .chain(&fs.write_files)
-        .filter(|rule| expand(&rule.path).is_ok_and(|path| !writable.covers(Path::new(&path))))
+        .filter(|rule| {
+            // A place that does not exist and that the profile would not make is none to name.
+            expand(&rule.path).is_ok_and(|path| {
+                let path = Path::new(&path);
+                let there = path.exists() || rule.missing == policy::Missing::Create;
+                there && !writable.covers(path)
+            })
+        })
         .map(|rule| rule.path.as_str())
         .collect();
     if lacking.is_empty() {
@@ -92,20 +99,17 @@ fn unknown(command: &str, policy_name: &str, writable: &Writable) -> Option<Stri
         })
         .map(|place| format!("~/{place}"))
         .collect();
+    // Never a directory that does not exist: a failed `bash` has no `~/.bash` to grant.
+    if found.is_empty() {
+        return None;
+    }
     let flags: Vec<String> = found.iter().map(|p| format!("--allow-write {p}")).collect();
-    Some(match found.as_slice() {
-        [] => format!(
-            "under policy {policy_name} the home directory is read-only to the job; if {name} \
-             keeps state there, grant its directory with --allow-write DIR (it must exist), or in \
-             a profile with {{ path = \"~/.{name}\", missing = \"create\" }} under [filesystem] write"
-        ),
-        _ => format!(
-            "under policy {policy_name} the job could not write {}, where {name} may keep its \
-             state: {} grants it",
-            found.join(", "),
-            flags.join(" ")
-        ),
-    })
+    Some(format!(
+        "under policy {policy_name} the job could not write {}, where {name} may keep its state: \
+         {} grants it",
+        found.join(", "),
+        flags.join(" ")
+    ))
 }
 
 /// Places under the home directory that a hint never offers to make writable: credential stores,
@@ -153,7 +157,8 @@ mod tests {
         for tool in ["ssh", "git", "cargo", "aws", "gnupg", "docker", "kube"] {
             assert_eq!(unknown(tool, "default", &writable), None, "{tool}");
         }
-        assert!(unknown("mytool", "default", &writable).is_some());
+        // Nothing of `mytool`'s in the home directory: no hint naming a directory that is not there.
+        assert!(unknown("mytool", "default", &writable).is_none());
     }
 
     #[test]

@@ -85,6 +85,10 @@ pub struct Refused {
     /// Calls naming a process that is not the job's (its priority, scheduling, affinity).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub process: u64,
+    /// The first unix sockets and TCP destinations the broker refused (a socket's path, or
+    /// `address:port`), at most 5, each once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub first: Vec<String>,
     /// What the job's network proxy decided, when a domain allowlist applies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkCounts>,
@@ -98,6 +102,10 @@ pub struct NetworkCounts {
     pub allowed: u64,
     /// Requests it refused (403: a name not allowed, a local address; 407; malformed requests).
     pub refused: u64,
+    /// Requests it allowed whose destination could not be reached (a name that does not resolve,
+    /// a connect that failed: 502), apart from the refusals.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed: u64,
     /// The first destinations it refused (`host:port`), at most 5, each once.
     #[serde(default)]
     pub first_refused: Vec<String>,

@@ -70,6 +70,41 @@ struct Counts {
     listen: AtomicU64,
     ipc: AtomicU64,
     process: AtomicU64,
+    /// The first destinations refused (`Refused::first`).
+    first: std::sync::Mutex<Vec<String>>,
+}
+
+/// How many refused destinations the record names.
+const FIRST_REFUSED: usize = 5;
+
+impl Counts {
+    /// Notes `addr`, the address a refused connect named, among the first refused.
+    fn note(&self, addr: &[u8]) {
+        let Some(shown) = shown(addr) else { return };
+        let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
+        if first.len() < FIRST_REFUSED && !first.contains(&shown) {
+            first.push(shown);
+        }
+    }
+}
+
+/// A socket address as the end of a job names it: a unix socket's path (`@name` for an abstract
+/// one), an inet `address:port`.
+fn shown(addr: &[u8]) -> Option<String> {
+    let family = u16::from_ne_bytes([*addr.first()?, *addr.get(1)?]);
+    if family == libc::AF_UNIX as u16 {
+        let path = addr.get(2..)?;
+        return Some(match path.split_first() {
+            Some((0, name)) => format!("@{}", String::from_utf8_lossy(name).trim_end_matches('\0')),
+            _ => {
+                let end = path.iter().position(|&b| b == 0).unwrap_or(path.len());
+                String::from_utf8_lossy(&path[..end]).into_owned()
+            }
+        });
+    }
+    let ip = inet::ip(addr)?;
+    let port = inet::port(addr)?;
+    Some(std::net::SocketAddr::new(ip, port).to_string())
 }
 
 impl Broker {
@@ -82,6 +117,12 @@ impl Broker {
             listen: get(&self.counts.listen),
             ipc: get(&self.counts.ipc),
             process: get(&self.counts.process),
+            first: self
+                .counts
+                .first
+                .lock()
+                .map(|f| f.clone())
+                .unwrap_or_default(),
             network: None,
         }
     }

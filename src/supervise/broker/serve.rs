@@ -107,6 +107,9 @@ fn answer(
                 Kind::Process => &counts.process,
             };
             count.fetch_add(1, Ordering::Relaxed);
+            if matches!(kind, Kind::Unix | Kind::Tcp) {
+                counts.note(&addr);
+            }
             let errno = match verdict {
                 Verdict::RefusedAs(errno) => errno,
                 _ => libc::EACCES,

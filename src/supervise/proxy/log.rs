@@ -30,6 +30,9 @@ const MAX_BYTES: u64 = 16 << 20;
 pub enum Decision {
     Allowed,
     Refused,
+    /// Allowed, but the destination could not be reached (its name does not resolve, its connect
+    /// failed): not a refusal of the policy's.
+    Failed,
 }
 
 /// One line of the log.
@@ -90,6 +93,7 @@ impl NetLog {
             let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
             match entry.decision {
                 Decision::Allowed => counts.allowed += 1,
+                Decision::Failed => counts.failed += 1,
                 Decision::Refused => {
                     counts.refused += 1;
                     let shown = match entry.host.contains(':') {

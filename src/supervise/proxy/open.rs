@@ -27,8 +27,13 @@ pub(super) fn open(
 ) -> Option<(Grant, TcpStream)> {
     let mut refuse = |refusal: Refusal| {
         let line = refused_line(to.host, to.port, &refusal);
-        let _ = client.write_all(&response(403, &line));
-        lines.entry(to, Decision::Refused, refusal.to_string(), (0, 0));
+        // A name that does not resolve is the destination's failure, not the policy's refusal.
+        let (status, decision) = match refusal {
+            Refusal::Unresolved(_) => (502, Decision::Failed),
+            _ => (403, Decision::Refused),
+        };
+        let _ = client.write_all(&response(status, &line));
+        lines.entry(to, decision, refusal.to_string(), (0, 0));
         None
     };
     let decided = shared
@@ -63,7 +68,7 @@ pub(super) fn open(
         Err(e) => {
             let why = format!("cannot connect to {}:{}: {e}", to.host, to.port);
             let _ = client.write_all(&response(502, &why));
-            lines.entry(to, Decision::Allowed, why, (0, 0));
+            lines.entry(to, Decision::Failed, why, (0, 0));
             None
         }
     }
