@@ -214,14 +214,20 @@ pub(super) fn rules(
         true => Some(Vec::new()),
         false => net.connect.allowed().map(<[u16]>::to_vec),
     };
-    let sockets = enforced(Feature::Seccomp).then(|| Sockets {
+    // No TCP at all (`offline`): with the seccomp layer, the job's own servers on loopback still
+    // work, judged by the broker (a listen on loopback only, a connect to a listener only the job
+    // holds); Landlock's bind rule then leaves binding to it.
+    let seccomp = enforced(Feature::Seccomp);
+    let closed = net.connect.allowed() == Some(&[][..]) && net.bind.allowed() == Some(&[][..]);
+    let loopback_only = seccomp && closed && !proxied;
+    let sockets = seccomp.then(|| Sockets {
         unix_allowed,
         unix_datagram: net.unix_datagram.allowed(),
         abstract_scoped: policy.scopes.abstract_unix_sockets,
         udp: net.udp.allowed() && !proxied,
         tcp_connect: connect.clone(),
         tcp_bind: net.bind.allowed().map(<[u16]>::to_vec),
-        route: proxied.then(|| Route {
+        route: (proxied || loopback_only).then(|| Route {
             proxy: None,
             own: Vec::new(),
             named: Vec::new(),
@@ -230,6 +236,10 @@ pub(super) fn rules(
         private_network: false,
         private_ipc: false,
     });
+    let bind_tcp = match loopback_only {
+        true => None,
+        false => policy.network.bind.allowed().map(<[u16]>::to_vec),
+    };
     Rules {
         abi,
         read,
@@ -239,9 +249,7 @@ pub(super) fn rules(
         write_files,
         devices: present(&DEVICES),
         connect_tcp: network.then_some(connect).flatten(),
-        bind_tcp: network
-            .then(|| policy.network.bind.allowed().map(<[u16]>::to_vec))
-            .flatten(),
+        bind_tcp: network.then_some(bind_tcp).flatten(),
         scope_signals: scopes && policy.scopes.signals,
         scope_abstract_unix: scopes && policy.scopes.abstract_unix_sockets,
         limits: limits(&policy.limits),

@@ -148,7 +148,9 @@ impl Sockets {
     /// call's arguments alone it cannot be held to. So its TCP is open or none, never a list of
     /// ports or a domain allowlist.
     pub fn unnestable(&self) -> Option<&'static str> {
-        if self.route.is_some() {
+        // A route with TCP wholly closed is `offline`'s loopback of the job's own: closed to the
+        // outer judge (its filter refuses TCP sockets), nestable as before.
+        if self.route.is_some() && !self.tcp_closed() {
             Some(
                 "a job inside another job cannot have a domain allowlist: the outer job's \
                  supervisor judges its connects, under the outer policy, and no proxy of its own \
