@@ -136,6 +136,10 @@ pub struct Places<'a> {
     pub env: &'a [(OsString, OsString)],
     /// The credential stores, expanded.
     pub stores: &'a [PathBuf],
+    /// Whether the job's rules let it read a directory of the user's (its every entry but the
+    /// credential stores): only such a directory is read through (under `strict` the rest of the
+    /// home directory stays unread).
+    pub readable: &'a dyn Fn(&Path) -> bool,
 }
 
 /// The caches of one job: made on disk (the project's and the job's directories), as overlays,
@@ -153,6 +157,7 @@ pub fn plan(places: &Places<'_>) -> std::io::Result<Caches> {
         }
         let overlaid = places.overlay
             && std::fs::symlink_metadata(&user).is_ok_and(|m| m.is_dir())
+            && (places.readable)(&user)
             && tool.vars.iter().all(|(var, _)| !set_by_user(var));
         if overlaid {
             let layer = places.job.join(tool.name);
@@ -165,13 +170,15 @@ pub fn plan(places: &Places<'_>) -> std::io::Result<Caches> {
                 upper: upper.clone(),
                 work,
             });
-            caches.hidden.extend(
-                places
-                    .stores
-                    .iter()
-                    .filter(|s| s.starts_with(&user))
-                    .cloned(),
-            );
+            // Every store beneath it is hidden, those that do not exist yet too (`cargo login` in
+            // another terminal while the job runs would write one into the layer below): an empty
+            // file of the job's layer is their mount point, which the job cannot remove.
+            for store in places.stores.iter().filter(|s| s.starts_with(&user)) {
+                if std::fs::symlink_metadata(store).is_err() {
+                    placeholder(&upper, store.strip_prefix(&user).unwrap_or(store))?;
+                }
+                caches.hidden.push(store.clone());
+            }
             caches.write.push(user);
             caches.layers.push(Layer {
                 upper,
@@ -198,6 +205,21 @@ pub fn plan(places: &Places<'_>) -> std::io::Result<Caches> {
         }
     }
     Ok(caches)
+}
+
+/// An empty file at `rel` beneath the job's layer `upper` (its directories made), the mount point
+/// that hides a store the user has not made yet.
+fn placeholder(upper: &Path, rel: &Path) -> std::io::Result<()> {
+    let path = upper.join(rel);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map(drop)
 }
 
 /// A cargo home of isolate's reads the user's configuration (registries, mirrors, build

@@ -490,3 +490,53 @@ fn caches_are_writable_kept_for_the_next_job_and_never_the_users() {
         assert!(!stdout(&out).contains("kept"), "{}", said(&out));
     }
 }
+
+#[test]
+fn a_store_beneath_an_overlaid_cache_stays_hidden_made_before_or_during_the_job() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::create_dir_all(env.home.join(".cargo/registry")).unwrap();
+    fs::write(env.home.join(".cargo/credentials"), "old-secret\n").unwrap();
+    fs::create_dir_all(env.home.join(".cache")).unwrap();
+    fs::write(env.home.join(".cache/browsing"), "the user's cache\n").unwrap();
+    let go = env.path().join("go");
+    let script = format!(
+        "cat ~/.cargo/credentials; echo ready; \
+         while ! test -e {go}; do sleep 0.05; done; \
+         cat ~/.cargo/credentials.toml; echo x > ~/.cargo/credentials.toml; rm -f ~/.cargo/credentials.toml; \
+         cat ~/.cargo/credentials.toml; echo end",
+        go = go.display()
+    );
+    let mut child = env
+        .isolate_cmd(&repo, ["run", "--worktree", "--", "sh", "-c", &script])
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    // `cargo login` in another terminal while the job runs.
+    fs::write(
+        env.home.join(".cargo/credentials.toml"),
+        "token = \"new-secret\"\n",
+    )
+    .unwrap();
+    fs::write(&go, "").unwrap();
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let out = finish(child, LIMIT);
+    let text = format!("{first}\n{}\n", rest.join("\n"));
+    assert!(text.ends_with("end\n"), "{text}{}", said(&out));
+    assert!(!text.contains("secret"), "{text}{}", said(&out));
+    assert_eq!(
+        fs::read_to_string(env.home.join(".cargo/credentials.toml")).unwrap(),
+        "token = \"new-secret\"\n"
+    );
+    // Under strict, the rest of the home directory is not read through an overlay: the tools'
+    // variables point at the jobs' caches instead.
+    let (out, _) = env.worktree_job(
+        &repo,
+        &["--policy", "strict"],
+        "cat ~/.cache/browsing 2>&1; echo x > \"$PIP_CACHE_DIR/mine\" && echo wrote",
+    );
+    assert!(!stdout(&out).contains("the user's cache"), "{}", said(&out));
+    assert!(stdout(&out).contains("wrote"), "{}", said(&out));
+}

@@ -68,7 +68,7 @@ pub(super) fn enter_tier(
             None
         }
     };
-    let caches = job_caches(prepared, holder.is_some())?;
+    let caches = job_caches(prepared, holder.is_some(), rules)?;
     let mut write = caches.write.clone();
     let Some(holder) = holder else {
         add_writable(rules, &write);
@@ -105,7 +105,7 @@ pub(super) fn enter_tier(
 }
 
 /// The job's caches, in `<state>/caches/<project>`, its own layers in its directory.
-fn job_caches(prepared: &Prepared, overlay: bool) -> Result<Caches> {
+fn job_caches(prepared: &Prepared, overlay: bool, rules: &Rules) -> Result<Caches> {
     let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
         return Ok(Caches::default());
     };
@@ -117,6 +117,13 @@ fn job_caches(prepared: &Prepared, overlay: bool) -> Result<Caches> {
     let job = prepared.job_dir.join("caches");
     let env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     let stores = stores(prepared);
+    // Readable under every ruleset the job is held to: beneath a read rule, or a directory carved
+    // around a store (whose every other entry is read, as the overlay shows them).
+    let readable = |dir: &Path| {
+        std::iter::successors(Some(rules), |r| r.narrowed.as_deref()).all(|r| {
+            r.read.iter().any(|read| dir.starts_with(read)) || r.list.iter().any(|l| l == dir)
+        })
+    };
     let places = Places {
         home: Path::new(&home),
         project: &project,
@@ -124,6 +131,7 @@ fn job_caches(prepared: &Prepared, overlay: bool) -> Result<Caches> {
         overlay,
         env: &env,
         stores: &stores,
+        readable: &readable,
     };
     caches::plan(&places).map_err(|e| Error::io("cannot make the job's caches in", &project, e))
 }
