@@ -236,22 +236,40 @@ fn link_cargo_config(home: &Path, shared: &Path) {
 
 /// What a job that has ended wrote into its layers, moved into the project's jobs' caches (each
 /// entry renamed into place, a directory merged into one already there); then the layers
-/// removed. Never follows a link the job made; skips what the overlay wrote for itself (a
-/// whiteout, a device) and what is not worth keeping. Returns how many entries were kept.
+/// removed. Never follows a link, on either side: the job's layer is its own, and the project's
+/// jobs' cache is written directly by the project's other jobs (the Landlock-only tier, `strict`,
+/// a tool the user has no directory for), which may have made any of its directories a link, or
+/// swap one for a link while this runs. Every directory is therefore opened relative to its
+/// parent's descriptor with `O_NOFOLLOW`, and every entry renamed relative to the descriptors of
+/// the two directories that hold it: a link is moved as a link, and never walked. Skips what the
+/// overlay wrote for itself (a whiteout, a device) and what is not worth keeping. Returns how
+/// many entries were kept.
 pub fn publish(layers: &[Layer], job: &Path) -> u64 {
     let mut kept = 0;
     for layer in layers {
         let mut budget = ENTRIES_MAX;
+        // Both are isolate's own directories, which no job can replace (a job writes beneath them).
+        let (Ok(from), Ok(into)) = (open_dir_path(&layer.upper), open_dir_path(&layer.into)) else {
+            continue;
+        };
         if layer.keep.is_empty() {
-            kept += merge(&layer.upper, &layer.into, &mut budget, 0);
-        } else {
-            for sub in &layer.keep {
-                let from = layer.upper.join(sub);
-                let into = layer.into.join(sub);
-                if std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_dir()) {
-                    let _ = std::fs::create_dir_all(&into);
-                    kept += merge(&from, &into, &mut budget, 0);
-                }
+            kept += merge(&from, &into, &mut budget, 0);
+            continue;
+        }
+        for sub in &layer.keep {
+            let name = sub.as_os_str();
+            let Ok(from) = open_dir_at(&from, name) else {
+                continue;
+            };
+            // Made where missing; a link or anything else there that is not a directory is left
+            // alone, and nothing is kept into it.
+            let _ = nix::sys::stat::mkdirat(
+                &into,
+                name,
+                nix::sys::stat::Mode::from_bits_truncate(0o755),
+            );
+            if let Ok(into) = open_dir_at(&into, name) {
+                kept += merge(&from, &into, &mut budget, 0);
             }
         }
     }
@@ -263,42 +281,90 @@ pub fn publish(layers: &[Layer], job: &Path) -> u64 {
 const ENTRIES_MAX: u64 = 1_000_000;
 const DEPTH_MAX: usize = 64;
 
-/// Moves every entry of `from` into `into`: a file, a link or a new directory by rename, a
-/// directory already there by merging into it.
-fn merge(from: &Path, into: &Path, budget: &mut u64, depth: usize) -> u64 {
-    use std::os::unix::fs::FileTypeExt;
-    let Ok(entries) = std::fs::read_dir(from) else {
+/// A directory by its path, the last component not followed if a link.
+fn open_dir_path(path: &Path) -> nix::Result<std::os::fd::OwnedFd> {
+    open_dir_at(&nix::fcntl::AT_FDCWD, path.as_os_str())
+}
+
+/// The directory `name` in `dir`, never through a link.
+fn open_dir_at(
+    dir: &impl std::os::fd::AsFd,
+    name: &std::ffi::OsStr,
+) -> nix::Result<std::os::fd::OwnedFd> {
+    use nix::fcntl::OFlag;
+    nix::fcntl::openat(
+        dir,
+        name,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+}
+
+/// The kind of `name` in `dir`, not following a link: `None` where it is gone.
+fn kind_at(dir: &impl std::os::fd::AsFd, name: &std::ffi::OsStr) -> Option<nix::sys::stat::SFlag> {
+    use nix::sys::stat::SFlag;
+    let st = nix::sys::stat::fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW).ok()?;
+    Some(SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT)
+}
+
+/// Moves every entry of the directory `from` into the directory `into` (both held by descriptor):
+/// a file, a link or a new directory by rename, a directory already there by merging into it.
+fn merge(
+    from: &std::os::fd::OwnedFd,
+    into: &std::os::fd::OwnedFd,
+    budget: &mut u64,
+    depth: usize,
+) -> u64 {
+    use nix::fcntl::{renameat, renameat2, RenameFlags};
+    use nix::sys::stat::SFlag;
+    use std::os::fd::AsFd;
+    use std::os::unix::ffi::OsStrExt;
+    if depth > DEPTH_MAX {
+        return 0;
+    }
+    let Ok(listing) = nix::unistd::dup(from.as_fd()).and_then(nix::dir::Dir::from_fd) else {
         return 0;
     };
+    let names: Vec<std::ffi::OsString> = listing
+        .into_iter()
+        .flatten()
+        .map(|e| std::ffi::OsStr::from_bytes(e.file_name().to_bytes()).to_os_string())
+        .filter(|n| n != "." && n != "..")
+        .collect();
     let mut kept = 0;
-    for entry in entries.flatten() {
-        if *budget == 0 || depth > DEPTH_MAX {
+    for name in names {
+        if *budget == 0 {
             break;
         }
         *budget -= 1;
-        let Ok(kind) = entry.file_type() else {
+        let name = name.as_os_str();
+        let Some(kind) = kind_at(from, name) else {
             continue;
         };
-        let source = entry.path();
-        let target = into.join(entry.file_name());
-        if kind.is_char_device() || kind.is_block_device() || kind.is_fifo() || kind.is_socket() {
+        if kind != SFlag::S_IFDIR && kind != SFlag::S_IFREG && kind != SFlag::S_IFLNK {
             continue;
         }
-        if kind.is_dir() {
-            match std::fs::symlink_metadata(&target) {
-                Ok(m) if m.is_dir() => kept += merge(&source, &target, budget, depth + 1),
-                Ok(_) => {}
-                Err(_) => {
-                    if std::fs::rename(&source, &target).is_ok() {
+        if kind == SFlag::S_IFDIR {
+            match kind_at(into, name) {
+                Some(SFlag::S_IFDIR) => {
+                    if let (Ok(f), Ok(i)) = (open_dir_at(from, name), open_dir_at(into, name)) {
+                        kept += merge(&f, &i, budget, depth + 1);
+                    }
+                }
+                Some(_) => {}
+                None => {
+                    let moved = renameat2(from, name, into, name, RenameFlags::RENAME_NOREPLACE);
+                    if moved.is_ok() {
                         kept += 1;
                     }
                 }
             }
             continue;
         }
-        // A file or a link: the job's newer copy takes the place of the older.
-        let replaceable = std::fs::symlink_metadata(&target).map_or(true, |m| !m.is_dir());
-        if replaceable && std::fs::rename(&source, &target).is_ok() {
+        // A file or a link: the job's newer copy takes the place of the older (a directory there
+        // stays: rename refuses to put a file in its place).
+        let replaceable = kind_at(into, name) != Some(SFlag::S_IFDIR);
+        if replaceable && renameat(from, name, into, name).is_ok() {
             kept += 1;
         }
     }

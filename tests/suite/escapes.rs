@@ -4802,3 +4802,36 @@ fn isolates_state_directory_is_out_of_every_jobs_reach_but_its_own_tmpdir() {
     assert_status(&out, 0);
     assert!(stdout(&out).contains("job"), "{}", stderr(&out));
 }
+
+#[test]
+fn publishing_a_jobs_cache_never_follows_a_link_another_job_left_in_the_projects_cache() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    // The user has cargo's and npm's caches: the namespaces tier overlays them.
+    fs::create_dir_all(env.home.join(".cargo/registry")).unwrap();
+    fs::create_dir_all(env.home.join(".npm")).unwrap();
+    let hooks = repo.join(".git/hooks");
+    fs::create_dir_all(&hooks).unwrap();
+    // Under strict ~/.cargo is not read through: CARGO_HOME is the project's jobs' cache, which
+    // that job writes directly. It makes the registry there a link to the project's hooks.
+    let plant = format!(
+        "rm -rf \"$CARGO_HOME/registry\" && ln -s '{}' \"$CARGO_HOME/registry\" && echo planted",
+        hooks.display()
+    );
+    let (out, _) = attempt_with(&env, &repo, &["--policy", "strict"], &plant, || {});
+    assert!(stdout(&out).contains("planted"), "{}", stderr(&out));
+    // The next job (default policy, overlays) writes a hook by name into its registry, which
+    // publishing moves into the project's jobs' cache at its end; and a file into npm's.
+    let write = "rm -f ~/.cargo/registry && mkdir ~/.cargo/registry && \
+                 printf '#!/bin/sh\\necho hooked\\n' > ~/.cargo/registry/post-checkout && \
+                 chmod +x ~/.cargo/registry/post-checkout && echo kept > ~/.npm/from-the-job && \
+                 echo wrote";
+    let (out, report) = attempt_with(&env, &repo, &[], write, || {});
+    assert_eq!(report["sandbox"]["tier"], "namespaces", "{report}");
+    assert!(stdout(&out).contains("wrote"), "{}", stderr(&out));
+    // The project's hooks are unchanged (attempt_with's picture): nothing was moved through the link.
+    assert!(!hooks.join("post-checkout").exists());
+    // What the job wrote where no link was in the way is still kept for the next job.
+    let (out, _) = attempt_with(&env, &repo, &[], "cat ~/.npm/from-the-job", || {});
+    assert!(stdout(&out).starts_with("kept\n"), "{}", stderr(&out));
+}
