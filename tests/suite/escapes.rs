@@ -4835,3 +4835,37 @@ fn publishing_a_jobs_cache_never_follows_a_link_another_job_left_in_the_projects
     let (out, _) = attempt_with(&env, &repo, &[], "cat ~/.npm/from-the-job", || {});
     assert!(stdout(&out).starts_with("kept\n"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_link_another_job_left_in_the_projects_cache_never_carries_a_rule_to_a_store() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::create_dir_all(env.home.join(".cargo/registry")).unwrap();
+    fs::write(env.home.join(".cargo/credentials.toml"), "token = \"t\"\n").unwrap();
+    fs::write(env.home.join(".cargo/env"), "the user's env\n").unwrap();
+    fs::create_dir_all(env.home.join(".ssh")).unwrap();
+    fs::write(env.home.join(".ssh/id_ed25519"), "PRIVATE KEY\n").unwrap();
+    let home = Snapshot::take(&env.home);
+    // A job whose cargo home is the project's jobs' cache (strict) makes the registry there a
+    // link to ~/.ssh; in the next job's overlay that is where ~/.cargo/registry is, and a read
+    // rule carved around cargo's credentials names it.
+    let plant = format!(
+        "rm -rf \"$CARGO_HOME/registry\" && ln -s '{}' \"$CARGO_HOME/registry\" && echo planted",
+        env.home.join(".ssh").display()
+    );
+    let (out, _) = attempt_with(&env, &repo, &["--policy", "strict"], &plant, || {});
+    assert!(stdout(&out).contains("planted"), "{}", stderr(&out));
+    let read = "cat ~/.cargo/registry/id_ed25519 2>&1; cat ~/.cargo/env; \
+                echo mine > ~/.cargo/registry.new && cat ~/.cargo/registry.new";
+    let (out, report) = attempt_with(&env, &repo, &[], read, || {});
+    assert_eq!(report["sandbox"]["tier"], "namespaces", "{report}");
+    let text = stdout(&out);
+    assert!(!text.contains("PRIVATE KEY"), "{text}");
+    // The user's cache is still read through, and the job still writes its own layer.
+    assert!(
+        text.contains("the user's env\nmine\n"),
+        "{text}{}",
+        stderr(&out)
+    );
+    home.assert_unchanged(&Snapshot::take(&env.home), "home");
+}

@@ -69,6 +69,8 @@ pub(super) fn enter_tier(
         }
     };
     let caches = job_caches(prepared, holder.is_some(), rules)?;
+    let targets: Vec<PathBuf> = caches.overlays.iter().map(|o| o.target.clone()).collect();
+    drop_beneath(rules, &targets);
     let mut write = caches.write.clone();
     let Some(holder) = holder else {
         add_writable(rules, &write);
@@ -148,6 +150,26 @@ fn stores(prepared: &Prepared) -> Vec<PathBuf> {
         .filter_map(|raw| plan::expand(&raw).ok())
         .map(PathBuf::from)
         .collect()
+}
+
+/// Every rule beneath an overlaid cache's directory dropped, under every ruleset the job is held
+/// to. The job's rules are opened in its mount namespace, where such a path is the overlay's: what
+/// the layers below the job's hold there decides what the rule names, and the project's jobs'
+/// cache is one of them, written directly by the project's other jobs (the Landlock-only tier,
+/// `strict`, a tool the user has no directory for). A link one of them left where the user has
+/// `~/.cargo/registry` (a read rule carved around cargo's credentials) would carry the rule to
+/// its target: `~/.ssh`. The directory itself is writable as a whole (`add_writable`), which
+/// covers whatever the rules beneath it granted, and the stores beneath it are hidden by mounts.
+fn drop_beneath(rules: &mut Rules, targets: &[PathBuf]) {
+    let beneath = |p: &PathBuf| targets.iter().any(|t| p != t && p.starts_with(t));
+    let mut next = Some(rules);
+    while let Some(r) = next {
+        r.read.retain(|p| !beneath(p));
+        r.list.retain(|p| !beneath(p));
+        r.write.retain(|p| !beneath(p));
+        r.write_files.retain(|p| !beneath(p));
+        next = r.narrowed.as_deref_mut();
+    }
 }
 
 /// `paths` writable under every ruleset the job is held to.
