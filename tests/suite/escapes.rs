@@ -425,7 +425,12 @@ fn chown_of_a_project_file_is_a_known_gap_limited_to_what_its_owner_may_do() {
     });
     assert_said(&out, "chown-same-done");
     assert_said(&out, "chown-other-refused");
-    assert_said(&out, "Operation not permitted");
+    // EPERM, or EINVAL in the namespaces tier, whose user namespace maps no uid 4242.
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        text.contains("Operation not permitted") || text.contains("Invalid argument"),
+        "{text}"
+    );
     assert_said(&out, "Permission denied");
 }
 
@@ -4748,7 +4753,7 @@ fn a_job_never_binds_an_abstract_name_outsiders_would_reach() {
             "-c",
             "import socket, errno\n\
              try:\n\
-             \x20   socket.socket().bind(('0.0.0.0', 0)); print('tcp: ok')\n\
+             \x20   s = socket.socket(); s.bind(('0.0.0.0', 0)); s.listen(); print('tcp: ok')\n\
              except OSError as e:\n\
              \x20   print('tcp:', errno.errorcode[e.errno])",
         ],

@@ -80,7 +80,8 @@ pub(super) fn environment(made: &Made<'_>) -> Vec<(OsString, OsString)> {
     set("TMPDIR", made.tmpdir.into());
     // The shell's idea of where it is: the job's directory, never the caller's checkout (a tool
     // that trusts `PWD` would read and write the user's files instead of the job's).
-    set("PWD", made.cwd.into());
+    // As a shell names it: no trailing slash, no `.` component.
+    set("PWD", made.cwd.components().collect::<PathBuf>().into());
     // State a tool insists on keeping somewhere, in the job's own TMPDIR: tmux's socket
     // directory, a runtime directory (Jupyter's kernels' connection files), Chromium's profile
     // (its default, under ~/.config, is a credential store).

@@ -185,7 +185,8 @@ fn a_list_extends_the_first_whole_and_adds_what_the_others_say_themselves() {
         .write
         .iter()
         .any(|r| r.path == "~/.claude"));
-    assert_eq!(policy.network.udp, Reach::None);
+    // claude-code's allowlist: the job's network goes through the proxy (UDP refused there).
+    assert!(policy.network.proxied());
     assert!(policy.environment.default.contains_key("CLAUDE_CONFIG_DIR"));
     assert!(policy.filesystem.installation);
     // A cycle through a later entry is refused; so is an empty list.
