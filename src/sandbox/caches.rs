@@ -10,12 +10,14 @@
 //! In the namespaces tier the user's cache is read through: an overlay is mounted on the user's
 //! own directory (`~/.npm`, `~/.cache`, `~/.cargo`, …) with the user's cache at the bottom, the
 //! project's jobs' cache above it and a layer of the job's own on top, which the job writes; when
-//! the job has ended its new files are moved into the project's jobs' cache ([`publish`]). A warm
+//! the job has ended its new files are moved into the project's jobs' cache ([`publish`]), which
+//! nothing else writes. A warm
 //! `npm ci` reads the user's cache, a new package lands in the jobs' cache, and the user's
 //! directory never changes. The credential stores beneath an overlaid directory
 //! (`~/.cargo/credentials.toml`) are hidden by a mount over them. Where the user has no such
-//! directory, and in the Landlock-only tier, the tool's own variable points at the project's jobs'
-//! cache, which the job writes directly (no read-through: the first job downloads).
+//! directory, and in the Landlock-only tier, the tool's own variable points at a cache of the
+//! project's jobs written directly (`<state>/caches/<project>/direct/<tool>`; no read-through: the
+//! first job downloads), never the overlays' layer.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -130,6 +132,8 @@ pub struct Places<'a> {
     pub project: &'a Path,
     /// The job's own directory for its layers (`<job>/caches`).
     pub job: &'a Path,
+    /// isolate's own directories (the state directory, the worktree root): no overlay over them.
+    pub ours: &'a [PathBuf],
     /// Overlays can be mounted (the namespaces tier).
     pub overlay: bool,
     /// The caller's environment: a tool the user already pointed elsewhere is left alone.
@@ -155,7 +159,11 @@ pub fn plan(places: &Places<'_>) -> std::io::Result<Caches> {
         if inside_another {
             continue;
         }
+        // Never over a directory that holds isolate's own (a state directory under ~/.cache): the
+        // overlay's layers would overlap, and the job would see its own state through it.
+        let holds_ours = places.ours.iter().any(|p| p.starts_with(&user));
         let overlaid = places.overlay
+            && !holds_ours
             && std::fs::symlink_metadata(&user).is_ok_and(|m| m.is_dir())
             && (places.readable)(&user)
             && tool.vars.iter().all(|(var, _)| !set_by_user(var));
@@ -187,21 +195,24 @@ pub fn plan(places: &Places<'_>) -> std::io::Result<Caches> {
             });
             continue;
         }
+        // Written directly by the job: never the overlays' layer (what a job leaves there, a link,
+        // a binary, is never what another job's overlay shows: only `publish` writes that).
+        let direct = places.project.join("direct").join(tool.name);
         for (var, sub) in tool.vars {
             if set_by_user(var) {
                 continue;
             }
-            let dir = shared.join(sub);
+            let dir = direct.join(sub);
             std::fs::create_dir_all(&dir)?;
             caches
                 .env
                 .push((var.to_string(), dir.clone().into_os_string()));
-            if !caches.write.contains(&shared) {
-                caches.write.push(shared.clone());
+            if !caches.write.contains(&direct) {
+                caches.write.push(direct.clone());
             }
         }
         if tool.name == "cargo" && caches.env.iter().any(|(k, _)| k == "CARGO_HOME") {
-            link_cargo_config(places.home, &shared);
+            link_cargo_config(places.home, &direct);
         }
     }
     Ok(caches)

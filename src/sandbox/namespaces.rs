@@ -109,23 +109,70 @@ pub fn enter(ns: &Namespaces) -> std::io::Result<()> {
         )?;
     }
     for store in &ns.hidden {
-        let Ok(meta) = std::fs::symlink_metadata(store) else {
+        // Opened without following any link on the way (a layer of the project's jobs' cache may
+        // hold one): a store behind a link is not where the overlay shows it, and a link itself
+        // cannot be mounted over; the mount goes onto the very inode opened.
+        let Some(fd) = open_no_links(store)? else {
             continue;
         };
+        let place = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+        let meta = std::fs::metadata(&place)?;
         if meta.is_dir() {
             let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY;
             mount(
                 Some("tmpfs"),
-                store,
+                &place,
                 Some("tmpfs"),
                 flags,
                 Some("mode=000,size=4k"),
             )?;
         } else {
-            mount(Some("/dev/null"), store, None, libc::MS_BIND, None)?;
+            mount(Some("/dev/null"), &place, None, libc::MS_BIND, None)?;
         }
     }
     Ok(())
+}
+
+/// `path` opened as a path descriptor without following a link anywhere on it (`openat2` with
+/// `RESOLVE_NO_SYMLINKS`); `None` when it is not there or a link is on the way.
+fn open_no_links(path: &Path) -> std::io::Result<Option<OwnedFd>> {
+    /// `struct open_how` (include/uapi/linux/openat2.h).
+    #[repr(C)]
+    struct OpenHow {
+        flags: u64,
+        mode: u64,
+        resolve: u64,
+    }
+    const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+    let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(std::io::Error::other)?;
+    let how = OpenHow {
+        flags: (libc::O_PATH | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: RESOLVE_NO_SYMLINKS,
+    };
+    // SAFETY: openat2 reads the NUL-terminated path and the struct of the size given, both alive
+    // across the call; it returns a new descriptor or -1.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    };
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::ENOENT) | Some(libc::ELOOP) | Some(libc::ENOTDIR) => Ok(None),
+            _ => Err(std::io::Error::new(
+                e.kind(),
+                format!("cannot open {}: {e}", path.display()),
+            )),
+        };
+    }
+    // SAFETY: a new descriptor nothing else owns.
+    Ok(Some(unsafe { OwnedFd::from_raw_fd(fd as i32) }))
 }
 
 /// A path as overlayfs reads it in its options: `,` and `:` separate, `\` escapes.

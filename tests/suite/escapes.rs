@@ -4827,7 +4827,7 @@ fn publishing_a_jobs_cache_never_follows_a_link_another_job_left_in_the_projects
     assert!(stdout(&out).contains("planted"), "{}", stderr(&out));
     // The next job (default policy, overlays) writes a hook by name into its registry, which
     // publishing moves into the project's jobs' cache at its end; and a file into npm's.
-    let write = "rm -f ~/.cargo/registry && mkdir ~/.cargo/registry && \
+    let write = "rm -rf ~/.cargo/registry; mkdir -p ~/.cargo/registry && \
                  printf '#!/bin/sh\\necho hooked\\n' > ~/.cargo/registry/post-checkout && \
                  chmod +x ~/.cargo/registry/post-checkout && echo kept > ~/.npm/from-the-job && \
                  echo wrote";
@@ -4839,6 +4839,14 @@ fn publishing_a_jobs_cache_never_follows_a_link_another_job_left_in_the_projects
     // What the job wrote where no link was in the way is still kept for the next job.
     let (out, _) = attempt_with(&env, &repo, &[], "cat ~/.npm/from-the-job", || {});
     assert!(stdout(&out).starts_with("kept\n"), "{}", stderr(&out));
+    // What a job writes through a tool's variable (strict: CARGO_HOME) is never what another
+    // job's overlay shows: a cargo of its own there is not the next job's `~/.cargo/bin/cargo`.
+    let plant =
+        "mkdir -p \"$CARGO_HOME/bin\" && echo evil > \"$CARGO_HOME/bin/cargo\" && echo planted";
+    let (out, _) = attempt_with(&env, &repo, &["--policy", "strict"], plant, || {});
+    assert!(stdout(&out).contains("planted"), "{}", stderr(&out));
+    let (out, _) = attempt_with(&env, &repo, &[], "cat ~/.cargo/bin/cargo 2>&1", || {});
+    assert!(!stdout(&out).contains("evil"), "{}", stdout(&out));
 }
 
 #[test]

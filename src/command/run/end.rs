@@ -90,14 +90,15 @@ pub(super) fn supervise_to_end(
     if let Some(holder) = crate::supervise::namespaces::Holder::current() {
         holder.end();
     }
+
+    ended(&mut record, &ending);
+    // What `isolate exec` runs in the job ends with it, before its worktree is settled.
+    stop_execs(&prepared.job_dir, options.grace);
     // Nothing of the job runs any more: what it added to its caches is kept for the project's
     // next jobs.
     if !cache_layers.is_empty() {
         crate::sandbox::caches::publish(&cache_layers, &prepared.job_dir.join("caches"));
     }
-    ended(&mut record, &ending);
-    // What `isolate exec` runs in the job ends with it, before its worktree is settled.
-    stop_execs(&prepared.job_dir, options.grace);
     settle(options, prepared, &mut record);
     prepared.remove_tmpdir();
     journal::write(prepared, &record);

@@ -126,10 +126,15 @@ fn job_caches(prepared: &Prepared, overlay: bool, rules: &Rules) -> Result<Cache
             r.read.iter().any(|read| dir.starts_with(read)) || r.list.iter().any(|l| l == dir)
         })
     };
+    let state = store::state_dir()?;
+    let mut ours = vec![state.clone()];
+    ours.extend(prepared.worktree.as_ref().map(|wt| wt.key_dir.clone()));
+    ours.extend(prepared.worktree.as_ref().map(|wt| wt.project.top.clone()));
     let places = Places {
         home: Path::new(&home),
         project: &project,
         job: &job,
+        ours: &ours,
         overlay,
         env: &env,
         stores: &stores,
