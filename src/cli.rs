@@ -104,6 +104,9 @@ pub struct PsArgs {
     /// Also list ended jobs still on record.
     #[arg(long, short)]
     pub all: bool,
+    /// Every project's jobs (inside a project, only its own are shown; outside one, all).
+    #[arg(long)]
+    pub all_projects: bool,
     /// An array of reports instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -143,9 +146,18 @@ pub struct LogsArgs {
 
 #[derive(Debug, Args)]
 pub struct WaitArgs {
-    /// A job id, a unique prefix of one, or a job's name.
-    #[arg(value_parser = job_query)]
-    pub job: String,
+    /// Job ids, unique prefixes of them, or job names.
+    #[arg(value_name = "JOB", required_unless_present = "all", value_parser = job_query)]
+    pub jobs: Vec<String>,
+    /// Every running or queued job of the project this is run in.
+    #[arg(long, conflicts_with = "jobs")]
+    pub all: bool,
+    /// Machine-readable output: each job's record, one JSON line as it ends.
+    #[arg(long)]
+    pub json: bool,
+    /// Give up after DUR (90s, 15m, 2h): exit 124, the jobs still running left alone.
+    #[arg(long, value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
 }
 
 #[derive(Debug, Args)]
@@ -173,6 +185,9 @@ pub struct WorktreesArgs {
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
+    /// Every project's jobs (inside a project, only its own are shown; outside one, all).
+    #[arg(long)]
+    pub all_projects: bool,
 }
 
 #[derive(Debug, Args)]
@@ -180,6 +195,9 @@ pub struct PruneArgs {
     /// Say what would be removed, remove nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Every project's jobs (inside a project, only its own are shown; outside one, all).
+    #[arg(long)]
+    pub all_projects: bool,
     /// Empty the jobs' caches instead (package and build caches under the state directory), but
     /// a project's while a job of it runs.
     #[arg(long)]
@@ -201,9 +219,14 @@ pub struct MergeArgs {
     /// Job ids, unique prefixes of them, or job names, merged in this order.
     #[arg(value_name = "JOB", required_unless_present = "all", value_parser = job_query)]
     pub jobs: Vec<String>,
-    /// Every ended job of this project with unmerged commits, oldest first.
+    /// Every job of this project, oldest first: those with unmerged commits merged, those still
+    /// running listed as such.
     #[arg(long, conflicts_with = "jobs")]
     pub all: bool,
+    /// Go on past a job that conflicts or fails, to the next: every job that merges cleanly is
+    /// merged (the project is never half-merged: each merge is whole or not at all).
+    #[arg(long)]
+    pub keep_going: bool,
     /// Do not ask before fast-forwarding the project branch.
     #[arg(long, short)]
     pub yes: bool,
@@ -292,8 +315,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "10s")]
     pub grace: Duration,
 
-    /// Sandbox policy: a built-in or user profile name, or a TOML file (see isolate policy show;
-    /// default: the project's or user's configured policy, else `default`).
+    /// Sandbox policy: a built-in or user profile name, or a TOML file (see isolate policy show).
+    /// Default: the project's or user's configured policy; else the agent's own profile when CMD
+    /// is a known agent (claude-code, codex, aider, opencode, gemini); else `default`.
     #[arg(long, value_name = "NAME|FILE")]
     pub policy: Option<String>,
 
@@ -301,10 +325,12 @@ pub struct RunArgs {
     #[arg(long = "allow-write", value_name = "PATH")]
     pub allow_write: Vec<PathBuf>,
 
-    /// One more host the job may reach through its network proxy, `NAME`, `*.DOMAIN`, either with
-    /// `:PORT` (without: 443 and 80), for this run (repeatable). Under a policy without an allowlist
-    /// (`default`: TCP open) the run's network becomes exactly these names; `offline` stays offline.
-    #[arg(long = "allow-net", value_name = "DOMAIN")]
+    /// One more destination the job may reach through its network proxy, `NAME`, `*.DOMAIN`, or an
+    /// address (`127.0.0.1`, `[::1]`), either with `:PORT` (without: 443 and 80), for this run
+    /// (repeatable). One that names a local destination (`localhost:11434`, a gateway) allows
+    /// exactly it. Under a policy without an allowlist (`default`: TCP open) the run's network
+    /// becomes exactly these; `offline` stays offline.
+    #[arg(long = "allow-net", value_name = "DEST")]
     pub allow_net: Vec<String>,
 
     /// Run without Landlock, on purpose; stated in the start line and the report.

@@ -76,6 +76,7 @@ pub fn attach_to(job_dir: &Path, record: &Record, key: u8, named: &str) -> Resul
                 }
                 state => {
                     say!("\r\nisolate: job {} {state}", record.id);
+                    crate::command::run::end_block(&now);
                     Ok(now.exit_status().unwrap_or(1))
                 }
             }

@@ -18,7 +18,7 @@ use crate::git;
 use crate::git::project::Project;
 use crate::job::id::JobId;
 use crate::job::record::{Record, State};
-use crate::job::{store, worktrees};
+use crate::job::{project, store, worktrees};
 use crate::supervise::stop::kill_leftovers;
 use crate::sys::lock::Lock;
 use crate::words::{plural, timestamp};
@@ -34,6 +34,8 @@ use crate::worktree::standing;
 struct Line {
     id: String,
     path: String,
+    /// The project the worktree or branch belongs to (its top level; empty when unknown).
+    repo: String,
     /// `removed`, `would remove`, or `kept`.
     action: &'static str,
     /// `deleted`, `would delete`, or `kept`; absent when the project has no branch for the job.
@@ -47,6 +49,7 @@ impl Line {
         Line {
             id: id.to_string(),
             path: path.to_string(),
+            repo: String::new(),
             action: match (outcome.action, dry_run) {
                 (Action::Remove, false) => "removed",
                 (Action::Remove, true) => "would remove",
@@ -65,6 +68,7 @@ impl Line {
         Line {
             id: id.to_string(),
             path: path.to_string(),
+            repo: String::new(),
             action: "kept",
             branch: None,
             reason,
@@ -99,7 +103,16 @@ fn prune(args: &PruneArgs) -> Result<Vec<Line>> {
     let mut lines = Vec::new();
     let mut projects: Vec<PathBuf> = Vec::new();
     let mut found = Projects::default();
+    let scope = project::scope(&state, args.all_projects)?;
+    let mut repos = std::collections::HashMap::new();
     for (dir, record) in store::list_all(&state) {
+        if !project::within(&record, scope.as_deref()) {
+            continue;
+        }
+        repos.insert(
+            record.id.clone(),
+            project::of(&record).display().to_string(),
+        );
         let Some(wt) = record.worktree.clone() else {
             // No worktree to remove; a lost job's leftovers are stopped all the same.
             if record.effective_state() == State::Lost && !args.dry_run {
@@ -150,11 +163,23 @@ fn prune(args: &PruneArgs) -> Result<Vec<Line>> {
             projects.push(here.top);
         }
     }
+    for line in &mut lines {
+        if let Some(repo) = repos.get(&line.id) {
+            line.repo = repo.clone();
+        }
+    }
     for top in &projects {
-        let Ok(project) = Project::discover(top) else {
+        let Ok(found) = Project::discover(top) else {
             continue;
         };
-        lines.extend(orphans(&project, &state, args.dry_run));
+        lines.extend(
+            orphans(&found, &state, args.dry_run)
+                .into_iter()
+                .map(|mut l| {
+                    l.repo = found.top.display().to_string();
+                    l
+                }),
+        );
     }
     Ok(lines)
 }

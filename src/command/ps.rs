@@ -5,19 +5,36 @@ use crate::cli::PsArgs;
 use crate::command::print_json;
 use crate::error::Result;
 use crate::job::record::{Record, State};
-use crate::job::store;
+use crate::job::{project, store};
+
+/// A row of `ps --json`: the record, and the project it belongs to.
+#[derive(serde::Serialize)]
+struct Row<'a> {
+    #[serde(flatten)]
+    record: &'a Record,
+    project: std::path::PathBuf,
+}
 
 pub fn run(args: PsArgs) -> Result<i32> {
     let state = store::state_dir()?;
+    let scope = project::scope(&state, args.all_projects)?;
     let jobs: Vec<Record> = store::list(&state)
         .into_iter()
         // A job whose record says running is listed, lost too when its supervisor is gone: what
         // it left waits for `prune`, `stop` or `rm --force`, which settle it (then `--all` only).
         .filter(|(_, r)| args.all || r.state() == State::Running)
+        .filter(|(_, r)| project::within(r, scope.as_deref()))
         .map(|(_, record)| shown(record))
         .collect();
     if args.json {
-        return print_json(&jobs);
+        let rows: Vec<Row> = jobs
+            .iter()
+            .map(|record| Row {
+                record,
+                project: project::of(record),
+            })
+            .collect();
+        return print_json(&rows);
     }
     out!(
         "{:<28} {:<9} {:>7} {:>6} {:<10} {:<20} COMMAND",

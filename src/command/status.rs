@@ -70,9 +70,9 @@ pub fn run(args: JobArgs) -> Result<i32> {
         };
         out!("worktree: {place}")?;
         out!(
-            "branch:   {} ({} commits beyond base)",
+            "branch:   {} ({} beyond base)",
             wt.branch,
-            wt.commits
+            crate::words::plural(wt.commits, "commit", "commits")
         )?;
         out!("outcome:  {}", crate::controls::name(&wt.reason))?;
         if !wt.nested_jobs.is_empty() {

@@ -4,15 +4,17 @@
 use crate::cli::WorktreesArgs;
 use crate::command::print_json;
 use crate::error::Result;
-use crate::job::store;
+use crate::job::{project, store};
 use crate::worktree::cleanup::Projects;
 use crate::worktree::marks::{self, Row};
 
 pub fn run(args: WorktreesArgs) -> Result<i32> {
     let state = store::state_dir()?;
+    let scope = project::scope(&state, args.all_projects)?;
     let mut projects = Projects::default();
     let rows: Vec<Row> = store::list_all(&state)
         .iter()
+        .filter(|(_, record)| project::within(record, scope.as_deref()))
         .filter_map(|(_, record)| marks::row(&state, record, &mut projects))
         .collect();
     if args.json {

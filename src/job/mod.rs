@@ -3,6 +3,7 @@
 pub mod execs;
 pub mod id;
 pub mod nest;
+pub mod project;
 pub mod record;
 pub mod roots;
 pub mod store;

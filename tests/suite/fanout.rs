@@ -213,10 +213,15 @@ fn eight_jobs_fan_out_and_merge_all_lands_seven_and_leaves_the_conflict_in_its_w
     );
     assert_eq!(env.git(&repo, ["status", "--porcelain"]), "");
     env.assert_fsck(&repo);
-    // Nothing is left to merge.
+    // Nothing is left to merge: every job is listed, with nothing to merge.
     let out = env.isolate(&repo, ["merge", "--all", "--yes", "--json"]);
     assert_status(&out, 0);
-    assert!(json(&out)["jobs"].as_array().unwrap().is_empty());
+    let listed = json(&out)["jobs"].as_array().unwrap().clone();
+    assert!(
+        listed.iter().all(|j| j["outcome"] == "already_in"),
+        "{listed:?}"
+    );
+    assert!(stderr(&env.isolate(&repo, ["merge", "--all", "--yes"])).contains("nothing to merge"));
 }
 
 #[test]

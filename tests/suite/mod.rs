@@ -13,6 +13,7 @@ mod hidden_work;
 mod import;
 mod lifecycle;
 mod nested;
+mod orchestrator;
 mod ordinary;
 mod planted;
 mod policy;

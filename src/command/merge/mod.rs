@@ -1,7 +1,8 @@
-//! `isolate merge JOB… [--all] [--yes] [--json]`: brings jobs home one after another, in the order
-//! given (`--all`: every ended job of this project with unmerged commits, oldest first), and stops
-//! at the first that does not merge, saying which merged, which conflicted or failed, and which
-//! were not tried. Each job's merge is `worktree::merge`: shown, asked for unless `--yes`,
+//! `isolate merge JOB… [--all] [--keep-going] [--yes] [--json]`: brings jobs home one after another,
+//! in the order given (`--all`: every job of this project, oldest first: those still running are
+//! listed as such, those with nothing to merge too), and stops at the first that does not merge
+//! (with `--keep-going`, goes on to the next), saying which merged, which conflicted (with the
+//! command that resolves it) or failed, and which were not tried. Each job's merge is `worktree::merge`: shown, asked for unless `--yes`,
 //! computed in the project from objects alone, fast-forwarded only from what was shown; a conflict
 //! is left in the job's worktree (made again when it was removed).
 
@@ -39,7 +40,11 @@ enum Outcome {
         worktree: PathBuf,
         files: Vec<String>,
         recreated: bool,
+        /// The commands that resolve it: a shell in the job's worktree, then the merge again.
+        resolve: String,
     },
+    /// Still running (`--all`): not merged.
+    Running,
     /// Refused or failed before anything changed.
     Failed { reason: String },
     /// After a job that did not merge: not looked at.
@@ -54,6 +59,8 @@ struct Job {
     branch: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     into: Option<String>,
+    /// The project the job belongs to (its top level).
+    project: PathBuf,
     #[serde(flatten)]
     outcome: Outcome,
 }
@@ -66,14 +73,18 @@ struct Summary<'a> {
     already_in: Vec<&'a str>,
     conflicted: Vec<&'a str>,
     failed: Vec<&'a str>,
+    running: Vec<&'a str>,
     not_tried: Vec<&'a str>,
 }
 
 pub fn run(args: MergeArgs) -> Result<i32> {
     let jobs = merge_all(&args)?;
-    let ok = jobs
-        .iter()
-        .all(|j| matches!(j.outcome, Outcome::Merged { .. } | Outcome::AlreadyIn));
+    let ok = jobs.iter().all(|j| {
+        matches!(
+            j.outcome,
+            Outcome::Merged { .. } | Outcome::AlreadyIn | Outcome::Running
+        )
+    });
     if args.json {
         let ids = |f: fn(&Outcome) -> bool| {
             jobs.iter()
@@ -87,12 +98,15 @@ pub fn run(args: MergeArgs) -> Result<i32> {
             already_in: ids(|o| matches!(o, Outcome::AlreadyIn)),
             conflicted: ids(|o| matches!(o, Outcome::Conflicted { .. })),
             failed: ids(|o| matches!(o, Outcome::Failed { .. })),
+            running: ids(|o| matches!(o, Outcome::Running)),
             not_tried: ids(|o| matches!(o, Outcome::NotTried)),
         };
         let status = print_json(&summary)?;
         return Ok(if ok { status } else { 1 });
     }
-    if jobs.len() > 1 {
+    if jobs.is_empty() || jobs.iter().all(|j| matches!(j.outcome, Outcome::AlreadyIn)) {
+        say!("isolate: nothing to merge");
+    } else if jobs.len() > 1 {
         summarize(&jobs);
     }
     Ok(if ok { 0 } else { 1 })
@@ -126,8 +140,17 @@ fn merge_all(args: &MergeArgs) -> Result<Vec<Job>> {
                 .worktree
                 .as_ref()
                 .and_then(|wt| wt.project_branch.clone()),
+            project: crate::job::project::of(&record),
             outcome: Outcome::NotTried,
         };
+        if args.all && !record.effective_state().ended() {
+            job.outcome = Outcome::Running;
+            if !args.json {
+                say!("isolate: {} is still running: not merged", job.id);
+            }
+            done.push(job);
+            continue;
+        }
         if stopped {
             done.push(job);
             continue;
@@ -142,8 +165,8 @@ fn merge_all(args: &MergeArgs) -> Result<Vec<Job>> {
             },
         };
         match &job.outcome {
-            // `--all` chose the job for unmerged commits it turned out not to have: not a step.
-            Outcome::AlreadyIn if args.all => continue,
+            // `--all` chose the job for unmerged commits it turned out not to have: listed, quietly.
+            Outcome::AlreadyIn if args.all => {}
             // With --json, stdout is the summary's.
             Outcome::AlreadyIn | Outcome::Merged { .. } if args.json => {}
             Outcome::AlreadyIn => out!(
@@ -161,23 +184,25 @@ fn merge_all(args: &MergeArgs) -> Result<Vec<Job>> {
                 job.branch
             )?,
             Outcome::Conflicted {
-                worktree, files, ..
+                worktree,
+                files,
+                resolve,
+                ..
             } => {
-                stopped = true;
+                stopped = !args.keep_going;
                 say!(
-                    "isolate: merging {} into {} conflicts in {}; the merge is in {} (resolve it with isolate run --resume {} -- \"$SHELL\", then run isolate merge again)",
+                    "isolate: merging {} into {} conflicts in {}; the merge is in {} (resolve it: {resolve})",
                     job.into.as_deref().unwrap_or_default(),
                     job.branch,
                     controls::name(&files.join(", ")),
                     worktree.display(),
-                    job.id
                 );
             }
             Outcome::Failed { reason } => {
-                stopped = true;
+                stopped = !args.keep_going;
                 say!("isolate: {}: {reason}", job.id);
             }
-            Outcome::NotTried => {}
+            Outcome::NotTried | Outcome::Running => {}
         }
         done.push(job);
     }
@@ -227,6 +252,11 @@ fn merge_one(
                 worktree,
                 files,
                 recreated,
+                resolve: format!(
+                    "isolate run --resume {id} -- \"$SHELL\" (commit the merge there), then \
+                     isolate merge {id}",
+                    id = record.id
+                ),
             },
         },
     )
@@ -247,16 +277,17 @@ fn summarize(jobs: &[Job]) {
         }
     };
     say!(
-        "isolate: merged: {}; conflicted: {}; failed: {}; not tried: {}",
+        "isolate: merged: {}; conflicted: {}; failed: {}; running: {}; not tried: {}",
         list(|o| matches!(o, Outcome::Merged { .. } | Outcome::AlreadyIn)),
         list(|o| matches!(o, Outcome::Conflicted { .. })),
         list(|o| matches!(o, Outcome::Failed { .. })),
+        list(|o| matches!(o, Outcome::Running)),
         list(|o| matches!(o, Outcome::NotTried))
     );
 }
 
-/// Every ended job of the project the caller is in whose branch may hold unmerged commits (its
-/// worktree is there, or its branch is), oldest first.
+/// Every job of the project the caller is in whose branch may hold unmerged commits (its worktree
+/// is there, or its branch is) or that still runs, oldest first.
 fn all_of_this_project(state: &std::path::Path) -> Result<Vec<(PathBuf, Record)>> {
     let cwd = std::env::current_dir().map_err(|e| Error::io("cannot read", ".", e))?;
     // Found from paths before git runs here: a job's worktree is the job's, config included.
@@ -270,12 +301,11 @@ fn all_of_this_project(state: &std::path::Path) -> Result<Vec<(PathBuf, Record)>
     Ok(store::list(state)
         .into_iter()
         .filter(|(_, record)| {
-            record.effective_state().ended()
-                && record.worktree.as_ref().is_some_and(|wt| {
-                    wt.project_branch.is_some()
-                        && std::path::Path::new(&wt.repo) == here.top
-                        && (!wt.removed || wt.branch_kept)
-                })
+            record.worktree.as_ref().is_some_and(|wt| {
+                wt.project_branch.is_some()
+                    && std::path::Path::new(&wt.repo) == here.top
+                    && (!wt.removed || wt.branch_kept)
+            })
         })
         .collect())
 }

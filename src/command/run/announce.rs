@@ -171,6 +171,12 @@ pub(super) fn announce_end(
         record.id,
         humantime::format_duration(took)
     );
+    end_block(record);
+}
+
+/// What the end of a job says after its first line: what the sandbox refused it, then its
+/// worktree, outcome, branch and what comes next (also `attach`'s, when the job it shows ends).
+pub(crate) fn end_block(record: &Record) {
     for line in refusals(record) {
         say!("  {line}");
     }

@@ -31,6 +31,7 @@ mod setup;
 mod target;
 mod tier;
 
+pub(crate) use announce::end_block;
 pub use exec::exec;
 use options::{Mode, RunOptions, Start};
 use prepared::Prepared;

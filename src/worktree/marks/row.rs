@@ -17,6 +17,8 @@ pub struct Row {
     pub id: String,
     pub path: String,
     pub branch: String,
+    /// The project the worktree borrows from (its top level).
+    pub repo: String,
     pub project_branch: Option<String>,
     pub marks: Vec<Mark>,
     /// Commits on the job's branch that the project branch lacks (by patch, not by id).
@@ -56,6 +58,7 @@ pub fn row(state: &Path, record: &Record, projects: &mut Projects) -> Option<Row
         id: record.id.clone(),
         path: wt.path.clone(),
         branch: wt.branch.clone(),
+        repo: wt.repo.clone(),
         project_branch: wt.project_branch.clone(),
         marks: Vec::new(),
         unmerged: 0,
