@@ -37,7 +37,7 @@ pub fn scope(state: &Path, all: bool) -> Result<Option<PathBuf>> {
 
 /// Whether `record` is within `scope` (`None`: every project).
 pub fn within(record: &Record, scope: Option<&Path>) -> bool {
-    scope.is_none_or(|top| belongs(record, top))
+    scope.map_or(true, |top| belongs(record, top))
 }
 
 /// The project the caller is in, if it is in one: its top level. Found from paths before git runs
