@@ -311,6 +311,19 @@ pub struct RunArgs {
     #[arg(long, value_name = "DUR", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
 
+    /// The most memory the job's whole tree may use (512M, 2G), swap none: past it the kernel
+    /// kills the job, which ends `out_of_memory` (default: the policy's, else the configuration's).
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory)]
+    pub memory: Option<u64>,
+
+    /// The CPUs the job's whole tree may use at once (1.5: one and a half).
+    #[arg(long, value_name = "N", value_parser = parse_cpus)]
+    pub cpus: Option<u64>,
+
+    /// The most processes and threads the job's tree may have at once.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub pids: Option<u64>,
+
     /// Time between SIGTERM and SIGKILL when stopping.
     #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "10s")]
     pub grace: Duration,
@@ -362,6 +375,23 @@ pub struct RunArgs {
     /// The command to run, after `--`.
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+/// `--memory`: a size (`512M`, `2G`, bytes), at least 1 MiB.
+fn parse_memory(s: &str) -> Result<u64, Error> {
+    crate::words::parse_size(s)
+        .filter(|&n| n >= 1 << 20)
+        .ok_or_else(|| Error::Usage(format!("{s:?}: expected a size of 1M or more (512M, 2G)")))
+}
+
+/// `--cpus`: a positive number of CPUs, fractions allowed, in thousandths.
+fn parse_cpus(s: &str) -> Result<u64, Error> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite() && *n >= 0.01 && *n <= 10_000.0)
+        .map(|n| (n * 1000.0).round() as u64)
+        .ok_or_else(|| Error::Usage(format!("{s:?}: expected a number of CPUs (1, 0.5, 2.5)")))
 }
 
 fn parse_duration(s: &str) -> Result<Duration, Error> {

@@ -31,6 +31,13 @@ pub struct Config {
     /// default), `namespaces` (or the run fails) or `landlock` (Landlock and seccomp alone).
     /// `ISOLATE_TIER` overrides it.
     pub tier: Option<TierSetting>,
+    /// Limits of every job's cgroup unless the policy or the command line says otherwise: memory
+    /// (a size: `"4G"`), CPUs (`1.5`), processes.
+    pub memory: Option<String>,
+    pub cpus: Option<f64>,
+    pub pids: Option<u64>,
+    /// How many background jobs may run at once (per user); the rest wait, `queued`.
+    pub max_running: Option<usize>,
 }
 
 /// What the setting (`ISOLATE_TIER`, else the configuration's `tier`) asks for.
@@ -106,6 +113,10 @@ pub fn load(project: Option<&Project>) -> Result<Loaded> {
             base: p.base.or(user.base),
             base_fallback: p.base_fallback.or(user.base_fallback),
             tier: p.tier.or(user.tier),
+            memory: p.memory.or(user.memory),
+            cpus: p.cpus.or(user.cpus),
+            pids: p.pids.or(user.pids),
+            max_running: user.max_running,
         },
     };
     Ok(Loaded {

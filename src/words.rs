@@ -6,6 +6,24 @@
 use std::time::{Duration, SystemTime};
 
 /// `n` and the word for `n` of it: `plural(1, "commit", "commits")` is `1 commit`.
+/// A size in bytes as a person reads it: `512 MiB`, `1.5 GiB`, `800 bytes`.
+pub fn size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = "bytes";
+    for u in UNITS {
+        if value < 1024.0 {
+            break;
+        }
+        value /= 1024.0;
+        unit = u;
+    }
+    match value.fract() == 0.0 || unit == "bytes" {
+        true => format!("{} {unit}", value as u64),
+        false => format!("{value:.1} {unit}"),
+    }
+}
+
 pub fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }

@@ -130,6 +130,7 @@ fn copy_objects(project: &Project, job_objects: &Path, tip: &str, old: &str) -> 
             stdout: spawn::Stdio::from(pack_write),
             stderr: spawn::Stdio::from(err_write),
             cgroup_procs: None,
+            limit_procs: Vec::new(),
             terminal: None,
         },
         "import",

@@ -80,6 +80,7 @@ pub fn git(
         stdout: Stdio::null(),
         stderr: Stdio::null(),
         cgroup_procs: None,
+        limit_procs: Vec::new(),
         terminal: None,
     };
     helper::output(job, "git", LIMIT)

@@ -194,3 +194,122 @@ fn ps_worktrees_and_prune_speak_of_the_project_they_run_in() {
     assert!(rows.iter().all(|r| r["id"] != b.as_str()), "{rows:?}");
     assert!(env.worktree_dirs().iter().any(|d| d.ends_with(&b)));
 }
+
+/// A job that takes `mib` MiB, 1 MiB at a time, and says so.
+const GREEDY: &str = "python3 -c '\n\
+a = []\n\
+for i in range(400):\n\
+\x20   a.append(bytearray(1 << 20))\n\
+print(\"survived\")\n\
+'";
+
+#[test]
+fn limits_per_job_hold_the_whole_tree_and_a_job_out_of_memory_says_so() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let report = env.path().join("oom.json");
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--memory",
+            "96M",
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            GREEDY,
+        ],
+    );
+    assert_status(&out, 137);
+    assert!(!stdout(&out).contains("survived"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("limits: memory 96 MiB"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("out of memory, its limit 96 MiB"),
+        "{}",
+        stderr(&out)
+    );
+    let record = env.report(&report);
+    assert_eq!(record["state"], "out_of_memory", "{record}");
+    assert_eq!(record["limits"]["memory"], 96 << 20);
+    // Within the limit the same job runs to its end; without one too.
+    let out = env.isolate(&repo, ["run", "--memory", "1G", "--", "sh", "-c", GREEDY]);
+    assert_status(&out, 0);
+    assert!(stdout(&out).contains("survived"));
+    // Processes: the tree's, not the user's; a fork past the limit fails, the job goes on.
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--pids",
+            "20",
+            "--",
+            "python3",
+            "-c",
+            "import os, time\nn = 0\nfor i in range(40):\n    try:\n        pid = os.fork()\n    except OSError:\n        break\n    if pid == 0:\n        time.sleep(30); os._exit(0)\n    n += 1\nprint('forked', n)",
+        ],
+    );
+    assert_status(&out, 0);
+    let forked: usize = stdout(&out)
+        .trim()
+        .strip_prefix("forked ")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((10..20).contains(&forked), "{}", stdout(&out));
+    // A policy's [limits] asks for them too; bad values are refused before anything runs.
+    let policy = env.file(
+        "limited.toml",
+        "extends = \"default\"\n[limits]\nmemory = \"96M\"\n",
+    );
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--policy",
+            policy.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            GREEDY,
+        ],
+    );
+    assert_status(&out, 137);
+    for bad in [["--memory", "lots"], ["--cpus", "0"], ["--pids", "0"]] {
+        let mut args = vec!["run"];
+        args.extend(bad);
+        args.extend(["--", "true"]);
+        let out = env.isolate(&repo, &args);
+        // run's own usage errors are 125, as its other failures before CMD runs.
+        assert_status(&out, 125);
+    }
+}
+
+#[test]
+fn a_limit_that_cannot_be_had_fails_the_run_and_never_runs_unlimited() {
+    // An ordinary user whose cgroup no controller reaches (no delegated subtree here): 125, and
+    // the command never ran.
+    let env = TestEnv::new();
+    let out = env.as_ordinary_user(
+        "git init -q lim && cd lim && git -c user.name=u -c user.email=u@x commit -q --allow-empty -m i && \
+         \"$ISOLATE\" run --memory 64M -- sh -c 'echo ran'; echo \"status $?\"",
+    );
+    let text = stdout(&out);
+    if text.contains("status 0") {
+        // This machine delegates a controller to ordinary users: the limit held instead.
+        return;
+    }
+    assert!(text.contains("status 125"), "{text}{}", stderr(&out));
+    assert!(!text.contains("ran\n"), "{text}");
+    assert!(
+        stderr(&out).contains("cannot limit the job"),
+        "{}",
+        stderr(&out)
+    );
+}

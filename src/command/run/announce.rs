@@ -163,6 +163,14 @@ pub(super) fn announce_end(
             format!("was killed by signal {signal} (status {})", 128 + signal)
         }
         State::Exited { code } => format!("exited with status {code}"),
+        State::OutOfMemory { .. } => format!(
+            "was killed: out of memory, its limit {} (status {})",
+            record
+                .limits
+                .and_then(|l| l.memory)
+                .map_or("reached".to_string(), crate::words::size),
+            record.exit_status().unwrap_or(137)
+        ),
         State::Running | State::Lost => "ended".to_string(),
     };
     let took = std::time::Duration::from_secs(took.as_secs());

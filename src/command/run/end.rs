@@ -5,6 +5,7 @@
 use std::time::SystemTime;
 
 use crate::job::record::{Record, State};
+use crate::supervise::cgroup::Limited;
 use crate::supervise::interactive;
 use crate::supervise::reaper::{self, Ending, Signals};
 use crate::words::timestamp;
@@ -36,6 +37,7 @@ pub(super) fn supervise_to_end(
         relays,
         ports,
         cgroup,
+        limited,
         clock,
         writable,
     } = launched;
@@ -76,7 +78,12 @@ pub(super) fn supervise_to_end(
     if let Some(log) = log {
         log.finish();
     }
+    // Its memory limit ended it: a state of its own (read before its cgroups go).
+    let out_of_memory = limited.as_ref().is_some_and(Limited::out_of_memory);
     drop(cgroup);
+    if let Some(limited) = &limited {
+        limited.remove();
+    }
     drop(ports);
     record.ended_at = Some(timestamp(SystemTime::now()));
     record.sandbox.refused = broker.as_ref().map(|b| b.refused());
@@ -92,6 +99,11 @@ pub(super) fn supervise_to_end(
     }
 
     ended(&mut record, &ending);
+    if out_of_memory && !ending.timed_out() {
+        record.set_state(State::OutOfMemory {
+            exit: Some(ending.exit()),
+        });
+    }
     // What `isolate exec` runs in the job ends with it, before its worktree is settled.
     stop_execs(&prepared.job_dir, options.grace);
     // Nothing of the job runs any more: what it added to its caches is kept for the project's

@@ -148,6 +148,7 @@ fn run_in_job(args: ExecArgs) -> Result<i32> {
         stdout,
         stderr,
         cgroup_procs: cgroup.as_ref().and_then(Cgroup::procs_for_child),
+        limit_procs: Vec::new(),
         terminal: terminal.as_ref().map(Interactive::slave_fd),
     });
     let spawned = match spawned {

@@ -15,6 +15,7 @@ use crate::sandbox::plan;
 use crate::supervise::attach::Hub;
 use crate::supervise::background::Notify;
 use crate::supervise::broker::Broker;
+use crate::supervise::cgroup::Limited;
 use crate::supervise::forward::Forwards;
 use crate::supervise::interactive::{self, Interactive};
 use crate::supervise::log::{self, Log};
@@ -53,6 +54,8 @@ pub(super) struct Launched {
     pub(super) relays: Vec<Relay>,
     pub(super) ports: Ports,
     pub(super) cgroup: JobCgroup,
+    /// How the job's limits are enforced, when it has any.
+    pub(super) limited: Option<Limited>,
     pub(super) clock: Instant,
     /// What the job could write, for the hint at the end (`None` unsandboxed: everything).
     pub(super) writable: Option<(Vec<PathBuf>, Vec<PathBuf>)>,
@@ -70,6 +73,7 @@ struct Holding {
     terminal: Option<Interactive>,
     hub: Option<Hub>,
     cgroup: JobCgroup,
+    limited: Option<Limited>,
     env: Vec<(OsString, OsString)>,
     record: Record,
 }
@@ -105,6 +109,7 @@ pub(super) fn launch(
             timeout: prepared.timeout(options.timeout),
             grace: options.grace,
             cgroup: held.cgroup.get(),
+            limited: held.limited.as_ref(),
         };
         run_setup(setup, signals)?;
     }
@@ -125,6 +130,11 @@ pub(super) fn launch(
         stdout,
         stderr,
         cgroup_procs: held.cgroup.get().and_then(|cg| cg.procs_for_child()),
+        limit_procs: held
+            .limited
+            .as_ref()
+            .map(Limited::procs)
+            .unwrap_or_default(),
         terminal: held
             .terminal
             .as_ref()
@@ -143,6 +153,13 @@ pub(super) fn launch(
             .map_err(|e| Error::System("cannot relay the job's output", e))?;
     }
     let cgroup = held.cgroup.holding(pid, starting.placed.is_some());
+    // A job that asked for limits runs within them or not at all.
+    if let Some(limited) = &held.limited {
+        if let Err(why) = limited.holds(pid, cgroup.get()) {
+            starting.abandon();
+            return Err(Error::Sandbox(format!("cannot limit the job: {why}")));
+        }
+    }
     let mut record = held.record;
     record.cgroup = cgroup.path();
     record.pid = Some(pid.as_raw());
@@ -170,6 +187,7 @@ pub(super) fn launch(
         relays,
         ports: held.ports,
         cgroup,
+        limited: held.limited,
         clock,
         writable,
     })
@@ -236,6 +254,15 @@ fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) 
         env.push((key.into(), value));
     }
     let cgroup = JobCgroup::create(prepared.id.as_str());
+    let limits = job_limits(options, prepared)?;
+    let limited = match limits.is_empty() {
+        true => None,
+        false => Some(
+            Limited::enforce(&limits, prepared.id.as_str(), cgroup.get()).map_err(|why| {
+                Error::Sandbox(format!("cannot limit the job ({}): {why}", limits.shown()))
+            })?,
+        ),
+    };
     // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) only changes how orphans of this process are re-parented.
     unsafe {
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
@@ -245,11 +272,18 @@ fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) 
         .as_ref()
         .map(|_| log_path(prepared).display().to_string());
     record.port = Some(ports.first());
+    record.limits = (!limits.is_empty()).then_some(limits);
     record.cgroup = cgroup.path();
     record.background = notify.is_some();
     Ok(Holding {
         rules: confinement.rules,
-        notes: confinement.notes,
+        notes: {
+            let mut notes = confinement.notes;
+            if let Some(limited) = &limited {
+                notes.push(format!("limits: {} ({})", limits.shown(), limited.kind()));
+            }
+            notes
+        },
         ports,
         proxy,
         forwards,
@@ -258,6 +292,7 @@ fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) 
         terminal,
         hub,
         cgroup,
+        limited,
         env,
         record,
     })
@@ -332,4 +367,26 @@ fn stdio(log: Option<&Log>, headless: bool) -> Result<(Stdio, Stdio, Stdio, Vec<
         Stdio::from(share()?),
         Vec::new(),
     ))
+}
+
+/// The job's limits: the command line's, else its policy's, else the configuration's.
+fn job_limits(options: &RunOptions, prepared: &Prepared) -> Result<crate::job::record::JobLimits> {
+    let config = crate::config::load(None)?.config;
+    let memory = match &config.memory {
+        Some(text) => Some(crate::words::parse_size(text).ok_or_else(|| {
+            Error::Usage(format!(
+                "the configuration's memory = {text:?}: expected a size (4G)"
+            ))
+        })?),
+        None => None,
+    };
+    let configured = crate::job::record::JobLimits {
+        memory,
+        millicpus: config.cpus.map(|c| (c * 1000.0).round().max(10.0) as u64),
+        pids: config.pids,
+    };
+    Ok(options
+        .limits
+        .or(prepared.policy.policy.limits.cgroup)
+        .or(configured))
 }

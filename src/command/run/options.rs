@@ -79,6 +79,8 @@ pub(super) struct RunOptions {
     pub(super) speech: Speech,
     /// `--timeout`; the job's own limit is the shorter of it and its policies' (`Prepared::timeout`).
     pub(super) timeout: Option<Duration>,
+    /// `--memory`, `--cpus`, `--pids`.
+    pub(super) limits: crate::job::record::JobLimits,
     pub(super) grace: Duration,
     pub(super) policy: Option<String>,
     pub(super) allow_write: Vec<PathBuf>,
@@ -125,6 +127,11 @@ impl From<RunArgs> for RunOptions {
             tty,
             speech,
             timeout: args.timeout,
+            limits: crate::job::record::JobLimits {
+                memory: args.memory,
+                millicpus: args.cpus,
+                pids: args.pids,
+            },
             grace: args.grace,
             policy: args.policy,
             allow_write: args.allow_write,

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result, SetupFailure};
 use crate::sandbox::plan;
-use crate::supervise::cgroup::Cgroup;
+use crate::supervise::cgroup::{Cgroup, Limited};
 use crate::supervise::log::Log;
 use crate::supervise::reaper::{self, Signals};
 use crate::supervise::relay::Relay;
@@ -29,6 +29,8 @@ pub(super) struct Setup<'a> {
     pub(super) timeout: Option<Duration>,
     pub(super) grace: Duration,
     pub(super) cgroup: Option<&'a Cgroup>,
+    /// The job's limits, where they are v1 cgroups to enter.
+    pub(super) limited: Option<&'a Limited>,
 }
 
 pub(super) fn run_setup(setup: Setup<'_>, signals: &mut Signals) -> Result<()> {
@@ -62,6 +64,7 @@ pub(super) fn run_setup(setup: Setup<'_>, signals: &mut Signals) -> Result<()> {
         stdout: Stdio::from(output),
         stderr: Stdio::from(err),
         cgroup_procs: setup.cgroup.and_then(Cgroup::procs_for_child),
+        limit_procs: setup.limited.map(Limited::procs).unwrap_or_default(),
         terminal: None,
     })
     .map_err(|e| failed(SetupFailure::Start(Box::new(e))))?

@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+mod limits;
 mod liveness;
 mod sandbox;
 mod state;
@@ -13,6 +14,7 @@ mod state;
 mod tests;
 mod worktree;
 
+pub use limits::JobLimits;
 pub use sandbox::{NetworkCounts, Refused, SandboxReport, Tier};
 use state::Phase;
 pub use state::{Exit, State};
@@ -74,6 +76,9 @@ pub struct Record {
     /// tombstone that only `worktrees` and `prune` read, so the worktree is never orphaned.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub forgotten: bool,
+    /// What the job may take (its cgroup's limits), when it asked for any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<JobLimits>,
 }
 
 impl Record {
@@ -108,6 +113,7 @@ impl Record {
             cgroup: None,
             background: false,
             forgotten: false,
+            limits: None,
         }
     }
 

@@ -25,6 +25,12 @@ pub enum State {
         /// How its main process then ended, when the record says.
         exit: Option<Exit>,
     },
+    /// Its memory limit (`--memory`) was reached and the kernel killed it: the status of how its
+    /// main process ended (137 for SIGKILL).
+    OutOfMemory {
+        /// How its main process then ended, when the record says.
+        exit: Option<Exit>,
+    },
     /// Its supervisor died without recording an end (or the record says it ended without saying
     /// how): no status.
     Lost,
@@ -48,6 +54,7 @@ impl State {
             State::Exited { code } => Some(code),
             State::Killed { signal } => Some(128 + signal),
             State::TimedOut { .. } => Some(124),
+            State::OutOfMemory { exit } => Some(exit.map_or(128 + libc::SIGKILL, Exit::status)),
             State::Running | State::Lost => None,
         }
     }
@@ -66,7 +73,7 @@ impl State {
         let exit = match self {
             State::Exited { code } => Some(Exit::Code(code)),
             State::Killed { signal } => Some(Exit::Signal(signal)),
-            State::TimedOut { exit } => exit,
+            State::TimedOut { exit } | State::OutOfMemory { exit } => exit,
             State::Running | State::Lost => None,
         };
         (self.phase(), exit)
@@ -78,6 +85,7 @@ impl State {
             (Phase::Running, _) => State::Running,
             (Phase::Lost, _) => State::Lost,
             (Phase::TimedOut, exit) => State::TimedOut { exit },
+            (Phase::OutOfMemory, exit) => State::OutOfMemory { exit },
             (Phase::Exited | Phase::Killed, Some(exit)) => State::ended_by(exit, false),
             (Phase::Exited | Phase::Killed, None) => State::Lost,
         }
@@ -89,6 +97,7 @@ impl State {
             State::Exited { .. } => Phase::Exited,
             State::Killed { .. } => Phase::Killed,
             State::TimedOut { .. } => Phase::TimedOut,
+            State::OutOfMemory { .. } => Phase::OutOfMemory,
             State::Lost => Phase::Lost,
         }
     }
@@ -108,6 +117,7 @@ pub(super) enum Phase {
     Exited,
     Killed,
     TimedOut,
+    OutOfMemory,
     Lost,
 }
 
@@ -118,6 +128,7 @@ impl Phase {
             Phase::Exited => "exited",
             Phase::Killed => "killed",
             Phase::TimedOut => "timed_out",
+            Phase::OutOfMemory => "out_of_memory",
             Phase::Lost => "lost",
         }
     }

@@ -96,6 +96,10 @@ pub(super) struct LimitsFile {
     pub(super) address_space: Option<Size>,
     #[serde(default, deserialize_with = "deserialize_duration")]
     pub(super) timeout: Option<Duration>,
+    /// The job's cgroup's limits (supervise/cgroup/limits.rs).
+    pub(super) memory: Option<Size>,
+    pub(super) cpus: Option<f64>,
+    pub(super) pids: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -19,6 +19,8 @@ pub struct Limits {
     /// Wall-clock timeout when `--timeout` is not given.
     #[serde(serialize_with = "serialize_duration")]
     pub timeout: Option<Duration>,
+    /// The job's cgroup's limits when `--memory`, `--cpus`, `--pids` are not given.
+    pub cgroup: crate::job::record::JobLimits,
 }
 
 fn serialize_duration<S: serde::Serializer>(

@@ -111,6 +111,12 @@ fn limits(base: Limits, limits: LimitsFile) -> Limits {
         core_size: limits.core_size.map(|s| s.0).or(base.core_size),
         address_space: limits.address_space.map(|s| s.0).or(base.address_space),
         timeout: limits.timeout.or(base.timeout),
+        cgroup: crate::job::record::JobLimits {
+            memory: limits.memory.map(|s| s.0),
+            millicpus: limits.cpus.map(|c| (c * 1000.0).round().max(10.0) as u64),
+            pids: limits.pids,
+        }
+        .or(base.cgroup),
     }
 }
 

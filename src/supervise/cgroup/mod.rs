@@ -2,6 +2,7 @@
 //! `cgroup.kill` then stops the whole tree at once, and nothing in it can escape by double-forking or
 //! `setsid`. Elsewhere isolate falls back to walking the supervisor's descendants (tree.rs).
 
+mod limits;
 mod place;
 mod probe;
 
@@ -14,6 +15,7 @@ use nix::unistd::Pid;
 
 use place::own_cgroup_dir;
 
+pub use limits::Limited;
 pub use place::unified_mount;
 pub use probe::{probe, CgroupProbe};
 

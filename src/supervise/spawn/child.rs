@@ -48,6 +48,8 @@ pub(super) struct Setup<'a> {
     pub terminal: Option<RawFd>,
     /// The job's cgroup's `cgroup.procs`, open for writing, when the fork did not place the child.
     pub cgroup_procs: Option<RawFd>,
+    /// The `cgroup.procs` of its cgroups in v1 hierarchies (its limits), open for writing.
+    pub limit_procs: &'a [RawFd],
     /// The supervisor's pid: the child's parent, unless the supervisor died.
     pub parent: libc::pid_t,
     /// The status socket and the release pipe, which the helper keeps across its exec.
@@ -166,6 +168,11 @@ unsafe fn prepare(setup: &Setup<'_>) -> Result<(), i32> {
     check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL))?;
     // Into the job's cgroup before anything can fork; a failure leaves the descendant walk.
     if let Some(fd) = setup.cgroup_procs {
+        libc::write(fd, b"0".as_ptr().cast(), 1);
+    }
+    // Into the cgroups of its limits too; one it could not enter the supervisor finds (the run
+    // then fails: never silently unlimited).
+    for &fd in setup.limit_procs {
         libc::write(fd, b"0".as_ptr().cast(), 1);
     }
     // The supervisor died before the death signal was armed: do not run unsupervised.

@@ -42,6 +42,8 @@ pub(super) struct Child<'a> {
     pub stdio: [Stdio; 3],
     pub terminal: Option<RawFd>,
     pub cgroup: Option<&'a ForChild>,
+    /// The `cgroup.procs` of v1 cgroups the child moves itself into.
+    pub limit_procs: &'a [std::fs::File],
     pub keep: [RawFd; 2],
 }
 
@@ -78,12 +80,14 @@ pub(super) fn fork_child(child: Child<'_>) -> std::io::Result<(Pid, Option<PathB
     let opened = [stdin.open()?, stdout.open()?, stderr.open()?];
     let (errors_read, errors_write) = pipe::pipe()?;
     let dir = child.cgroup.map(|cg| cg.dir.as_raw_fd());
+    let limit_procs: Vec<RawFd> = child.limit_procs.iter().map(AsRawFd::as_raw_fd).collect();
     let mut setup = Setup {
         entry,
         cwd: &cwd,
         stdio: [opened[0].raw(), opened[1].raw(), opened[2].raw()],
         terminal: child.terminal,
         cgroup_procs: None,
+        limit_procs: &limit_procs,
         parent: std::process::id() as libc::pid_t,
         keep: child.keep,
         errors: errors_write.as_raw_fd(),

@@ -39,6 +39,9 @@ pub struct Spawn {
     pub stderr: Stdio,
     /// The job's cgroup: the child is forked into it (or moves itself in before exec).
     pub cgroup_procs: Option<ForChild>,
+    /// The `cgroup.procs` of the job's cgroups in v1 hierarchies (its limits on a hybrid
+    /// machine): the child moves itself into each before exec.
+    pub limit_procs: Vec<std::fs::File>,
     /// Interactive mode: the pty slave that becomes the job's controlling terminal and stdio.
     pub terminal: Option<RawFd>,
 }

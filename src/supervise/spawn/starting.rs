@@ -103,6 +103,7 @@ pub fn start(job: Spawn) -> Result<Starting> {
         stdio: [job.stdin, job.stdout, job.stderr],
         terminal: job.terminal,
         cgroup: job.cgroup_procs.as_ref(),
+        limit_procs: &job.limit_procs,
         keep: [status_write.as_raw_fd(), go_read.as_raw_fd()],
     })
     .map_err(|e| Error::Sandbox(format!("cannot start the job: {e}")))?;
@@ -165,6 +166,11 @@ fn through_helper<'a>(
 }
 
 impl Starting {
+    /// Kills and collects the job's first process, held before CMD: it never runs.
+    pub fn abandon(self) {
+        discard(self.pid);
+    }
+
     /// Lets the job's first process exec CMD; returns once CMD runs, or with the reason it could not.
     pub fn release(self) -> Result<Spawned> {
         let Starting {

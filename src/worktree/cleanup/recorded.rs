@@ -82,7 +82,10 @@ impl Recorded {
             life: match record.effective_state() {
                 State::Running => Life::Running,
                 State::Lost => Life::Lost,
-                State::Exited { .. } | State::Killed { .. } | State::TimedOut { .. } => Life::Ended,
+                State::Exited { .. }
+                | State::Killed { .. }
+                | State::TimedOut { .. }
+                | State::OutOfMemory { .. } => Life::Ended,
             },
         })
     }
