@@ -3,9 +3,7 @@
 //! and the kernel surface a job never needs (io_uring, user namespaces, keyrings, System V IPC,
 //! other processes' limits and priorities, system calls newer than this build).
 
-use libseccomp::error::SeccompError;
-use libseccomp::{ScmpAction, ScmpCompareOp, ScmpFilterContext};
-
+use super::bpf::{CmpOp, Filter, FilterAction, FilterError};
 use super::filter::{arg, refuse, sys, INT};
 
 /// `IOPRIO_WHO_USER`, `ioprio_set`'s `which` for every process of a uid.
@@ -15,19 +13,19 @@ const IOPRIO_WHO_USER: u64 = 3;
 /// (one no session controls) its own controlling terminal, where `TIOCSTI` would type what the
 /// terminal's next reader runs outside the sandbox; `TIOCLINUX` pastes a console's selection.
 /// Refused on every terminal, whatever `dev.tty.legacy_tiocsti` says.
-pub(super) fn terminal_input(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
+pub(super) fn terminal_input(ctx: &mut Filter) -> Result<(), FilterError> {
     // (libc's ioctl numbers are u64 here and i32 elsewhere.)
     #[allow(clippy::unnecessary_cast)]
     refuse_ioctls(ctx, &[libc::TIOCSTI as u64, libc::TIOCLINUX as u64])
 }
 
 /// `ioctl` with any of `requests` refused (`EPERM`), on every descriptor.
-fn refuse_ioctls(ctx: &mut ScmpFilterContext, requests: &[u64]) -> Result<(), SeccompError> {
+fn refuse_ioctls(ctx: &mut Filter, requests: &[u64]) -> Result<(), FilterError> {
     for &request in requests {
         ctx.add_rule_conditional(
             refuse(libc::EPERM),
             sys(libc::SYS_ioctl)?,
-            &[arg(1, ScmpCompareOp::MaskedEqual(INT), request)],
+            &[arg(1, CmpOp::MaskedEqual(INT), request)],
         )?;
     }
     Ok(())
@@ -38,17 +36,13 @@ fn refuse_ioctls(ctx: &mut ScmpFilterContext, requests: &[u64]) -> Result<(), Se
 /// ordinary user's), so every call the broker judges for it would be refused. ssh-agent and
 /// gpg-agent make themselves so, then bind and listen. The job's other processes could read such
 /// a process's memory anyway: they are in its Landlock domain.
-pub(super) fn dumpable(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
+pub(super) fn dumpable(ctx: &mut Filter) -> Result<(), FilterError> {
     ctx.add_rule_conditional(
-        ScmpAction::Errno(0),
+        FilterAction::Errno(0),
         sys(libc::SYS_prctl)?,
         &[
-            arg(
-                0,
-                ScmpCompareOp::MaskedEqual(INT),
-                libc::PR_SET_DUMPABLE as u64,
-            ),
-            arg(1, ScmpCompareOp::Equal, 0),
+            arg(0, CmpOp::MaskedEqual(INT), libc::PR_SET_DUMPABLE as u64),
+            arg(1, CmpOp::Equal, 0),
         ],
     )?;
     Ok(())
@@ -94,15 +88,11 @@ const BCACHEFS: (u64, &[u64]) = (0xbc, &[]);
 /// once (the user's `git commit` took 90 s: two reflog appends); inode flags (`chattr +S`: every
 /// later write synchronous; `+d`: left out of backups). The kernel allows both to the file's owner,
 /// which the job is.
-pub(super) fn file_owner(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
+pub(super) fn file_owner(ctx: &mut Filter) -> Result<(), FilterError> {
     ctx.add_rule_conditional(
         refuse(libc::EACCES),
         sys(libc::SYS_fcntl)?,
-        &[arg(
-            1,
-            ScmpCompareOp::MaskedEqual(INT),
-            libc::F_SETLEASE as u64,
-        )],
+        &[arg(1, CmpOp::MaskedEqual(INT), libc::F_SETLEASE as u64)],
     )?;
     refuse_ioctls(ctx, &INODE_FLAGS)?;
     for (kind, shared) in [BTRFS, BCACHEFS] {
@@ -118,18 +108,14 @@ const FILE_SETATTR: libc::c_long = 469;
 
 /// Every `ioctl` of type `kind` refused (`EPERM`), whatever its direction and size, but those
 /// numbered in `except`.
-fn refuse_ioctl_type(
-    ctx: &mut ScmpFilterContext,
-    kind: u64,
-    except: &[u64],
-) -> Result<(), SeccompError> {
+fn refuse_ioctl_type(ctx: &mut Filter, kind: u64, except: &[u64]) -> Result<(), FilterError> {
     for (mask, number) in blocks_without(except) {
         ctx.add_rule_conditional(
             refuse(libc::EPERM),
             sys(libc::SYS_ioctl)?,
             &[arg(
                 1,
-                ScmpCompareOp::MaskedEqual(0xff00 | mask),
+                CmpOp::MaskedEqual(0xff00 | mask),
                 kind << 8 | number,
             )],
         )?;
@@ -153,7 +139,7 @@ fn blocks_without(except: &[u64]) -> Vec<(u64, u64)> {
 }
 
 /// io_uring, user namespaces and keyrings.
-pub(super) fn kernel_surface(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
+pub(super) fn kernel_surface(ctx: &mut Filter) -> Result<(), FilterError> {
     // io_uring performs socket (and file) operations without system calls this filter sees.
     for call in [
         libc::SYS_io_uring_setup,
@@ -169,7 +155,7 @@ pub(super) fn kernel_surface(ctx: &mut ScmpFilterContext) -> Result<(), SeccompE
         ctx.add_rule_conditional(
             refuse(libc::EPERM),
             sys(call)?,
-            &[arg(0, ScmpCompareOp::MaskedEqual(newuser), newuser)],
+            &[arg(0, CmpOp::MaskedEqual(newuser), newuser)],
         )?;
     }
     // clone3 passes its flags in memory: as if the kernel lacked it, so that libc falls back to
@@ -204,7 +190,7 @@ pub(super) fn kernel_surface(ctx: &mut ScmpFilterContext) -> Result<(), SeccompE
     // them): limits (`RLIMIT_CPU` of 0 kills the supervisor, `RLIMIT_NOFILE` of 0 blinds it),
     // priority, scheduling, affinity, I/O priority. A job may set its own (pid or who 0, as libc
     // passes), not another's.
-    let own = |index: u32| [arg(index, ScmpCompareOp::NotEqual, 0)];
+    let own = |index: u32| [arg(index, CmpOp::NotEqual, 0)];
     for (call, pid) in [
         (libc::SYS_prlimit64, 0),
         (libc::SYS_setpriority, 1),
@@ -226,7 +212,7 @@ pub(super) fn kernel_surface(ctx: &mut ScmpFilterContext) -> Result<(), SeccompE
         ctx.add_rule_conditional(
             refuse(libc::EPERM),
             sys(call)?,
-            &[arg(0, ScmpCompareOp::MaskedEqual(INT), user)],
+            &[arg(0, CmpOp::MaskedEqual(INT), user)],
         )?;
     }
     // A system call newer than this build is one no rule here has judged (`file_setattr` came
