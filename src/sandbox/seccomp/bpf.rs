@@ -134,6 +134,11 @@ impl Syscall {
             _ => Err(FilterError::Syscall(nr)),
         }
     }
+
+    #[cfg(test)]
+    pub(super) fn number(self) -> u32 {
+        self.0
+    }
 }
 
 /// One rule: `action` for `syscall` when every comparison holds.
@@ -189,6 +194,16 @@ impl Filter {
             conditions: conditions.to_vec(),
         });
         Ok(())
+    }
+
+    #[cfg(test)]
+    pub(super) fn default_action(&self) -> FilterAction {
+        self.default
+    }
+
+    #[cfg(test)]
+    pub(super) fn rules(&self) -> &[Rule] {
+        &self.rules
     }
 
     /// The program, as the kernel takes it.
