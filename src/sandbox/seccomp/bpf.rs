@@ -381,14 +381,16 @@ impl Segments {
 
     /// Number `nr` (each above the last added) leads to `to`.
     fn add(&mut self, nr: u32, to: Label) {
-        self.start(nr, to);
+        self.begin(nr, to);
         // Below x32's bit: never the last number.
-        self.start(nr + 1, self.default);
+        self.begin(nr + 1, self.default);
     }
 
-    fn start(&mut self, nr: u32, to: Label) {
-        if let Some(&(first, last)) = self.starts.last() {
-            if last == to {
+    /// A run from `nr` on leads to `to`: the last run goes on if it leads there too, and gives
+    /// way if it began at `nr` (then the one before it may go on).
+    fn begin(&mut self, nr: u32, to: Label) {
+        if let Some(&(first, leads)) = self.starts.last() {
+            if leads == to {
                 return;
             }
             if first == nr {
@@ -559,29 +561,24 @@ impl Assembler {
                     offset(here, to) as u32,
                 )),
                 Instruction::Jump { cmp, k, yes, no } => {
-                    let (far_yes, far_no) = far[i];
-                    // The far targets' jumps follow, `yes`'s first.
-                    let mut next = here + 1;
-                    let mut trampolines = Vec::new();
-                    let mut short = |to: Label, far: bool| {
-                        if far {
-                            trampolines.push(to);
-                            next += 1;
-                            next - here - 2
-                        } else {
-                            offset(here, to)
-                        }
+                    // A far target's unconditional jump follows right after, `yes`'s first.
+                    let far_targets: Vec<Label> = [(yes, far[i].0), (no, far[i].1)]
+                        .into_iter()
+                        .filter_map(|(to, far)| far.then_some(to))
+                        .collect();
+                    let short = |to: Label, far: bool, nth: usize| match far {
+                        true => nth,
+                        false => offset(here, to),
                     };
-                    let jt = short(yes, far_yes);
-                    let jf = short(no, far_no);
-                    let code = libc::BPF_JMP | cmp.code() | libc::BPF_K;
+                    let jt = short(yes, far[i].0, 0);
+                    let jf = short(no, far[i].1, usize::from(far[i].0));
                     program.push(libc::sock_filter {
-                        code: code as u16,
+                        code: (libc::BPF_JMP | cmp.code() | libc::BPF_K) as u16,
                         jt: jt as u8,
                         jf: jf as u8,
                         k,
                     });
-                    for (n, to) in trampolines.into_iter().enumerate() {
+                    for (n, to) in far_targets.into_iter().enumerate() {
                         let from = here + 1 + n;
                         program.push(statement(
                             libc::BPF_JMP | libc::BPF_JA,
