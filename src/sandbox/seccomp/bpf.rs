@@ -3,9 +3,10 @@
 //! `struct sock_filter` program that `seccomp(SECCOMP_SET_MODE_FILTER)` installs
 //! (Documentation/userspace-api/seccomp_filter.rst; the instruction set is
 //! Documentation/networking/filter.rst). It owns the program's shape: the check of the calling
-//! ABI, the search on the system call number, arguments compared as two 32-bit words, and jumps
-//! past cBPF's 8-bit offsets. It never loads a filter and never lets the order the rules were
-//! added in weaken one: where rules for one call both match, the stronger action decides.
+//! ABI, each call's rules, arguments compared as two 32-bit words; search.rs makes the search on
+//! the system call number and assembler.rs lays the instructions out. It never loads a filter and
+//! never lets the order the rules were added in weaken one: where rules for one call both match,
+//! the stronger action decides.
 //!
 //! The program, in the order the kernel runs it:
 //!
@@ -25,6 +26,9 @@
 //! they agree.
 
 use std::mem::offset_of;
+
+use super::assembler::{Assembler, AssemblyError, Cmp, Label};
+use super::search::Search;
 
 /// `AUDIT_ARCH_*` of the ABI this build's system call numbers are (linux/audit.h:
 /// `EM_*` | `__AUDIT_ARCH_64BIT` | `__AUDIT_ARCH_LE`).
@@ -46,9 +50,6 @@ compile_error!("isolate's seccomp filter knows the ABIs of x86_64, aarch64 and r
 #[cfg(target_arch = "x86_64")]
 const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
-/// The most instructions the kernel takes in one program (`BPF_MAXINSNS`).
-const MAX_INSTRUCTIONS: usize = libc::BPF_MAXINSNS as usize;
-
 /// Why no program could be made.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum FilterError {
@@ -58,10 +59,8 @@ pub(crate) enum FilterError {
     Argument(u32),
     #[error("errno {0} does not fit a seccomp return value")]
     Errno(i32),
-    #[error("the filter needs {0} instructions; the kernel takes at most {MAX_INSTRUCTIONS}")]
-    TooLong(usize),
-    #[error("the filter's jump {0} leads backwards or nowhere")]
-    Jump(usize),
+    #[error(transparent)]
+    Assembly(#[from] AssemblyError),
 }
 
 /// What the kernel does with a call (the filter's return value).
@@ -210,12 +209,12 @@ impl Filter {
     pub(crate) fn compile(&self) -> Result<Vec<libc::sock_filter>, FilterError> {
         let mut asm = Assembler::default();
         let default = asm.label();
-        let (blocks, segments) = self.blocks(&mut asm, default);
-        let search = segments.root(&mut asm);
-        abi(&mut asm, search);
-        segments.search(&mut asm, search);
+        let (blocks, search) = self.blocks(&mut asm, default);
+        let root = search.root(&mut asm);
+        abi(&mut asm, root);
+        search.place(&mut asm, root);
         asm.mark(default);
-        asm.ret(self.default);
+        asm.ret(self.default.value());
         for (rules, label) in &blocks {
             asm.mark(*label);
             for rule in rules {
@@ -225,22 +224,22 @@ impl Filter {
                     compare(&mut asm, condition, holds, next);
                     asm.mark(holds);
                 }
-                asm.ret(rule.action);
+                asm.ret(rule.action.value());
                 asm.mark(next);
             }
-            asm.ret(self.default);
+            asm.ret(self.default.value());
         }
-        asm.assemble()
+        Ok(asm.assemble()?)
     }
 
     /// Each call's rules, strongest action first (a stable sort: among equals, the first added),
     /// one block (and label) for all the calls with the same rules; and where each number leads.
-    fn blocks(&self, asm: &mut Assembler, default: Label) -> (Vec<(Vec<&Rule>, Label)>, Segments) {
+    fn blocks(&self, asm: &mut Assembler, default: Label) -> (Vec<(Vec<&Rule>, Label)>, Search) {
         let mut calls: Vec<Syscall> = self.rules.iter().map(|r| r.syscall).collect();
         calls.sort();
         calls.dedup();
         let mut blocks: Vec<(Vec<&Rule>, Label)> = Vec::new();
-        let mut segments = Segments::new(default);
+        let mut search = Search::new(default);
         for call in calls {
             let mut rules: Vec<&Rule> = self.rules.iter().filter(|r| r.syscall == call).collect();
             rules.sort_by_key(|r| r.action.strength());
@@ -259,9 +258,9 @@ impl Filter {
                     label
                 }
             };
-            segments.add(call.0, label);
+            search.add(call.0, label);
         }
-        (blocks, segments)
+        (blocks, search)
     }
 }
 
@@ -275,7 +274,7 @@ fn abi(asm: &mut Assembler, search: Label) {
     #[cfg(not(target_arch = "x86_64"))]
     {
         asm.mark(kill);
-        asm.ret(FilterAction::KillProcess);
+        asm.ret(FilterAction::KillProcess.value());
     }
     asm.mark(native);
     asm.load(offset_of!(libc::seccomp_data, nr) as u32);
@@ -286,7 +285,7 @@ fn abi(asm: &mut Assembler, search: Label) {
         asm.mark(x32);
         asm.jump(Cmp::Eq, u32::MAX, search, kill);
         asm.mark(kill);
-        asm.ret(FilterAction::KillProcess);
+        asm.ret(FilterAction::KillProcess.value());
     }
     #[cfg(not(target_arch = "x86_64"))]
     asm.goto(search);
@@ -361,305 +360,4 @@ fn equal(asm: &mut Assembler, words: &[(u32, u32, u32)], equal: Label, differs: 
     let &(offset, mask, value) = last;
     asm.load_masked(offset, mask);
     asm.jump(Cmp::Eq, value, equal, differs);
-}
-
-/// The system call numbers, from 0 to `u32::MAX`, cut into runs that lead to one place each
-/// (a call's rules, or the default): what the binary search tells apart.
-struct Segments {
-    /// The first number of each run and where it leads, ascending.
-    starts: Vec<(u32, Label)>,
-    default: Label,
-}
-
-impl Segments {
-    fn new(default: Label) -> Segments {
-        Segments {
-            starts: vec![(0, default)],
-            default,
-        }
-    }
-
-    /// Number `nr` (each above the last added) leads to `to`.
-    fn add(&mut self, nr: u32, to: Label) {
-        self.begin(nr, to);
-        // Below x32's bit: never the last number.
-        self.begin(nr + 1, self.default);
-    }
-
-    /// A run from `nr` on leads to `to`: the last run goes on if it leads there too, and gives
-    /// way if it began at `nr` (then the one before it may go on).
-    fn begin(&mut self, nr: u32, to: Label) {
-        if let Some(&(first, leads)) = self.starts.last() {
-            if leads == to {
-                return;
-            }
-            if first == nr {
-                self.starts.pop();
-                if self.starts.last().is_some_and(|&(_, before)| before == to) {
-                    return;
-                }
-            }
-        }
-        self.starts.push((nr, to));
-    }
-
-    /// Where the search begins: its first test, or the one place every number leads to.
-    fn root(&self, asm: &mut Assembler) -> Label {
-        node(asm, &self.starts)
-    }
-
-    /// The search, a test of the number against the first of the upper half of the runs at
-    /// each node, placed at `root`.
-    fn search(&self, asm: &mut Assembler, root: Label) {
-        if self.starts.len() > 1 {
-            tree(asm, &self.starts, root);
-        }
-    }
-}
-
-/// Where the search of `runs` begins: a new test, or the place a single run leads to.
-fn node(asm: &mut Assembler, runs: &[(u32, Label)]) -> Label {
-    match runs {
-        [(_, to)] => *to,
-        _ => asm.label(),
-    }
-}
-
-/// The tests that tell `runs` (two or more) apart, the first placed at `here`.
-fn tree(asm: &mut Assembler, runs: &[(u32, Label)], here: Label) {
-    let (lower, upper) = runs.split_at(runs.len() / 2);
-    let (below, above) = (node(asm, lower), node(asm, upper));
-    asm.mark(here);
-    asm.jump(Cmp::Ge, upper[0].0, above, below);
-    if lower.len() > 1 {
-        tree(asm, lower, below);
-    }
-    if upper.len() > 1 {
-        tree(asm, upper, above);
-    }
-}
-
-/// A place in the program, known once the program is laid out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Label(usize);
-
-/// A conditional jump's test of the accumulator against a constant.
-#[derive(Debug, Clone, Copy)]
-enum Cmp {
-    Eq,
-    Gt,
-    Ge,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Instruction {
-    /// The 32-bit word at this offset of `seccomp_data` into the accumulator.
-    Load(u32),
-    /// The accumulator masked.
-    And(u32),
-    /// To `yes` if the accumulator passes the test against `k`, else to `no`.
-    Jump {
-        cmp: Cmp,
-        k: u32,
-        yes: Label,
-        no: Label,
-    },
-    Goto(Label),
-    Return(u32),
-    /// Where a label is: no instruction.
-    Mark(Label),
-}
-
-/// Instructions whose jumps name labels; `assemble` lays them out.
-#[derive(Default)]
-struct Assembler {
-    code: Vec<Instruction>,
-    labels: usize,
-}
-
-impl Assembler {
-    fn label(&mut self) -> Label {
-        self.labels += 1;
-        Label(self.labels - 1)
-    }
-
-    fn mark(&mut self, label: Label) {
-        self.code.push(Instruction::Mark(label));
-    }
-
-    fn load(&mut self, offset: u32) {
-        self.code.push(Instruction::Load(offset));
-    }
-
-    fn load_masked(&mut self, offset: u32, mask: u32) {
-        self.load(offset);
-        if mask != u32::MAX {
-            self.code.push(Instruction::And(mask));
-        }
-    }
-
-    fn jump(&mut self, cmp: Cmp, k: u32, yes: Label, no: Label) {
-        self.code.push(Instruction::Jump { cmp, k, yes, no });
-    }
-
-    fn goto(&mut self, to: Label) {
-        self.code.push(Instruction::Goto(to));
-    }
-
-    fn ret(&mut self, action: FilterAction) {
-        self.code.push(Instruction::Return(action.value()));
-    }
-
-    /// The program. A conditional jump reaches 255 instructions at most: one whose target is
-    /// farther goes to an unconditional jump (32-bit offset) placed right after it. Adding those
-    /// only lengthens other jumps, so the layout is redone until no jump needs one more.
-    fn assemble(&self) -> Result<Vec<libc::sock_filter>, FilterError> {
-        // Per instruction: whether its `yes` and its `no` go through a jump of their own.
-        let mut far = vec![(false, false); self.code.len()];
-        let Layout { at, places, len } = loop {
-            let layout = self.layout(&far)?;
-            let Layout { at, places, .. } = &layout;
-            let mut grew = false;
-            for (i, instruction) in self.code.iter().enumerate() {
-                if let Instruction::Jump { yes, no, .. } = *instruction {
-                    let too_far = |to: Label| places[to.0] - at[i] - 1 > usize::from(u8::MAX);
-                    let (far_yes, far_no) = &mut far[i];
-                    if !*far_yes && too_far(yes) {
-                        *far_yes = true;
-                        grew = true;
-                    }
-                    if !*far_no && too_far(no) {
-                        *far_no = true;
-                        grew = true;
-                    }
-                }
-            }
-            if !grew {
-                break layout;
-            }
-        };
-        if len > MAX_INSTRUCTIONS {
-            return Err(FilterError::TooLong(len));
-        }
-        let offset = |from: usize, to: Label| places[to.0] - from - 1;
-        let mut program = Vec::with_capacity(len);
-        for (i, instruction) in self.code.iter().enumerate() {
-            let here = at[i];
-            match *instruction {
-                Instruction::Load(offset) => program.push(statement(
-                    libc::BPF_LD | libc::BPF_W | libc::BPF_ABS,
-                    offset,
-                )),
-                Instruction::And(mask) => {
-                    program.push(statement(libc::BPF_ALU | libc::BPF_AND | libc::BPF_K, mask))
-                }
-                Instruction::Return(value) => {
-                    program.push(statement(libc::BPF_RET | libc::BPF_K, value))
-                }
-                Instruction::Goto(to) => program.push(statement(
-                    libc::BPF_JMP | libc::BPF_JA,
-                    offset(here, to) as u32,
-                )),
-                Instruction::Jump { cmp, k, yes, no } => {
-                    // A far target's unconditional jump follows right after, `yes`'s first.
-                    let far_targets: Vec<Label> = [(yes, far[i].0), (no, far[i].1)]
-                        .into_iter()
-                        .filter_map(|(to, far)| far.then_some(to))
-                        .collect();
-                    let short = |to: Label, far: bool, nth: usize| match far {
-                        true => nth,
-                        false => offset(here, to),
-                    };
-                    let jt = short(yes, far[i].0, 0);
-                    let jf = short(no, far[i].1, usize::from(far[i].0));
-                    program.push(libc::sock_filter {
-                        code: (libc::BPF_JMP | cmp.code() | libc::BPF_K) as u16,
-                        jt: jt as u8,
-                        jf: jf as u8,
-                        k,
-                    });
-                    for (n, to) in far_targets.into_iter().enumerate() {
-                        let from = here + 1 + n;
-                        program.push(statement(
-                            libc::BPF_JMP | libc::BPF_JA,
-                            offset(from, to) as u32,
-                        ));
-                    }
-                }
-                Instruction::Mark(_) => {}
-            }
-        }
-        Ok(program)
-    }
-
-    /// Each instruction's place, and each label's, with the jumps `far` asks for; an error if a
-    /// jump leads backwards or out of the program.
-    fn layout(&self, far: &[(bool, bool)]) -> Result<Layout, FilterError> {
-        let mut at = Vec::with_capacity(self.code.len());
-        let mut places = vec![usize::MAX; self.labels];
-        let mut next = 0;
-        for (instruction, &far) in self.code.iter().zip(far) {
-            at.push(next);
-            if let Instruction::Mark(label) = instruction {
-                places[label.0] = next;
-            }
-            next += size(instruction, far);
-        }
-        for (i, instruction) in self.code.iter().enumerate() {
-            let targets = match *instruction {
-                Instruction::Jump { yes, no, .. } => [Some(yes), Some(no)],
-                Instruction::Goto(to) => [Some(to), None],
-                _ => [None, None],
-            };
-            for to in targets.into_iter().flatten() {
-                if places[to.0] >= next || places[to.0] <= at[i] {
-                    return Err(FilterError::Jump(i));
-                }
-            }
-        }
-        Ok(Layout {
-            at,
-            places,
-            len: next,
-        })
-    }
-}
-
-/// Where `Assembler::layout` put everything.
-struct Layout {
-    /// Each instruction's place (a mark's: the next instruction's).
-    at: Vec<usize>,
-    /// Each label's.
-    places: Vec<usize>,
-    /// The program's length.
-    len: usize,
-}
-
-/// How many instructions `instruction` takes, with the jumps `far` asks for.
-fn size(instruction: &Instruction, far: (bool, bool)) -> usize {
-    match instruction {
-        Instruction::Mark(_) => 0,
-        Instruction::Jump { .. } => 1 + usize::from(far.0) + usize::from(far.1),
-        _ => 1,
-    }
-}
-
-impl Cmp {
-    fn code(self) -> u32 {
-        match self {
-            Cmp::Eq => libc::BPF_JEQ,
-            Cmp::Gt => libc::BPF_JGT,
-            Cmp::Ge => libc::BPF_JGE,
-        }
-    }
-}
-
-/// An instruction that jumps nowhere conditionally.
-fn statement(code: u32, k: u32) -> libc::sock_filter {
-    libc::sock_filter {
-        code: code as u16,
-        jt: 0,
-        jf: 0,
-        k,
-    }
 }

@@ -2,6 +2,7 @@
 //! checks, 64-bit comparisons, which of several matching rules decides, jumps longer than cBPF's
 //! 8-bit offsets, and the kernel's length limit.
 
+use super::assembler::AssemblyError;
 use super::bpf::{ArgCmp, CmpOp, Filter, FilterAction, FilterError, Syscall, AUDIT_ARCH};
 use super::interpreter::{check, run, Call};
 
@@ -339,7 +340,8 @@ fn a_program_past_the_kernels_limit_is_refused() {
             .add_rule_conditional(FilterAction::Errno(1), sys(16), &equal)
             .unwrap();
     }
-    assert!(matches!(filter.compile(), Err(FilterError::TooLong(n)) if n > 4096));
+    let too_long = filter.compile();
+    assert!(matches!(too_long, Err(FilterError::Assembly(AssemblyError::TooLong(n))) if n > 4096));
 }
 
 #[test]

@@ -16,12 +16,14 @@
 //! This module must never allow a call it cannot judge: what the filter does not refuse or hand
 //! over is exactly what needs no decision.
 
+mod assembler;
 mod bpf;
 #[cfg(test)]
 mod bpf_tests;
 mod filter;
 #[cfg(test)]
 mod interpreter;
+mod search;
 mod surface;
 #[cfg(test)]
 mod tests;
