@@ -2,16 +2,6 @@
 # Installs isolate from this checkout and runs a sandboxed agent job on a sample repository.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-# The seccomp layer links libseccomp (Debian and Ubuntu: libseccomp-dev; Fedora: libseccomp-devel).
-if [ ! -e /usr/include/seccomp.h ]; then
-  if command -v apt-get >/dev/null; then
-    sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
-    $sudo apt-get install -y -qq libseccomp-dev
-  else
-    echo "isolate needs libseccomp's development files (libseccomp-dev or libseccomp-devel)" >&2
-    exit 1
-  fi
-fi
 cargo install --quiet --locked --path "$here"
 PATH="$HOME/.cargo/bin:$PATH"
 

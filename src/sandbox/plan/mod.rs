@@ -55,7 +55,7 @@ use gaps::gaps;
 use job::{add_job_paths, refuse_opening_home, refuse_opening_stores};
 use resolve::resolve_policy_paths;
 use resolved::reads_everything;
-use rules::rules;
+pub(crate) use rules::rules;
 
 /// What the pre-exec helper does before it execs CMD.
 #[derive(Debug, Clone, Serialize, Deserialize)]

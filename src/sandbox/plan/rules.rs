@@ -166,7 +166,7 @@ impl Rules {
 }
 
 /// The rules of resolved paths, with what the kernel can enforce of the rest of the policy.
-pub(super) fn rules(
+pub(crate) fn rules(
     policy: &Policy,
     abi: u32,
     resolved: &[Resolved],

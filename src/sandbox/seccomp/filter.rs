@@ -4,9 +4,7 @@
 //! Every rule refuses a call or hands it over, or makes one harmless: none lets through what it
 //! cannot judge.
 
-use libseccomp::error::SeccompError;
-use libseccomp::{ScmpAction, ScmpArgCompare, ScmpCompareOp, ScmpFilterContext, ScmpSyscall};
-
+use super::bpf::{ArgCmp, CmpOp, Filter, FilterAction, FilterError, Syscall};
 use super::surface;
 use crate::sandbox::plan::{Judge, Sockets};
 
@@ -24,35 +22,31 @@ const SOCK_PACKET: i32 = 10;
 const TCP_FASTOPEN_CONNECT: u64 = 30;
 const TCP_ULP: u64 = 31;
 
-pub(super) fn arg(index: u32, op: ScmpCompareOp, value: u64) -> ScmpArgCompare {
-    ScmpArgCompare::new(index, op, value)
+pub(super) fn arg(index: u32, op: CmpOp, value: u64) -> ArgCmp {
+    ArgCmp::new(index, op, value)
 }
 
-fn eq(index: u32, value: u64) -> ScmpArgCompare {
-    arg(index, ScmpCompareOp::Equal, value)
+fn eq(index: u32, value: u64) -> ArgCmp {
+    arg(index, CmpOp::Equal, value)
 }
 
-fn sock_type(value: i32) -> ScmpArgCompare {
-    arg(1, ScmpCompareOp::MaskedEqual(SOCK_TYPE_MASK), value as u64)
+fn sock_type(value: i32) -> ArgCmp {
+    arg(1, CmpOp::MaskedEqual(SOCK_TYPE_MASK), value as u64)
 }
 
-/// Native syscall numbers (libc's, for the architecture isolate was built for): resolving names
-/// would cost libseccomp a table search each, on every job's way to its start.
-pub(super) fn sys(nr: libc::c_long) -> Result<ScmpSyscall, SeccompError> {
-    Ok(ScmpSyscall::from(nr as i32))
+/// Native syscall numbers (libc's, for the architecture isolate was built for).
+pub(super) fn sys(nr: libc::c_long) -> Result<Syscall, FilterError> {
+    Syscall::native(nr)
 }
 
-pub(super) fn refuse(errno: i32) -> ScmpAction {
-    ScmpAction::Errno(errno)
+pub(super) fn refuse(errno: i32) -> FilterAction {
+    FilterAction::Errno(errno)
 }
 
-/// The filter for `sockets`, as libseccomp builds it.
-pub(super) fn context(sockets: &Sockets) -> Result<ScmpFilterContext, SeccompError> {
-    let mut ctx = ScmpFilterContext::new(ScmpAction::Allow)?;
-    // Another ABI (i386, x32) would bring other syscall numbers past the rules: killed at once.
-    ctx.set_act_badarch(ScmpAction::KillProcess)?;
-    // isolate sets no_new_privs itself, before Landlock.
-    ctx.set_ctl_nnp(false)?;
+/// The filter's rules for `sockets`. Another ABI (i386, x32) would bring other syscall numbers
+/// past them: the program kills it at once (bpf.rs).
+pub(super) fn context(sockets: &Sockets) -> Result<Filter, FilterError> {
+    let mut ctx = Filter::new(FilterAction::Allow);
     families(&mut ctx)?;
     inet(&mut ctx, sockets)?;
     netlink(&mut ctx)?;
@@ -71,7 +65,7 @@ pub(super) fn context(sockets: &Sockets) -> Result<ScmpFilterContext, SeccompErr
 }
 
 /// Socket families.
-fn families(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
+fn families(ctx: &mut Filter) -> Result<(), FilterError> {
     // Families: unix, inet, inet6 and netlink; everything else (packet, vsock, bluetooth, can,
     // tipc, rds, xdp, kcm, smc, alg…) as if the kernel lacked it. A value with bits above the
     // 32-bit int set is above AF_NETLINK too.
@@ -79,7 +73,7 @@ fn families(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
     ctx.add_rule_conditional(
         refuse(libc::EAFNOSUPPORT),
         socket,
-        &[arg(0, ScmpCompareOp::Greater, LAST_FAMILY)],
+        &[arg(0, CmpOp::Greater, LAST_FAMILY)],
     )?;
     let allowed = [
         libc::AF_UNIX,
@@ -96,7 +90,7 @@ fn families(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
 }
 
 /// Raw, packet, DCCP, UDP and the transports beside TCP, on inet sockets.
-fn inet(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), SeccompError> {
+fn inet(ctx: &mut Filter, sockets: &Sockets) -> Result<(), FilterError> {
     let socket = sys(libc::SYS_socket)?;
     for family in [libc::AF_INET, libc::AF_INET6] {
         let family = eq(0, family as u64);
@@ -127,7 +121,7 @@ fn inet(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), SeccompErr
                 &[
                     family,
                     sock_type(libc::SOCK_STREAM),
-                    arg(2, ScmpCompareOp::Greater, TCP),
+                    arg(2, CmpOp::Greater, TCP),
                 ],
             )?;
             ctx.add_rule_conditional(
@@ -141,7 +135,7 @@ fn inet(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), SeccompErr
 }
 
 /// The netlink family that is IPC between processes.
-fn netlink(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
+fn netlink(ctx: &mut Filter) -> Result<(), FilterError> {
     let socket = sys(libc::SYS_socket)?;
     // NETLINK_USERSOCK lets any process send to another's netlink port or group: an IPC door
     // between unrelated processes, unlike the kernel's own netlink families.
@@ -150,24 +144,20 @@ fn netlink(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
         socket,
         &[
             eq(0, libc::AF_NETLINK as u64),
-            arg(
-                2,
-                ScmpCompareOp::MaskedEqual(INT),
-                libc::NETLINK_USERSOCK as u64,
-            ),
+            arg(2, CmpOp::MaskedEqual(INT), libc::NETLINK_USERSOCK as u64),
         ],
     )?;
     Ok(())
 }
 
 /// Socket pairs and datagram unix sockets.
-fn unix(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), SeccompError> {
+fn unix(ctx: &mut Filter, sockets: &Sockets) -> Result<(), FilterError> {
     let socket = sys(libc::SYS_socket)?;
     let socketpair = sys(libc::SYS_socketpair)?;
     ctx.add_rule_conditional(
         refuse(libc::EAFNOSUPPORT),
         socketpair,
-        &[arg(0, ScmpCompareOp::NotEqual, libc::AF_UNIX as u64)],
+        &[arg(0, CmpOp::NotEqual, libc::AF_UNIX as u64)],
     )?;
     if !sockets.unix_datagram {
         // A datagram socket names its destination on each send (sendmsg's msg_name, which no
@@ -183,7 +173,7 @@ fn unix(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), SeccompErr
 }
 
 /// The calls the supervisor judges and makes.
-fn handed_over(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), SeccompError> {
+fn handed_over(ctx: &mut Filter, sockets: &Sockets) -> Result<(), FilterError> {
     if sockets.judge == Judge::OuterJob {
         // The outer job's filter hands them to its supervisor, under the outer policy; a unix
         // socket served by another process of the outer job counts as the job's own there, so
@@ -210,25 +200,25 @@ fn handed_over(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), Sec
     }
     // Every connect is the supervisor's to judge and to make: a filter sees a pointer, never the
     // address, nor which kind of socket the descriptor is.
-    ctx.add_rule(ScmpAction::Notify, sys(libc::SYS_connect)?)?;
+    ctx.add_rule(FilterAction::Notify, sys(libc::SYS_connect)?)?;
     // SO_REUSEADDR shares a UDP port with a socket that set it, but not a TCP one (inet/reuse.rs).
     ctx.add_rule_conditional(
-        ScmpAction::Notify,
+        FilterAction::Notify,
         sys(libc::SYS_setsockopt)?,
         &socket_option(libc::SO_REUSEADDR),
     )?;
     // listen() on an unbound TCP socket binds a port on every address by itself; under a domain
     // allowlist a job listens on loopback only; and never beside another's localhost service on
     // the other family's loopback (broker/inet/shadow.rs).
-    ctx.add_rule(ScmpAction::Notify, sys(libc::SYS_listen)?)?;
+    ctx.add_rule(FilterAction::Notify, sys(libc::SYS_listen)?)?;
     // Every bind: an abstract unix name of the job's choosing is refused (outsiders would reach
     // the job's server by it); the rest the kernel makes (broker/bind.rs).
-    ctx.add_rule(ScmpAction::Notify, sys(libc::SYS_bind)?)?;
+    ctx.add_rule(FilterAction::Notify, sys(libc::SYS_bind)?)?;
     Ok(())
 }
 
 /// The ways past connect's checks when TCP is restricted.
-fn tcp_bypasses(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), SeccompError> {
+fn tcp_bypasses(ctx: &mut Filter, sockets: &Sockets) -> Result<(), FilterError> {
     if !sockets.tcp_open() {
         // TCP fast open connects (and sends) inside sendto/sendmsg, past connect's checks.
         let fastopen = libc::MSG_FASTOPEN as u64;
@@ -240,7 +230,7 @@ fn tcp_bypasses(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), Se
             ctx.add_rule_conditional(
                 refuse(libc::EACCES),
                 sys(call)?,
-                &[arg(flags, ScmpCompareOp::MaskedEqual(fastopen), fastopen)],
+                &[arg(flags, CmpOp::MaskedEqual(fastopen), fastopen)],
             )?;
         }
         for option in [TCP_FASTOPEN_CONNECT, TCP_ULP] {
@@ -248,8 +238,8 @@ fn tcp_bypasses(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), Se
                 refuse(libc::EACCES),
                 sys(libc::SYS_setsockopt)?,
                 &[
-                    arg(1, ScmpCompareOp::MaskedEqual(INT), libc::SOL_TCP as u64),
-                    arg(2, ScmpCompareOp::MaskedEqual(INT), option),
+                    arg(1, CmpOp::MaskedEqual(INT), libc::SOL_TCP as u64),
+                    arg(2, CmpOp::MaskedEqual(INT), option),
                 ],
             )?;
         }
@@ -261,7 +251,7 @@ fn tcp_bypasses(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), Se
 /// with it, and the kernel hands it part of that port's connections (TCP) or datagrams (UDP): a
 /// job would take some of the clients of a localhost service of the user's. Refused as a kernel
 /// without the option refuses it, so that a server that asks for it where it can binds alone.
-fn port_sharing(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
+fn port_sharing(ctx: &mut Filter) -> Result<(), FilterError> {
     ctx.add_rule_conditional(
         refuse(libc::ENOPROTOOPT),
         sys(libc::SYS_setsockopt)?,
@@ -271,15 +261,15 @@ fn port_sharing(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
 }
 
 /// The arguments of `setsockopt(_, SOL_SOCKET, option, ...)` (the kernel reads both as ints).
-fn socket_option(option: libc::c_int) -> [ScmpArgCompare; 2] {
+fn socket_option(option: libc::c_int) -> [ArgCmp; 2] {
     [
-        arg(1, ScmpCompareOp::MaskedEqual(INT), libc::SOL_SOCKET as u64),
-        arg(2, ScmpCompareOp::MaskedEqual(INT), option as u64),
+        arg(1, CmpOp::MaskedEqual(INT), libc::SOL_SOCKET as u64),
+        arg(2, CmpOp::MaskedEqual(INT), option as u64),
     ]
 }
 
 /// A pty's other end, opened by the supervisor (the outer job's, which its filter asks).
-fn pty_peer(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), SeccompError> {
+fn pty_peer(ctx: &mut Filter, sockets: &Sockets) -> Result<(), FilterError> {
     if sockets.judge == Judge::OuterJob {
         return Ok(());
     }
@@ -289,9 +279,9 @@ fn pty_peer(ctx: &mut ScmpFilterContext, sockets: &Sockets) -> Result<(), Seccom
     #[allow(clippy::unnecessary_cast)]
     let peer = libc::TIOCGPTPEER as u64;
     ctx.add_rule_conditional(
-        ScmpAction::Notify,
+        FilterAction::Notify,
         sys(libc::SYS_ioctl)?,
-        &[arg(1, ScmpCompareOp::MaskedEqual(INT), peer)],
+        &[arg(1, CmpOp::MaskedEqual(INT), peer)],
     )?;
     Ok(())
 }

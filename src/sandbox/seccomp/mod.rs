@@ -1,5 +1,5 @@
-//! The seccomp layer beside Landlock: a BPF filter, built with libseccomp from the plan's `Sockets`
-//! and installed by the pre-exec helper last before exec, where Landlock does not reach (before ABI
+//! The seccomp layer beside Landlock: a BPF filter, compiled in Rust (bpf.rs) from the plan's
+//! `Sockets` and installed by the pre-exec helper last before exec, where Landlock does not reach (before ABI
 //! 9 it does not restrict `connect(2)` to path-named unix sockets, its TCP rules match a port and
 //! never see MPTCP, TCP fast open or the port `listen(2)` binds by itself, and UDP is not covered).
 //!
@@ -16,35 +16,41 @@
 //! This module must never allow a call it cannot judge: what the filter does not refuse or hand
 //! over is exactly what needs no decision.
 
+mod assembler;
+mod bpf;
+#[cfg(test)]
+mod bpf_tests;
 mod filter;
+#[cfg(test)]
+mod interpreter;
+mod search;
 mod surface;
 
 pub(crate) use surface::{BY_PID, IPC};
 #[cfg(test)]
 mod tests;
 
-use std::io::Read;
 use std::os::fd::{FromRawFd, OwnedFd};
 
 use crate::error::Result;
 use crate::sandbox::plan::{Judge, Sockets};
 use crate::sandbox::step_failed;
-use crate::sys::pipe::pipe;
 
 use filter::context;
 
-/// The filter for `sockets`, as BPF the kernel takes (`struct sock_filter` array).
+/// The filter for `sockets`, as BPF the kernel takes (`struct sock_filter` array, in this
+/// machine's byte order).
 pub fn program(sockets: &Sockets) -> Result<Vec<u8>> {
-    let ctx = context(sockets).map_err(step_failed("cannot build the seccomp filter"))?;
-    let (read, write) = pipe().map_err(step_failed("cannot build the seccomp filter"))?;
-    // A filter of a few hundred bytes fits the pipe's buffer: no reader is needed meanwhile.
-    ctx.export_bpf(&write)
-        .map_err(step_failed("cannot export the seccomp filter"))?;
-    drop(write);
-    let mut bpf = Vec::new();
-    std::fs::File::from(read)
-        .read_to_end(&mut bpf)
-        .map_err(step_failed("cannot export the seccomp filter"))?;
+    let program = context(sockets)
+        .and_then(|filter| filter.compile())
+        .map_err(step_failed("cannot build the seccomp filter"))?;
+    let mut bpf = Vec::with_capacity(program.len() * std::mem::size_of::<libc::sock_filter>());
+    for instruction in &program {
+        bpf.extend_from_slice(&instruction.code.to_ne_bytes());
+        bpf.push(instruction.jt);
+        bpf.push(instruction.jf);
+        bpf.extend_from_slice(&instruction.k.to_ne_bytes());
+    }
     Ok(bpf)
 }
 

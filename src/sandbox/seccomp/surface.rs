@@ -3,32 +3,32 @@
 //! and the kernel surface a job never needs (io_uring, user namespaces, keyrings, System V IPC,
 //! other processes' limits and priorities, system calls newer than this build).
 
-use libseccomp::error::SeccompError;
-use libseccomp::{ScmpAction, ScmpCompareOp, ScmpFilterContext};
-
+use super::bpf::{CmpOp, Filter, FilterAction, FilterError};
 use super::filter::{arg, refuse, sys, INT};
 use crate::sandbox::plan::{Judge, Sockets};
 
-/// `IOPRIO_WHO_USER`, `ioprio_set`'s `which` for every process of a uid.
+/// `ioprio_set`'s `which`: one process, a process group, every process of a uid.
+const IOPRIO_WHO_PROCESS: u64 = 1;
+const IOPRIO_WHO_PGRP: u64 = 2;
 const IOPRIO_WHO_USER: u64 = 3;
 
 /// Input pushed into a terminal. With `--no-pty` the job may make a terminal passed through to it
 /// (one no session controls) its own controlling terminal, where `TIOCSTI` would type what the
 /// terminal's next reader runs outside the sandbox; `TIOCLINUX` pastes a console's selection.
 /// Refused on every terminal, whatever `dev.tty.legacy_tiocsti` says.
-pub(super) fn terminal_input(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
+pub(super) fn terminal_input(ctx: &mut Filter) -> Result<(), FilterError> {
     // (libc's ioctl numbers are u64 here and i32 elsewhere.)
     #[allow(clippy::unnecessary_cast)]
     refuse_ioctls(ctx, &[libc::TIOCSTI as u64, libc::TIOCLINUX as u64])
 }
 
 /// `ioctl` with any of `requests` refused (`EPERM`), on every descriptor.
-fn refuse_ioctls(ctx: &mut ScmpFilterContext, requests: &[u64]) -> Result<(), SeccompError> {
+fn refuse_ioctls(ctx: &mut Filter, requests: &[u64]) -> Result<(), FilterError> {
     for &request in requests {
         ctx.add_rule_conditional(
             refuse(libc::EPERM),
             sys(libc::SYS_ioctl)?,
-            &[arg(1, ScmpCompareOp::MaskedEqual(INT), request)],
+            &[arg(1, CmpOp::MaskedEqual(INT), request)],
         )?;
     }
     Ok(())
@@ -39,17 +39,13 @@ fn refuse_ioctls(ctx: &mut ScmpFilterContext, requests: &[u64]) -> Result<(), Se
 /// ordinary user's), so every call the broker judges for it would be refused. ssh-agent and
 /// gpg-agent make themselves so, then bind and listen. The job's other processes could read such
 /// a process's memory anyway: they are in its Landlock domain.
-pub(super) fn dumpable(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
+pub(super) fn dumpable(ctx: &mut Filter) -> Result<(), FilterError> {
     ctx.add_rule_conditional(
-        ScmpAction::Errno(0),
+        FilterAction::Errno(0),
         sys(libc::SYS_prctl)?,
         &[
-            arg(
-                0,
-                ScmpCompareOp::MaskedEqual(INT),
-                libc::PR_SET_DUMPABLE as u64,
-            ),
-            arg(1, ScmpCompareOp::Equal, 0),
+            arg(0, CmpOp::MaskedEqual(INT), libc::PR_SET_DUMPABLE as u64),
+            arg(1, CmpOp::Equal, 0),
         ],
     )?;
     Ok(())
@@ -95,15 +91,11 @@ const BCACHEFS: (u64, &[u64]) = (0xbc, &[]);
 /// once (the user's `git commit` took 90 s: two reflog appends); inode flags (`chattr +S`: every
 /// later write synchronous; `+d`: left out of backups). The kernel allows both to the file's owner,
 /// which the job is.
-pub(super) fn file_owner(ctx: &mut ScmpFilterContext) -> Result<(), SeccompError> {
+pub(super) fn file_owner(ctx: &mut Filter) -> Result<(), FilterError> {
     ctx.add_rule_conditional(
         refuse(libc::EACCES),
         sys(libc::SYS_fcntl)?,
-        &[arg(
-            1,
-            ScmpCompareOp::MaskedEqual(INT),
-            libc::F_SETLEASE as u64,
-        )],
+        &[arg(1, CmpOp::MaskedEqual(INT), libc::F_SETLEASE as u64)],
     )?;
     refuse_ioctls(ctx, &INODE_FLAGS)?;
     for (kind, shared) in [BTRFS, BCACHEFS] {
@@ -119,18 +111,14 @@ const FILE_SETATTR: libc::c_long = 469;
 
 /// Every `ioctl` of type `kind` refused (`EPERM`), whatever its direction and size, but those
 /// numbered in `except`.
-fn refuse_ioctl_type(
-    ctx: &mut ScmpFilterContext,
-    kind: u64,
-    except: &[u64],
-) -> Result<(), SeccompError> {
+fn refuse_ioctl_type(ctx: &mut Filter, kind: u64, except: &[u64]) -> Result<(), FilterError> {
     for (mask, number) in blocks_without(except) {
         ctx.add_rule_conditional(
             refuse(libc::EPERM),
             sys(libc::SYS_ioctl)?,
             &[arg(
                 1,
-                ScmpCompareOp::MaskedEqual(0xff00 | mask),
+                CmpOp::MaskedEqual(0xff00 | mask),
                 kind << 8 | number,
             )],
         )?;
@@ -154,10 +142,7 @@ fn blocks_without(except: &[u64]) -> Vec<(u64, u64)> {
 }
 
 /// io_uring, user namespaces and keyrings.
-pub(super) fn kernel_surface(
-    ctx: &mut ScmpFilterContext,
-    sockets: &Sockets,
-) -> Result<(), SeccompError> {
+pub(super) fn kernel_surface(ctx: &mut Filter, sockets: &Sockets) -> Result<(), FilterError> {
     // io_uring performs socket (and file) operations without system calls this filter sees.
     for call in [
         libc::SYS_io_uring_setup,
@@ -173,7 +158,7 @@ pub(super) fn kernel_surface(
         ctx.add_rule_conditional(
             refuse(libc::EPERM),
             sys(call)?,
-            &[arg(0, ScmpCompareOp::MaskedEqual(newuser), newuser)],
+            &[arg(0, CmpOp::MaskedEqual(newuser), newuser)],
         )?;
     }
     // clone3 passes its flags in memory: as if the kernel lacked it, so that libc falls back to
@@ -191,7 +176,7 @@ pub(super) fn kernel_surface(
     // can say what was refused (PostgreSQL's shared memory, a queue).
     if !sockets.private_ipc {
         let action = match sockets.judge {
-            Judge::Supervisor => ScmpAction::Notify,
+            Judge::Supervisor => FilterAction::Notify,
             Judge::OuterJob => refuse(libc::EPERM),
         };
         for call in IPC {
@@ -203,17 +188,31 @@ pub(super) fn kernel_surface(
     // priority, scheduling, affinity, I/O priority. A job may set its own (pid or who 0, as libc
     // passes) and, judged by the supervisor, those of its own processes and threads (libzmq sets
     // its threads' scheduling by thread id, `renice -p $$` the shell's priority); never another's.
-    let other = |index: u32| [arg(index, ScmpCompareOp::NotEqual, 0)];
+    let other = |index: u32| [arg(index, CmpOp::NotEqual, 0)];
     let judged = match sockets.judge {
-        Judge::Supervisor => ScmpAction::Notify,
+        Judge::Supervisor => FilterAction::Notify,
         Judge::OuterJob => refuse(libc::EPERM),
     };
     for (call, pid) in BY_PID {
-        let action = match call {
-            libc::SYS_prlimit64 => refuse(libc::EPERM),
-            _ => judged,
-        };
-        ctx.add_rule_conditional(action, sys(call)?, &other(pid))?;
+        match call {
+            libc::SYS_prlimit64 => {
+                ctx.add_rule_conditional(refuse(libc::EPERM), sys(call)?, &other(pid))?
+            }
+            // `which` names a process (judged), a process group (refused) or a user (refused
+            // below): rules that never match the same call, so that no order decides between
+            // them.
+            libc::SYS_setpriority | libc::SYS_ioprio_set => {
+                let (process, group) = match call {
+                    libc::SYS_setpriority => (libc::PRIO_PROCESS as u64, libc::PRIO_PGRP as u64),
+                    _ => (IOPRIO_WHO_PROCESS, IOPRIO_WHO_PGRP),
+                };
+                let which = |w: u64| arg(0, CmpOp::MaskedEqual(INT), w);
+                let named = arg(pid, CmpOp::NotEqual, 0);
+                ctx.add_rule_conditional(judged, sys(call)?, &[which(process), named])?;
+                ctx.add_rule_conditional(refuse(libc::EPERM), sys(call)?, &[which(group), named])?;
+            }
+            _ => ctx.add_rule_conditional(judged, sys(call)?, &other(pid))?,
+        }
     }
     // For a user (`PRIO_USER`, `IOPRIO_WHO_USER`), who 0 is not the caller: it is every process
     // of the caller's uid (`setpriority`), or of root (`ioprio_set`). Refused whoever is named;
@@ -225,7 +224,7 @@ pub(super) fn kernel_surface(
         ctx.add_rule_conditional(
             refuse(libc::EPERM),
             sys(call)?,
-            &[arg(0, ScmpCompareOp::MaskedEqual(INT), user)],
+            &[arg(0, CmpOp::MaskedEqual(INT), user)],
         )?;
     }
     // A system call newer than this build is one no rule here has judged (`file_setattr` came
