@@ -33,10 +33,13 @@ pub const TIER_VAR: &str = "ISOLATE_TIER";
 /// The namespaces the job's first process enters before Landlock, as the plan gives them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Namespaces {
-    /// The process holding the job's user (and network) namespace, which the job joins.
+    /// The process holding the job's user (and network) namespace (its pid, for the sentinel).
     pub holder: i32,
-    /// The job joins the holder's network namespace too (a policy that restricts the network).
-    pub network: bool,
+    /// The descriptor of the holder's user namespace, inherited: the job joins it.
+    pub user_fd: i32,
+    /// The descriptor of the holder's network namespace, when the job joins that too (a policy
+    /// that restricts the network).
+    pub net_fd: Option<i32>,
     /// A private tmpfs mounted on this directory (the canonical `/dev/shm`).
     pub shm: Option<PathBuf>,
     /// Overlays mounted on the job's caches (sandbox/caches.rs).
@@ -61,18 +64,21 @@ pub struct Overlay {
 /// `ns` names. In the job's first process, single-threaded, before Landlock (which refuses every
 /// mount once in force).
 pub fn enter(ns: &Namespaces) -> std::io::Result<()> {
-    let join = |kind: &str, flag: libc::c_int| -> std::io::Result<()> {
-        let path = format!("/proc/{}/ns/{kind}", ns.holder);
-        let fd = open_path(&path)?;
-        // SAFETY: setns on a descriptor this function owns; the kernel checks the rest.
-        if unsafe { libc::setns(fd.as_raw_fd(), flag) } != 0 {
-            return Err(context(format!("cannot join the job's {kind} namespace")));
-        }
-        Ok(())
+    let join = |kind: &str, fd: i32, flag: libc::c_int| -> std::io::Result<()> {
+        // SAFETY: setns on a descriptor the supervisor passed (its holder's namespace); the kernel
+        // checks the rest. Closed after: nothing of the job keeps it.
+        let rc = unsafe { libc::setns(fd, flag) };
+        let joined = match rc {
+            0 => Ok(()),
+            _ => Err(context(format!("cannot join the job's {kind} namespace"))),
+        };
+        // SAFETY: closing the inherited descriptor, used once.
+        unsafe { libc::close(fd) };
+        joined
     };
-    join("user", libc::CLONE_NEWUSER)?;
-    if ns.network {
-        join("net", libc::CLONE_NEWNET)?;
+    join("user", ns.user_fd, libc::CLONE_NEWUSER)?;
+    if let Some(fd) = ns.net_fd {
+        join("network", fd, libc::CLONE_NEWNET)?;
     }
     // SAFETY: unshare with flags only.
     if unsafe { libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWIPC) } != 0 {
@@ -186,17 +192,6 @@ fn escaped(path: &Path) -> String {
         out.push(c);
     }
     out
-}
-
-fn open_path(path: &str) -> std::io::Result<OwnedFd> {
-    let c = CString::new(path).map_err(std::io::Error::other)?;
-    // SAFETY: open of a NUL-terminated path; the descriptor is owned below.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(context(format!("cannot open {path}")));
-    }
-    // SAFETY: a new descriptor nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 fn mount(

@@ -27,7 +27,16 @@ pub struct Holder {
     pid: libc::pid_t,
     network: bool,
     requests: Mutex<OwnedFd>,
+    /// Its user namespace, and its network namespace when it has one of its own: what the job's
+    /// first process joins (never by `/proc/<pid>`, which names another process where `/proc`
+    /// is of another pid namespace than isolate's).
+    user_ns: OwnedFd,
+    net_ns: Option<OwnedFd>,
 }
+
+/// The requests that ask for the holder's namespaces rather than a socket (`domain`).
+const USER_NS: i32 = -1;
+const NET_NS: i32 = -2;
 
 /// One request: a socket's domain, type and protocol.
 #[repr(C)]
@@ -81,32 +90,49 @@ impl Holder {
         self.network
     }
 
+    /// The descriptor of its user namespace, which the job's first process inherits and joins.
+    pub fn user_ns(&self) -> RawFd {
+        self.user_ns.as_raw_fd()
+    }
+
+    /// The descriptor of its network namespace, when it has one of its own.
+    pub fn net_ns(&self) -> Option<RawFd> {
+        self.net_ns.as_ref().map(AsRawFd::as_raw_fd)
+    }
+
     /// A socket made in the job's namespaces (`socket(2)`'s arguments; close-on-exec here).
     pub fn socket(&self, domain: i32, kind: i32, protocol: i32) -> io::Result<OwnedFd> {
+        if domain < 0 {
+            return Err(io::Error::from_raw_os_error(libc::EAFNOSUPPORT));
+        }
         let requests = self.requests.lock().unwrap_or_else(|e| e.into_inner());
-        let request = Request {
-            domain,
-            kind,
-            protocol,
-        };
-        // SAFETY: `request` is plain data of the size given, alive across the call.
-        let sent = unsafe {
-            libc::send(
-                requests.as_raw_fd(),
-                (&request as *const Request).cast(),
-                std::mem::size_of::<Request>(),
-                libc::MSG_NOSIGNAL,
-            )
-        };
-        if sent != std::mem::size_of::<Request>() as isize {
-            return Err(io::Error::other("the namespace holder is gone"));
-        }
-        let (errno, fd) = receive(requests.as_raw_fd())?;
-        match (errno, fd) {
-            (0, Some(fd)) => Ok(fd),
-            (0, None) => Err(io::Error::other("the namespace holder sent no socket")),
-            (e, _) => Err(io::Error::from_raw_os_error(e)),
-        }
+        ask(requests.as_raw_fd(), domain, kind, protocol)
+    }
+}
+
+/// One request on `fd`, and the descriptor it is answered with.
+fn ask(requests: RawFd, domain: i32, kind: i32, protocol: i32) -> io::Result<OwnedFd> {
+    let request = Request {
+        domain,
+        kind,
+        protocol,
+    };
+    // SAFETY: `request` is plain data of the size given, alive across the call.
+    let sent = unsafe {
+        libc::send(
+            requests,
+            (&request as *const Request).cast(),
+            std::mem::size_of::<Request>(),
+            libc::MSG_NOSIGNAL,
+        )
+    };
+    if sent != std::mem::size_of::<Request>() as isize {
+        return Err(io::Error::other("the namespace holder is gone"));
+    }
+    match receive(requests)? {
+        (0, Some(fd)) => Ok(fd),
+        (0, None) => Err(io::Error::other("the namespace holder sent no descriptor")),
+        (e, _) => Err(io::Error::from_raw_os_error(e)),
     }
 }
 
@@ -209,20 +235,43 @@ fn spawn(network: bool) -> io::Result<Holder> {
     }
     let pid = pid as libc::pid_t;
     drop(theirs);
-    let holder = Holder {
-        pid,
-        network,
-        requests: Mutex::new(ours),
-    };
-    let ready = {
-        let requests = holder.requests.lock().unwrap_or_else(|e| e.into_inner());
-        receive(requests.as_raw_fd())
+    let ready = receive(ours.as_raw_fd());
+    let fail = |e: io::Error| {
+        // SAFETY: kill and waitpid of the child just made, which said it cannot go on.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        }
+        Err(e)
     };
     match ready {
-        Ok((0, _)) => Ok(holder),
-        Ok((e, _)) => Err(io::Error::from_raw_os_error(e)),
-        Err(e) => Err(e),
+        Ok((0, _)) => {}
+        Ok((e, _)) => return fail(io::Error::from_raw_os_error(e)),
+        Err(e) => return fail(e),
     }
+    let requests = Mutex::new(ours);
+    let ask = |which: i32| {
+        let requests = requests.lock().unwrap_or_else(|e| e.into_inner());
+        ask(requests.as_raw_fd(), which, 0, 0)
+    };
+    let user_ns = match ask(USER_NS) {
+        Ok(fd) => fd,
+        Err(e) => return fail(e),
+    };
+    let net_ns = match network {
+        false => None,
+        true => match ask(NET_NS) {
+            Ok(fd) => Some(fd),
+            Err(e) => return fail(e),
+        },
+    };
+    Ok(Holder {
+        pid,
+        network,
+        requests,
+        user_ns,
+        net_ns,
+    })
 }
 
 impl Drop for Holder {
@@ -360,11 +409,17 @@ unsafe fn serve(sock: RawFd) -> ! {
         if n != std::mem::size_of::<Request>() as isize {
             libc::_exit(0);
         }
-        let fd = libc::socket(
-            request.domain,
-            request.kind | libc::SOCK_CLOEXEC,
-            request.protocol,
-        );
+        let fd = match request.domain {
+            USER_NS => libc::open(
+                c"/proc/self/ns/user".as_ptr(),
+                libc::O_RDONLY | libc::O_CLOEXEC,
+            ),
+            NET_NS => libc::open(
+                c"/proc/self/ns/net".as_ptr(),
+                libc::O_RDONLY | libc::O_CLOEXEC,
+            ),
+            domain => libc::socket(domain, request.kind | libc::SOCK_CLOEXEC, request.protocol),
+        };
         match fd {
             fd if fd < 0 => answer(sock, *libc::__errno_location(), None),
             fd => {

@@ -28,7 +28,7 @@ fn children_lists(root: Pid) -> Option<Vec<Pid>> {
     let mut queue = vec![root.as_raw()];
     let mut first = true;
     while let Some(pid) = queue.pop() {
-        let tasks = match fs::read_dir(format!("/proc/{pid}/task")) {
+        let tasks = match fs::read_dir(crate::sys::proc_view::dir(pid).join("task")) {
             Ok(tasks) => tasks,
             // Gone meanwhile: it has no children left to find.
             Err(_) if !first => continue,
@@ -44,6 +44,7 @@ fn children_lists(root: Pid) -> Option<Vec<Pid>> {
             for child in text
                 .split_whitespace()
                 .filter_map(|c| c.parse::<i32>().ok())
+                .filter_map(crate::sys::proc_view::ours)
             {
                 out.push(Pid::from_raw(child));
                 queue.push(child);
@@ -65,6 +66,7 @@ fn walked(root: Pid) -> Vec<Pid> {
             .file_name()
             .to_str()
             .and_then(|s| s.parse::<i32>().ok())
+            .and_then(crate::sys::proc_view::ours)
         else {
             continue;
         };

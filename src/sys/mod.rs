@@ -11,6 +11,7 @@ pub mod lock;
 pub mod mode;
 pub mod pidfd;
 pub mod pipe;
+pub mod proc_view;
 pub mod process;
 pub mod progress;
 pub mod remove;

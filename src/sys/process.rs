@@ -7,7 +7,7 @@ use std::fs;
 /// The fields of `/proc/<pid>/stat` after the command name (which may hold spaces and parentheses,
 /// so the split is at the last `)`): index 0 is field 3, the state.
 fn stat_fields(pid: i32) -> Option<Vec<String>> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = fs::read_to_string(super::proc_view::dir(pid).join("stat")).ok()?;
     let after_comm = &stat[stat.rfind(')')? + 1..];
     Some(after_comm.split_whitespace().map(str::to_owned).collect())
 }
@@ -41,12 +41,12 @@ pub fn ended(pid: i32) -> bool {
 
 /// A process's parent (`/proc/<pid>/stat` field 4).
 pub fn parent(pid: i32) -> Option<i32> {
-    stat_fields(pid)?.get(1)?.parse().ok()
+    super::proc_view::ours(stat_fields(pid)?.get(1)?.parse().ok()?)
 }
 
 /// A process's session id (`/proc/<pid>/stat` field 6).
 pub fn session(pid: i32) -> Option<i32> {
-    stat_fields(pid)?.get(3)?.parse().ok()
+    super::proc_view::ours(stat_fields(pid)?.get(3)?.parse().ok()?)
 }
 
 /// How many threads this process has (`/proc/self/stat` field 20).

@@ -93,7 +93,8 @@ pub(super) fn enter_tier(
     }
     rules.namespaces = Some(Namespaces {
         holder: holder.pid(),
-        network: holder.network(),
+        user_fd: holder.user_ns(),
+        net_fd: holder.net_ns(),
         shm,
         overlays: caches.overlays,
         hidden: caches.hidden,

@@ -199,12 +199,13 @@ fn nothing_left(supervisor: i32, holder: Option<i32>) -> bool {
 /// The children of every thread of `pid` (`/proc/PID/task/TID/children`).
 fn children(pid: i32) -> Option<Vec<i32>> {
     let mut all = Vec::new();
-    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+    for task in std::fs::read_dir(crate::sys::proc_view::dir(pid).join("task")).ok()? {
         let listed = std::fs::read_to_string(task.ok()?.path().join("children")).ok()?;
         all.extend(
             listed
                 .split_whitespace()
-                .filter_map(|p| p.parse::<i32>().ok()),
+                .filter_map(|p| p.parse::<i32>().ok())
+                .filter_map(crate::sys::proc_view::ours),
         );
     }
     Some(all)

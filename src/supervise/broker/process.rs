@@ -53,12 +53,13 @@ fn of_the_job(id: i32, members: &Members) -> bool {
     if id <= 0 {
         return false;
     }
-    let Ok(status) = std::fs::read_to_string(format!("/proc/{id}/status")) else {
+    let Ok(status) = std::fs::read_to_string(crate::sys::proc_view::dir(id).join("status")) else {
         return false;
     };
     let tgid = status
         .lines()
         .find_map(|l| l.strip_prefix("Tgid:"))
-        .and_then(|v| v.trim().parse::<i32>().ok());
+        .and_then(|v| v.trim().parse::<i32>().ok())
+        .and_then(crate::sys::proc_view::ours);
     tgid.is_some_and(|tgid| members.contains(nix::unistd::Pid::from_raw(tgid)))
 }

@@ -14,7 +14,11 @@ pub(super) fn own_cgroup() -> Option<PathBuf> {
 
 /// The cgroup v2 directory of `/proc/<process>` (`0::` of its `cgroup` under the unified mount).
 pub(super) fn of(process: &str) -> Option<PathBuf> {
-    let cgroup = fs::read_to_string(format!("/proc/{process}/cgroup")).ok()?;
+    let dir = match process.parse::<i32>() {
+        Ok(pid) => crate::sys::proc_view::dir(pid),
+        Err(_) => std::path::PathBuf::from(format!("/proc/{process}")),
+    };
+    let cgroup = fs::read_to_string(dir.join("cgroup")).ok()?;
     let relative = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?;
     let mount = unified_mount()?;
     Some(match relative.trim_start_matches('/') {

@@ -52,8 +52,9 @@ pub(super) struct Setup<'a> {
     pub limit_procs: &'a [RawFd],
     /// The supervisor's pid: the child's parent, unless the supervisor died.
     pub parent: libc::pid_t,
-    /// The status socket and the release pipe, which the helper keeps across its exec.
-    pub keep: [RawFd; 2],
+    /// The status socket, the release pipe and the namespaces' descriptors, which the helper
+    /// keeps across its exec.
+    pub keep: &'a [RawFd],
     /// The write end of the close-on-exec pipe the parent reads an errno from.
     pub errors: RawFd,
 }
@@ -181,7 +182,7 @@ unsafe fn prepare(setup: &Setup<'_>) -> Result<(), i32> {
     }
     // The helper keeps the status and release descriptors; CMD's exec closes them again
     // (close_range).
-    for fd in setup.keep {
+    for &fd in setup.keep {
         check(libc::fcntl(fd, libc::F_SETFD, 0))?;
     }
     Ok(())

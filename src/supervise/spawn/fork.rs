@@ -44,7 +44,9 @@ pub(super) struct Child<'a> {
     pub cgroup: Option<&'a ForChild>,
     /// The `cgroup.procs` of v1 cgroups the child moves itself into.
     pub limit_procs: &'a [std::fs::File],
-    pub keep: [RawFd; 2],
+    /// What the child keeps across the helper's exec: the status socket, the release pipe, the
+    /// namespaces it joins.
+    pub keep: &'a [RawFd],
 }
 
 /// Forks the job's first process; its pid once it has exec'd the helper or entered the sandbox,

@@ -97,6 +97,12 @@ pub fn start(job: Spawn) -> Result<Starting> {
             .map_err(|e| Error::io("cannot find the isolate executable", "/proc/self/exe", e))?;
         through_helper(&plan, &job.argv, &env, &helper)?
     };
+    // The namespaces the child joins, by the descriptors the holder gave (never by /proc/<pid>).
+    let mut keep = vec![status_write.as_raw_fd(), go_read.as_raw_fd()];
+    if let Some(ns) = plan.rules.as_ref().and_then(|r| r.namespaces.as_ref()) {
+        keep.push(ns.user_fd);
+        keep.extend(ns.net_fd);
+    }
     let (pid, placed) = fork::fork_child(fork::Child {
         start,
         cwd: &job.cwd,
@@ -104,7 +110,7 @@ pub fn start(job: Spawn) -> Result<Starting> {
         terminal: job.terminal,
         cgroup: job.cgroup_procs.as_ref(),
         limit_procs: &job.limit_procs,
-        keep: [status_write.as_raw_fd(), go_read.as_raw_fd()],
+        keep: &keep,
     })
     .map_err(|e| Error::Sandbox(format!("cannot start the job: {e}")))?;
     // After the fork: the broker's thread builds the seccomp filter while the child restricts

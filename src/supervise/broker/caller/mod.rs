@@ -60,7 +60,7 @@ impl Callers {
 
 /// The thread group of a thread, from `/proc/<tid>/status`.
 fn tgid(tid: i32) -> Option<i32> {
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    let status = std::fs::read_to_string(crate::sys::proc_view::dir(tid).join("status")).ok()?;
     status
         .lines()
         .find_map(|l| l.strip_prefix("Tgid:"))?

@@ -32,7 +32,7 @@ pub fn identity(file: &OwnedFd, caller: Option<i32>) -> std::io::Result<(u32, u3
     let mut dev = device_in(&std::fs::read_to_string("/proc/self/mountinfo")?);
     if let (None, Some(tid)) = (&dev, caller) {
         // Mount ids are unique on the machine: one of the caller's own mounts is in its table.
-        let theirs = std::fs::read_to_string(format!("/proc/{tid}/mountinfo"))?;
+        let theirs = std::fs::read_to_string(crate::sys::proc_view::dir(tid).join("mountinfo"))?;
         dev = device_in(&theirs);
     }
     let dev = dev.ok_or_else(bad)?;

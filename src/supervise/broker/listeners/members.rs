@@ -51,7 +51,7 @@ pub fn held_by_job(socket: u32, job: &Members) -> bool {
         if !job.contains(pid) {
             return false;
         }
-        let holds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        let holds = std::fs::read_dir(crate::sys::proc_view::dir(pid.as_raw()).join("fd"))
             .into_iter()
             .flatten()
             .flatten()

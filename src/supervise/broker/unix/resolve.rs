@@ -26,14 +26,18 @@ pub(super) fn resolve(caller: &Caller, path: &[u8]) -> Result<OwnedFd, i32> {
     let text = Path::new(std::ffi::OsStr::from_bytes(path));
     if path.first() != Some(&b'/') {
         // The caller thread's working directory, and the path beneath it, in one lookup.
-        return own(text, format!("/proc/{}/cwd", caller.tid()));
+        let cwd = crate::sys::proc_view::dir(caller.tid()).join("cwd");
+        return own(text, cwd.display().to_string());
     }
     // The caller's own /proc directory (a thread's: its working directory, the descriptor table
     // it uses), for the names that mean "this process" in the caller's mouth.
-    let me = format!("/proc/{}", caller.tid());
+    let me = crate::sys::proc_view::dir(caller.tid())
+        .display()
+        .to_string();
     for (prefix, base) in [
         ("/proc/self", me.clone()),
-        ("/proc/thread-self", format!("{me}/task/{}", caller.tid())),
+        // A thread's own directory, /proc/<tid>, is its thread-self.
+        ("/proc/thread-self", me.clone()),
         ("/dev/fd", format!("{me}/fd")),
     ] {
         if let Ok(rest) = text.strip_prefix(prefix) {
