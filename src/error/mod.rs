@@ -168,6 +168,18 @@ pub enum Error {
         limit: u64,
         var: &'static str,
     },
+    /// The fetch of a starting point from a remote went over one of its bounds: nothing of it
+    /// entered the project.
+    #[error(
+        "the fetch of {what} went over its {bound} bound ({limit} bytes; {var} sets it); nothing \
+         of it entered the project"
+    )]
+    FetchOverBound {
+        what: String,
+        bound: ImportBound,
+        limit: u64,
+        var: &'static str,
+    },
     /// A job cannot be taken as asked (it is running, it was lost, it has no kept worktree…).
     #[error("job {job} {why}")]
     Job { job: String, why: String },

@@ -8,6 +8,7 @@ mod escapes;
 mod exec;
 mod fanout;
 mod faults;
+mod fetch;
 mod helper;
 mod hidden_work;
 mod import;
