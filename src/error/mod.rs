@@ -168,12 +168,8 @@ pub enum Error {
         limit: u64,
         var: &'static str,
     },
-    /// The fetch of a starting point from a remote went over one of its bounds: nothing of it
-    /// entered the project.
-    #[error(
-        "the fetch of {what} went over its {bound} bound ({limit} bytes; {var} sets it); nothing \
-         of it entered the project"
-    )]
+    /// The fetch of a starting point went over a bound (memory, size): nothing of it came in.
+    #[error("the fetch of {what} went over its {bound} bound ({limit} bytes; {var} sets it)")]
     FetchOverBound {
         what: String,
         bound: ImportBound,

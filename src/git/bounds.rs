@@ -1,7 +1,7 @@
 //! The bounds of what isolate brings into the project from a source it does not trust: a job's
 //! commits (the import) and a remote's objects (the fetch of `--pr` and `--base fresh`). Neither
 //! may take the machine: the memory of each git it runs (its address space), the size of the pack
-//! it brings, and a time limit (`TIMEOUT`). Over a
+//! it brings (and the LFS objects an import copies), and a time limit (`TIMEOUT`). Over a
 //! bound, nothing enters the project; the error names the bound.
 //!
 //! `ISOLATE_IMPORT_MEMORY` (default 2G) and `ISOLATE_IMPORT_MAX_SIZE` (default 4G) change them.

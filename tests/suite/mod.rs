@@ -12,6 +12,7 @@ mod fetch;
 mod helper;
 mod hidden_work;
 mod import;
+mod lfs;
 mod lifecycle;
 mod nested;
 mod planted;
