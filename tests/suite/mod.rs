@@ -4,6 +4,7 @@ mod background;
 mod bad_input;
 mod completions;
 mod concurrency;
+mod credentials;
 mod escapes;
 mod exec;
 mod fanout;
