@@ -168,6 +168,14 @@ pub enum Error {
         limit: u64,
         var: &'static str,
     },
+    /// The fetch of a starting point went over a bound (memory, size): nothing of it came in.
+    #[error("the fetch of {what} went over its {bound} bound ({limit} bytes; {var} sets it)")]
+    FetchOverBound {
+        what: String,
+        bound: ImportBound,
+        limit: u64,
+        var: &'static str,
+    },
     /// A job cannot be taken as asked (it is running, it was lost, it has no kept worktree…).
     #[error("job {job} {why}")]
     Job { job: String, why: String },

@@ -5,13 +5,17 @@
 //! The hygiene is hygiene.rs, the runs run.rs, the bounded wait wait.rs, git's version version.rs;
 //! the project itself (the user's repository, found from the cwd) is project.rs, which paths a
 //! filter driver writes attributes.rs, the reads of its
-//! refs done in-process refs.rs, a ref transaction prepared ahead of its commit transaction.rs.
+//! refs done in-process refs.rs, a ref transaction prepared ahead of its commit transaction.rs,
+//! the bounds of what comes in from a job or a remote bounds.rs, and the directory a fetch's
+//! objects wait in until git checked them quarantine.rs.
 
 pub mod attributes;
 mod borrowed;
+pub(crate) mod bounds;
 mod hygiene;
 pub mod mark;
 pub mod project;
+mod quarantine;
 mod refs;
 pub mod remote;
 mod run;

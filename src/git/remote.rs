@@ -4,9 +4,18 @@
 //! limit); the user's credentials are whatever their git already has. A fetched commit is written
 //! to no ref of the project's: the job's base pin holds it, and as no ref of the user's reaches it,
 //! the worktree's checkout treats it as untrusted (its filter drivers run sandboxed).
+//!
+//! The remote is not trusted either: every object it sends is checked as git's `transfer.fsckObjects`
+//! checks it, in a quarantine beside the project's store that it leaves only once the whole fetch
+//! succeeded (quarantine.rs), and the fetch is bounded like an import (bounds.rs: the memory of
+//! each git, the size of what it writes, the time limit). A fetch that fails or goes over a bound
+//! leaves nothing in the project.
 
+use super::bounds::{bounds, exceeded, hold, memory_config};
+use super::hygiene::command;
 use super::project::Project;
-use super::run::{run, try_run};
+use super::quarantine::Quarantine;
+use super::run::{checked, collect_output, run, try_run};
 use crate::error::{Error, Result};
 
 /// The remote a starting point is fetched from.
@@ -154,25 +163,70 @@ fn is_branch_name(name: &str) -> bool {
         && gix::validate::reference::name(name.as_bytes().into()).is_ok()
 }
 
-/// `git fetch REMOTE SOURCE` into FETCH_HEAD only (no ref of the project moves), and the commit.
+/// The `-c` options of a fetch: every object checked as `git fsck` would (a remote's malformed tree
+/// or commit refused, whatever the user's `fetch.fsckObjects` says), always into a pack that
+/// `index-pack --strict` checks (never exploded loose by `unpack-objects`), and no automatic
+/// maintenance, which would work on the quarantine.
+const CHECKED: [&str; 12] = [
+    "-c",
+    "fetch.fsckObjects=true",
+    "-c",
+    "transfer.fsckObjects=true",
+    "-c",
+    "fetch.unpackLimit=1",
+    "-c",
+    "transfer.unpackLimit=1",
+    "-c",
+    "gc.auto=0",
+    "-c",
+    "maintenance.auto=false",
+];
+
+/// `git fetch REMOTE SOURCE` into FETCH_HEAD only (no ref of the project moves), its objects
+/// checked and bounded in a quarantine and moved into the project's store only once it succeeded;
+/// and the commit.
 fn fetch(project: &Project, source: String) -> Result<Fetched> {
-    run(
-        &project.top,
-        [
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--no-recurse-submodules",
-            "--no-write-commit-graph",
-            // No remote-tracking ref is updated on the side (the configured refspecs' map): a ref
-            // of the project's reaching the commit would vouch for it (its filters would run).
-            "--refmap=",
-            "--end-of-options",
-            REMOTE,
-            &source,
-        ],
-    )
-    .map_err(not_reached)?;
+    let bounds = bounds()?;
+    let quarantine = Quarantine::new(&project.objects)?;
+    let mut cmd = command(&project.top);
+    cmd.args(CHECKED).args(memory_config(bounds.memory)).args([
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-recurse-submodules",
+        "--no-write-commit-graph",
+        "--no-auto-maintenance",
+        // No remote-tracking ref is updated on the side (the configured refspecs' map): a ref
+        // of the project's reaching the commit would vouch for it (its filters would run).
+        "--refmap=",
+        "--end-of-options",
+        REMOTE,
+        &source,
+    ]);
+    cmd.env("GIT_OBJECT_DIRECTORY", quarantine.path())
+        .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", &project.objects);
+    hold(&mut cmd, bounds, true);
+    let out = collect_output(&mut cmd)?;
+    if !out.status.success() {
+        if let Some(bound) = exceeded(&String::from_utf8_lossy(&out.stderr)) {
+            let (limit, var) = bounds.of(bound);
+            return Err(Error::FetchOverBound {
+                what: format!("{REMOTE} {source}"),
+                bound,
+                limit,
+                var,
+            });
+        }
+    }
+    let refused = String::from_utf8_lossy(&out.stderr).contains("fsck error");
+    checked(&cmd, out).map_err(|e| match refused {
+        true => Error::Usage(format!(
+            "{REMOTE} {source}: the remote sent objects git refuses to store (checked as \
+             transfer.fsckObjects checks them); nothing of it entered the project: {e}"
+        )),
+        false => not_reached(e),
+    })?;
+    quarantine.migrate()?;
     let commit = project
         .resolve_commit("FETCH_HEAD")?
         .ok_or_else(|| Error::Usage(format!("{REMOTE} {source}: the fetch brought no commit")))?;

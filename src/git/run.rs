@@ -72,6 +72,11 @@ pub fn run_command(mut cmd: Command) -> Result<Output> {
     checked(&cmd, out)
 }
 
+/// `cmd` run to the end: what it printed, whatever its status.
+pub fn collect_output(cmd: &mut Command) -> Result<Output> {
+    output(cmd, None)
+}
+
 /// `cmd` run to the end with its stderr on isolate's (a terminal: git's progress shows there),
 /// its stdout dropped; fails unless it exits 0 (git's message is then on the terminal already).
 pub fn run_on_terminal(mut cmd: Command) -> Result<()> {
@@ -113,16 +118,20 @@ pub fn checked(cmd: &Command, out: Output) -> Result<Output> {
     Err(Error::git(describe(cmd), out.status.code(), &out.stderr))
 }
 
-/// The arguments after the hygiene flags, for error messages.
+/// The arguments after the hygiene flags and the `-c` options that follow them (bounds, checks),
+/// for error messages.
 pub fn describe(cmd: &Command) -> String {
     let args: Vec<_> = cmd
         .get_args()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let from = args
+    let mut from = args
         .iter()
         .position(|a| a == "--no-pager")
         .map_or(0, |i| i + 1);
+    while args.get(from).is_some_and(|a| a == "-c") && from + 2 <= args.len() {
+        from += 2;
+    }
     args[from..].join(" ")
 }
 

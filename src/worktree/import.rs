@@ -12,7 +12,6 @@
 //! The checks of what was copied are check.rs, what the sandboxed reader may read reader.rs.
 
 use std::io::{Read, Write};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Stdio;
 
@@ -22,13 +21,12 @@ use crate::git::project::Project;
 use crate::supervise::helper::Helper;
 use crate::supervise::spawn;
 
-mod bounds;
 mod check;
 mod leftovers;
 mod progress;
 mod reader;
 
-use bounds::{bounds, exceeded, memory_config, Bounds};
+use crate::git::bounds::{bounds, exceeded, hold, memory_config, Bounds};
 use check::{connected, is_null};
 use reader::{reader_argv, reader_env, reader_rules};
 
@@ -230,21 +228,7 @@ fn indexer(project: &Project, bounds: Bounds) -> std::process::Command {
     if crate::sys::progress::wanted() {
         index.arg("-v");
     }
-    let memory = bounds.memory;
-    // SAFETY: between fork and exec only setrlimit runs, which is async-signal-safe and touches
-    // nothing of the parent's.
-    unsafe {
-        index.pre_exec(move || {
-            let limit = libc::rlimit {
-                rlim_cur: memory,
-                rlim_max: memory,
-            };
-            match libc::setrlimit(libc::RLIMIT_AS, &limit) {
-                0 => Ok(()),
-                _ => Err(std::io::Error::last_os_error()),
-            }
-        });
-    }
+    hold(&mut index, bounds, false);
     index
 }
 

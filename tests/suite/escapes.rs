@@ -3002,10 +3002,8 @@ fn credential_stores_are_unreadable_under_every_profile_and_their_siblings_stay_
             path.clone()
         };
         fs::write(&secret, format!("SECRET-{i}\n")).unwrap();
-        let sibling = path.with_file_name(format!(
-            "{}-sibling",
-            path.file_name().unwrap().to_string_lossy()
-        ));
+        // (Not named after the store: a history's would be named like a history too.)
+        let sibling = path.with_file_name(format!("sibling-{i}"));
         fs::write(&sibling, format!("open-{i}\n")).unwrap();
         script.push_str(&format!(
             "cat '{}' 2>/dev/null; cat '{}'; ",
@@ -3015,13 +3013,23 @@ fn credential_stores_are_unreadable_under_every_profile_and_their_siblings_stay_
     }
     script.push_str("ls ~ >/dev/null && echo listed");
     let repo = env.repo("app");
-    // An agent's profile writes (so reads) its own state directory, its own login included.
+    // An agent's profile writes (so reads) its own state, its login included.
     let own_login = |profile: &str| -> &[&str] {
         match profile {
-            "claude-code" => &["~/.claude/.credentials.json", "~/.claude/.claude.json"],
-            "codex" => &["~/.codex/auth.json"],
-            "gemini" => &["~/.gemini/oauth_creds.json"],
-            "opencode" => &["~/.local/share/opencode/auth.json"],
+            "claude-code" => &["~/.claude"],
+            "codex" => &["~/.codex"],
+            "gemini" => &["~/.gemini"],
+            "opencode" => &[
+                "~/.config/opencode",
+                "~/.local/share/opencode",
+                "~/.local/state/opencode",
+            ],
+            "aider" => &[
+                "~/.aider",
+                "~/.aider.conf.yml",
+                "~/.aider.model.settings.yml",
+                "~/.aider.model.metadata.json",
+            ],
             _ => &[],
         }
     };
@@ -3077,6 +3085,12 @@ fn credential_stores_are_unreadable_under_every_profile_and_their_siblings_stay_
         if path.is_dir() {
             fs::remove_dir_all(&path).unwrap();
         }
+        // The agent's whole state is a store: planted above as a file or a directory.
+        let parent = path.parent().unwrap();
+        if parent.is_file() {
+            fs::remove_file(parent).unwrap();
+        }
+        fs::create_dir_all(parent).unwrap();
         fs::write(&path, "LOGIN\n").unwrap();
         let read = format!("cat '{}' 2>/dev/null || echo refused", path.display());
         let (out, _) = env.policy_job(&repo, &[], profile, &read);

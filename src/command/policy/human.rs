@@ -25,6 +25,7 @@ pub(super) fn human(s: &Shown, out: &mut String) -> fmt::Result {
         )?,
     }
     paths(s, out)?;
+    families(s, out)?;
     rights(s, out)?;
     network(s, out)?;
     settings(s, out)?;
@@ -66,6 +67,34 @@ fn paths(s: &Shown, out: &mut String) -> fmt::Result {
         let why = format!("{state}{why}");
         let why = why.trim_end_matches("; ");
         writeln!(out, "  {access:<11} {path:<36} {why}")?;
+    }
+    Ok(())
+}
+
+/// The families of credential stores, each in a line or two: what, how many by name, how the
+/// others are found.
+fn families(s: &Shown, out: &mut String) -> fmt::Result {
+    writeln!(
+        out,
+        "\ncredential families (deny-read above; a list of names cannot be complete: strict reads \
+         nothing of ~ it does not name)"
+    )?;
+    for f in &s.credential_families {
+        let own = if f.agents_own {
+            "; each readable under its agent's profile"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "  {:<36} {}: {} by name{own}",
+            f.name,
+            f.what,
+            f.named.len()
+        )?;
+        for found in &f.found {
+            writeln!(out, "  {:<36} and {found}", "")?;
+        }
     }
     Ok(())
 }

@@ -30,6 +30,8 @@ pub(super) struct Shown<'a> {
     sources: &'a [String],
     landlock_abi: Option<u32>,
     paths: Vec<PathShown<'a>>,
+    /// The families of credential stores every profile denies (their stores are among `paths`).
+    credential_families: Vec<FamilyShown>,
     network: NetworkShown<'a>,
     scopes: &'a Scopes,
     environment: &'a Environment,
@@ -50,6 +52,19 @@ struct PathShown<'a> {
     rights: Vec<String>,
     outcome: Outcome,
     detail: Option<&'a str>,
+}
+
+/// A family of credential stores (`sandbox::credentials`).
+#[derive(Serialize)]
+struct FamilyShown {
+    name: &'static str,
+    what: &'static str,
+    /// Its stores by name (`~/…`).
+    named: &'static [&'static str],
+    /// How its other stores are found, in words.
+    found: Vec<String>,
+    /// Readable under its agent's own profile only.
+    agents_own: bool,
 }
 
 #[derive(Serialize)]
@@ -135,6 +150,7 @@ fn shown<'a>(loaded: &'a Loaded, preview: &'a Preview) -> Shown<'a> {
         sources: &loaded.sources,
         landlock_abi: preview.landlock_abi,
         paths,
+        credential_families: families(),
         network: NetworkShown {
             tcp_connect: &policy.network.connect,
             tcp_bind: &policy.network.bind,
@@ -166,4 +182,39 @@ fn shown<'a>(loaded: &'a Loaded, preview: &'a Preview) -> Shown<'a> {
         notes: &preview.notes,
         problems: &preview.problems,
     }
+}
+
+/// Every family of credential stores, as `policy show` lists them.
+fn families() -> Vec<FamilyShown> {
+    use crate::sandbox::credentials::{Finder, FAMILIES};
+    FAMILIES
+        .iter()
+        .map(|f| FamilyShown {
+            name: f.name,
+            what: f.what,
+            named: f.paths,
+            found: f
+                .found
+                .iter()
+                .map(|finder| match finder {
+                    Finder::Holding { within, markers } => format!(
+                        "each directory in {} holding {}",
+                        within.join(", "),
+                        markers.join(", ")
+                    ),
+                    Finder::Named {
+                        within,
+                        words,
+                        suffixes,
+                    } => format!(
+                        "each dot-entry of {} whose name holds {} or ends in {}",
+                        within.join(", "),
+                        words.join(", "),
+                        suffixes.join(", ")
+                    ),
+                })
+                .collect(),
+            agents_own: f.login,
+        })
+        .collect()
 }

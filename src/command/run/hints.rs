@@ -132,14 +132,8 @@ fn sensitive(place: &str) -> bool {
         ".zshrc",
         ".config/fish",
     ];
-    let stores = [
-        crate::sandbox::credentials::STORES,
-        crate::sandbox::credentials::LOGINS,
-    ];
     DOORS.contains(&place)
-        || stores
-            .iter()
-            .flat_map(|list| list.iter())
+        || crate::sandbox::credentials::named_stores()
             .filter_map(|s| s.strip_prefix("~/"))
             .any(|s| s == place || s.starts_with(&format!("{place}/")))
 }

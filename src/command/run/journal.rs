@@ -136,5 +136,7 @@ pub(super) fn pending_worktree(
         pull_request: None,
         started_from: None,
         nested_jobs: Vec::new(),
+        outside_git: Vec::new(),
+        lfs_imported: 0,
     }
 }

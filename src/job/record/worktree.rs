@@ -70,4 +70,16 @@ pub struct WorktreeReport {
     /// repository held them when it was last looked at.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nested_jobs: Vec<String>,
+    /// What the job's repository holds outside git's object store that the project lacks (LFS
+    /// objects only in its store or in none, git-annex objects only in its annex), each kind in
+    /// words: it keeps the worktree.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside_git: Vec<String>,
+    /// LFS objects of the job's store the last look copied into the project's.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lfs_imported: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

@@ -4,185 +4,71 @@
 //! (`deny_read`) and patterns (`remove_matching`), and re-allows exactly what its agent needs: a
 //! read rule naming a file inside a store, a variable under `keep`. Paths are as the tools'
 //! documentation gives them; one that does not exist on this machine is skipped.
-//! The stores are here, those the caller's variables name in named.rs; the secret variables'
-//! names in variables.rs.
+//! The families are here, their stores in keys.rs (machines and services), apps.rs (browsers,
+//! chat, editors, LLM tools, the agents' own state) and histories.rs; those found by what they
+//! are in found.rs; those the caller's variables name in named.rs; the secret variables' names in
+//! variables.rs. A list of names cannot be complete: `strict` reads nothing of the home directory
+//! that it does not name.
 
+mod apps;
+mod found;
+mod histories;
+mod keys;
 mod named;
 #[cfg(test)]
 mod tests;
 mod variables;
 
+pub use found::Finder;
 pub use variables::SECRET_VARIABLES;
 
-/// Credential stores under the home directory (and the user's XDG directories there).
-pub const STORES: &[&str] = &[
-    // Remote shells and signing: keys, agents' configuration, known hosts.
-    "~/.ssh",
-    "~/.gnupg",
-    // Clouds and clusters (minikube's and Teleport's client keys, OpenStack's and Terraform's
-    // credentials, Alibaba, Tencent and IBM clouds' CLIs, Chef's client keys).
-    "~/.aws",
-    "~/.azure",
-    "~/.config/gcloud",
-    "~/.kube",
-    "~/.oci",
-    "~/.config/doctl",
-    "~/.s3cfg",
-    "~/.boto",
-    "~/.config/rclone",
-    "~/.databrickscfg",
-    "~/.terraform.d/credentials.tfrc.json",
-    "~/.vault-token",
-    "~/.fly",
-    "~/.minikube",
-    "~/.tsh",
-    "~/.config/openstack/clouds.yaml",
-    "~/.config/openstack/secure.yaml",
-    "~/.terraformrc",
-    "~/.aliyun",
-    "~/.tccli",
-    "~/.bluemix",
-    "~/.linode-cli",
-    "~/.chef",
-    // Remote X servers' and ICE sessions' cookies.
-    "~/.Xauthority",
-    "~/.ICEauthority",
-    // Containers.
-    "~/.docker/config.json",
-    // Docker's default `DOCKER_CERT_PATH` (client keys of remote daemons) and its contexts' keys.
-    "~/.docker/key.pem",
-    "~/.docker/cert.pem",
-    "~/.docker/ca.pem",
-    "~/.docker/contexts/tls",
-    "~/.config/containers/auth.json",
-    "~/.config/helm/repositories.yaml",
-    "~/.config/helm/registry",
-    // git hosts and forges.
-    "~/.netrc",
-    "~/.git-credentials",
-    "~/.config/git/credentials",
-    "~/.config/gh",
-    "~/.config/hub",
-    "~/.config/glab-cli",
-    "~/.subversion/auth",
-    // Package registries.
-    "~/.npmrc",
-    "~/.yarnrc.yml",
-    "~/.pypirc",
-    "~/.config/pip/pip.conf",
-    "~/.cargo/credentials",
-    "~/.cargo/credentials.toml",
-    "~/.gem/credentials",
-    "~/.m2/settings-security.xml",
-    "~/.m2/settings.xml",
-    "~/.gradle/gradle.properties",
-    "~/.nuget/NuGet/NuGet.Config",
-    "~/.composer/auth.json",
-    "~/.config/composer/auth.json",
-    "~/.bundle/config",
-    "~/.config/jfrog",
-    // Tokens and keys of other tools, where their documentation says they keep them: Hugging Face,
-    // sops' age keys, Pulumi, Kaggle, Hetzner, Scaleway, Linode, Cloud Foundry, CircleCI, MinIO,
-    // Firebase, Cloudflare's wrangler, Supabase, Vercel, Railway, Stripe, Sentry, ngrok, Doppler,
-    // Gitea's tea, dbt and SnowSQL connection profiles, keyrings.alt's file keyring.
-    "~/.cache/huggingface/token",
-    "~/.cache/huggingface/stored_tokens",
-    "~/.huggingface/token",
-    "~/.config/sops/age/keys.txt",
-    "~/.pulumi/credentials.json",
-    "~/.kaggle/kaggle.json",
-    "~/.config/hcloud/cli.toml",
-    "~/.config/scw/config.yaml",
-    "~/.config/linode-cli",
-    "~/.cf/config.json",
-    "~/.circleci/cli.yml",
-    "~/.mc/config.json",
-    "~/.config/configstore/firebase-tools.json",
-    "~/.wrangler/config/default.toml",
-    "~/.config/.wrangler/config/default.toml",
-    "~/.supabase/access-token",
-    "~/.local/share/com.vercel.cli/auth.json",
-    "~/.railway/config.json",
-    "~/.config/stripe/config.toml",
-    "~/.sentryclirc",
-    "~/.config/ngrok/ngrok.yml",
-    "~/.ngrok2/ngrok.yml",
-    "~/.doppler",
-    "~/.config/tea/config.yml",
-    "~/.dbt/profiles.yml",
-    "~/.snowsql/config",
-    "~/.local/share/python_keyring",
-    // Netlify, Cloudflare's tunnels, WakaTime, adb's key, Ollama's key, borg's repository keys,
-    // wallets' keystores, mail clients' passwords, Emacs' auth-source (netrc's format).
-    "~/.netlify/config.json",
-    "~/.config/netlify/config.json",
-    "~/.cloudflared",
-    "~/.wakatime.cfg",
-    "~/.android/adbkey",
-    "~/.ollama/id_ed25519",
-    "~/.config/borg/keys",
-    "~/.ethereum/keystore",
-    "~/.msmtprc",
-    "~/.config/msmtp",
-    "~/.mbsyncrc",
-    "~/.fetchmailrc",
-    "~/.authinfo",
-    "~/.authinfo.gpg",
-    // Jupyter's kernels and servers: each connection file holds the key that signs the code sent
-    // to a kernel listening on localhost TCP, each server file the token of its HTTP API; with
-    // either, code runs in the user's kernel, outside the sandbox.
-    "~/.local/share/jupyter/runtime",
-    "~/.ipython/profile_default/security",
-    // Password stores and keyrings.
-    "~/.password-store",
-    "~/.local/share/keyrings",
-    "~/.local/share/kwalletd",
-    "~/.config/op",
-    "~/.config/Bitwarden CLI",
-    "~/.pki",
-    // Browser and mail profiles (cookies, saved passwords, sessions).
-    "~/.mozilla",
-    "~/.thunderbird",
-    "~/.config/google-chrome",
-    "~/.config/chromium",
-    "~/.config/BraveSoftware",
-    "~/.config/microsoft-edge",
-    "~/.config/vivaldi",
-    "~/.config/opera",
-    // Shell and REPL histories (commands typed with secrets in them).
-    "~/.bash_history",
-    "~/.zsh_history",
-    "~/.zhistory",
-    "~/.histfile",
-    "~/.local/share/fish/fish_history",
-    "~/.python_history",
-    "~/.node_repl_history",
-    "~/.psql_history",
-    "~/.mysql_history",
-    "~/.sqlite_history",
-    "~/.rediscli_history",
-    "~/.lesshst",
-    "~/.local/share/atuin",
-    "~/.viminfo",
-    // Databases' password files.
-    "~/.pgpass",
-    "~/.my.cnf",
-    "~/.mylogin.cnf",
-    "~/.config/github-copilot",
+/// A family of credential stores: what they are, where (by name, under `~`: the caller's `HOME`,
+/// and the user's XDG directories there), and how its other stores are found.
+#[derive(Debug)]
+pub struct Family {
+    /// Its name, as `policy show` lists it.
+    pub name: &'static str,
+    /// What it holds, in a few words.
+    pub what: &'static str,
+    /// Its stores by name.
+    pub paths: &'static [&'static str],
+    /// How its other stores are found (found.rs), if they are.
+    pub found: &'static [Finder],
+    /// Each agent's profile writes its own store of this family, so reads it.
+    pub login: bool,
+}
+
+/// Every family, in the order `policy show` lists them.
+pub const FAMILIES: &[&Family] = &[
+    &keys::SHELLS,
+    &keys::CLOUDS,
+    &keys::CONTAINERS,
+    &keys::FORGES,
+    &keys::PACKAGES,
+    &keys::SERVICES,
+    &keys::SECRETS,
+    &keys::DATABASES,
+    &apps::BROWSERS,
+    &apps::CHAT,
+    &apps::EDITORS,
+    &apps::LLM_TOOLS,
+    &apps::AGENTS,
+    &histories::HISTORIES,
 ];
 
-/// The agents' own logins and configuration with keys in it (Claude Code keeps a /login API key
-/// and MCP servers' tokens in .claude.json): stores like `STORES`', but each agent's profile
-/// writes (so reads) its own directory, and isolate carries ~/.claude.json over itself, outside
-/// the sandbox. The one kind of store a write rule may hold (plan/job.rs).
-pub const LOGINS: &[&str] = &[
-    "~/.claude.json",
-    "~/.claude/.claude.json",
-    "~/.claude/.credentials.json",
-    "~/.codex/auth.json",
-    "~/.gemini/oauth_creds.json",
-    "~/.local/share/opencode/auth.json",
-];
+/// Every family's stores by name (`~/…`), the agents' own state included.
+pub fn named_stores() -> impl Iterator<Item = &'static str> {
+    FAMILIES.iter().flat_map(|f| f.paths.iter().copied())
+}
+
+/// The agents' own state among them (`AGENTS`): stores like the others, but each agent's profile
+/// writes (so reads) its own.
+pub fn agents_state() -> impl Iterator<Item = &'static str> {
+    FAMILIES
+        .iter()
+        .filter(|f| f.login)
+        .flat_map(|f| f.paths.iter().copied())
+}
 
 /// Credential stores outside the home directory: Kerberos' default ticket cache, the secrets a
 /// container or a Kubernetes pod is given (its service account's token), and the container
@@ -195,16 +81,47 @@ pub const SYSTEM_STORES: &[&str] = &[
     "/run/user/$UID/containers/auth.json",
 ];
 
-/// `STORES` and `LOGINS` as rules: under `~` (the caller's `HOME`), and under the user's home
-/// directory of the password database too when `HOME` names another place (`sudo -E`, a test's
-/// home), so that a changed `HOME` never opens the real stores; the XDG directories' stores where
-/// the XDG variables move them; `SYSTEM_STORES`; and the stores the caller's variables name
-/// (named.rs).
+/// Every family's stores as rules: those named, under `~` (the caller's `HOME`), and under the
+/// user's home directory of the password database too when `HOME` names another place (`sudo -E`,
+/// a test's home), so that a changed `HOME` never opens the real stores; the XDG directories'
+/// stores where the XDG variables move them; those found by what they are (found.rs), in both
+/// homes; `SYSTEM_STORES`; and the stores the caller's variables name (named.rs). Each once.
 pub fn stores() -> Vec<String> {
     let var = |name: &str| std::env::var_os(name);
-    let mut out = in_homes(&[STORES, LOGINS]);
+    let named: Vec<&str> = named_stores().collect();
+    let mut out = in_homes(&named);
     out.extend(SYSTEM_STORES.iter().map(|s| s.to_string()));
     out.extend(named::stores(&var, named::Kind::Every));
+    out.extend(found_stores(&var));
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|s| seen.insert(s.clone()));
+    out
+}
+
+/// The stores the families' finders find, in the caller's home (as `~/…`) and the real one.
+fn found_stores(var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<String> {
+    let finders: Vec<Finder> = FAMILIES
+        .iter()
+        .flat_map(|f| f.found.iter().copied())
+        .collect();
+    let xdg = named::moved_xdg(var);
+    let home = var("HOME").map(std::path::PathBuf::from);
+    let mut out = Vec::new();
+    if let Some(home) = home.as_ref().filter(|h| h.is_absolute()) {
+        for found in found::stores(home, &finders, &xdg) {
+            out.push(match found.strip_prefix(home) {
+                Ok(rest) => format!("~/{}", literal(&rest.display().to_string())),
+                Err(_) => literal(&found.display().to_string()),
+            });
+        }
+    }
+    if let Some(real) = real_home().filter(|real| Some(real) != home.as_ref()) {
+        out.extend(
+            found::stores(&real, &finders, &[])
+                .iter()
+                .map(|found| literal(&found.display().to_string())),
+        );
+    }
     out
 }
 
@@ -230,10 +147,12 @@ pub fn unusable() -> Option<String> {
     })
 }
 
-/// The agents' logins among `stores()`, as rules.
-pub fn logins() -> Vec<String> {
+/// The agents' own state among `stores()`, as rules.
+#[cfg(test)]
+pub(crate) fn logins() -> Vec<String> {
     let var = |name: &str| std::env::var_os(name);
-    let mut out = in_homes(&[LOGINS]);
+    let agents: Vec<&str> = agents_state().collect();
+    let mut out = in_homes(&agents);
     out.extend(named::stores(&var, named::Kind::Logins));
     out
 }
@@ -245,21 +164,24 @@ fn literal(path: &str) -> String {
     path.replace('$', "$$")
 }
 
-/// `lists` under `~`, and under the password database's home directory when `HOME` is another.
-fn in_homes(lists: &[&[&str]]) -> Vec<String> {
-    let all = || lists.iter().flat_map(|list| list.iter());
-    let mut out: Vec<String> = all().map(|s| s.to_string()).collect();
+/// `list` under `~`, and under the password database's home directory when `HOME` is another.
+fn in_homes(list: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = list.iter().map(|s| s.to_string()).collect();
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let real = nix::unistd::User::from_uid(nix::unistd::getuid())
-        .ok()
-        .flatten()
-        .map(|user| user.dir);
-    if let Some(real) = real.filter(|real| Some(real) != home.as_ref()) {
+    if let Some(real) = real_home().filter(|real| Some(real) != home.as_ref()) {
         out.extend(
-            all()
+            list.iter()
                 .filter_map(|s| s.strip_prefix("~/"))
                 .map(|rest| literal(&real.join(rest).display().to_string())),
         );
     }
     out
+}
+
+/// The user's home directory of the password database.
+fn real_home() -> Option<std::path::PathBuf> {
+    nix::unistd::User::from_uid(nix::unistd::getuid())
+        .ok()
+        .flatten()
+        .map(|user| user.dir)
 }

@@ -4,9 +4,9 @@
 //! move those. The job is started with the same variables, so its tools look where these say.
 
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use super::{LOGINS, STORES};
+use super::named_stores;
 
 /// A variable and what beneath the path it holds is the store (`""`: the path itself). Each is
 /// a tool's documented way to move its credentials; a variable holding a directory the tool
@@ -71,12 +71,9 @@ const NAMED: &[(&str, &[&str])] = &[
     ("HUB_CONFIG", &[""]),
 ];
 
-/// The agents' own logins where their variables move them (an agent's profile writes its own
-/// directory, which re-opens them to it alone, as with `~/.claude` and `~/.codex`): `LOGINS`.
-const NAMED_LOGINS: &[(&str, &[&str])] = &[
-    ("CLAUDE_CONFIG_DIR", &[".credentials.json", ".claude.json"]),
-    ("CODEX_HOME", &["auth.json"]),
-];
+/// The agents' own state where their variables move it (an agent's profile writes its own
+/// directory, which re-opens it to it alone, as with `~/.claude` and `~/.codex`).
+const NAMED_LOGINS: &[(&str, &[&str])] = &[("CLAUDE_CONFIG_DIR", &[""]), ("CODEX_HOME", &[""])];
 
 /// Which of the stores the variables name.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -84,6 +81,7 @@ pub(super) enum Kind {
     /// Every one.
     Every,
     /// The agents' logins only.
+    #[cfg(test)]
     Logins,
 }
 
@@ -105,9 +103,10 @@ pub(super) fn stores(var: &dyn Fn(&str) -> Option<OsString>, kind: Kind) -> Vec<
         let above_home = home.as_deref().is_some_and(|h| h.starts_with(value));
         (Path::new(value).is_absolute() && !above_home).then(|| super::literal(value))
     };
-    let (named, stores): (&[_], &[_]) = match kind {
-        Kind::Every => (&[NAMED, NAMED_LOGINS], &[STORES, LOGINS]),
-        Kind::Logins => (&[NAMED_LOGINS], &[LOGINS]),
+    let (named, stores): (&[_], Vec<&str>) = match kind {
+        Kind::Every => (&[NAMED, NAMED_LOGINS], named_stores().collect()),
+        #[cfg(test)]
+        Kind::Logins => (&[NAMED_LOGINS], super::agents_state().collect()),
     };
     let mut out = Vec::new();
     for (name, parts) in named.iter().flat_map(|table| table.iter()) {
@@ -151,7 +150,6 @@ pub(super) fn stores(var: &dyn Fn(&str) -> Option<OsString>, kind: Kind) -> Vec<
         out.extend(
             stores
                 .iter()
-                .flat_map(|list| list.iter())
                 .filter_map(|s| s.strip_prefix(default))
                 .map(|rest| format!("{base}/{rest}")),
         );
@@ -167,4 +165,17 @@ pub(super) fn not_utf8(var: &dyn Fn(&str) -> Option<OsString>) -> Option<&'stati
         .chain(XDG.iter().map(|(name, _)| *name))
         .chain(names)
         .find(|name| var(name).is_some_and(|value| value.to_str().is_none()))
+}
+
+/// The XDG base directories the caller's variables move (`~/.config/` and where it is), usable as
+/// store paths, for the finders (found.rs).
+pub(super) fn moved_xdg(var: &dyn Fn(&str) -> Option<OsString>) -> Vec<(&'static str, PathBuf)> {
+    let home = var("HOME").map(PathBuf::from);
+    XDG.iter()
+        .filter_map(|(name, default)| {
+            let value = PathBuf::from(var(name)?.into_string().ok()?);
+            let above_home = home.as_deref().is_some_and(|h| h.starts_with(&value));
+            (value.is_absolute() && !above_home).then_some((*default, value))
+        })
+        .collect()
 }

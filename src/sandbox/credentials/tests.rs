@@ -72,16 +72,18 @@ fn the_agents_logins_are_stores_and_no_other_store_is_a_login() {
     ];
     let var = environment(&vars);
     let logins = named::stores(&var, named::Kind::Logins);
-    assert!(
-        logins.contains(&"/cfg/claude/.credentials.json".to_string()),
-        "{logins:?}"
-    );
+    assert!(logins.contains(&"/cfg/claude".to_string()), "{logins:?}");
     assert!(!logins.iter().any(|l| l.starts_with("/g")), "{logins:?}");
     let every = named::stores(&var, named::Kind::Every);
     assert!(logins.iter().all(|l| every.contains(l)), "{every:?}");
     let (stores, logins) = (stores(), logins_of_home());
     assert!(logins.iter().all(|l| stores.contains(l)));
-    assert!(logins.iter().all(|l| !STORES.contains(&l.as_str())));
+    let others: Vec<&str> = FAMILIES
+        .iter()
+        .filter(|f| !f.login)
+        .flat_map(|f| f.paths.iter().copied())
+        .collect();
+    assert!(logins.iter().all(|l| !others.contains(&l.as_str())));
 }
 
 fn logins_of_home() -> Vec<String> {
@@ -98,4 +100,59 @@ fn environment<'a>(vars: &'a [(&str, &str)]) -> impl Fn(&str) -> Option<std::ffi
             .find(|(n, _)| *n == name)
             .map(|(_, v)| std::ffi::OsString::from(v))
     }
+}
+
+/// The finders: a directory holding a profile's marker, a dot-entry named like a history, in the
+/// directories they look in, one level deep, and nothing else.
+#[test]
+fn the_finders_find_profiles_and_histories_one_level_deep_and_nothing_else() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let make = |path: &str| {
+        let path = home.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "x").unwrap();
+    };
+    for path in [
+        ".config/NewBrowser/Local State",
+        ".config/App/Local Storage/leveldb/1.log",
+        ".local/share/web/Local Storage/1.log",
+        ".fox/profiles.ini",
+        ".repl_history",
+        ".calc-hist",
+        ".lesshst",
+        // Not stores: no marker, a marker two levels down, a history not in a dot-entry or deeper.
+        ".config/nvim/init.lua",
+        ".config/deep/inner/Local State",
+        "history.txt",
+        ".config/tool/history",
+    ] {
+        make(path);
+    }
+    let moved = home.join("cfg");
+    std::fs::create_dir_all(moved.join("Moved")).unwrap();
+    std::fs::write(moved.join("Moved/Local State"), "x").unwrap();
+    let finders: Vec<Finder> = FAMILIES
+        .iter()
+        .flat_map(|f| f.found.iter().copied())
+        .collect();
+    let found = found::stores(home, &finders, &[("~/.config/", moved.clone())]);
+    let want: Vec<std::path::PathBuf> = [
+        ".calc-hist",
+        ".config/App",
+        ".config/NewBrowser",
+        ".fox",
+        ".lesshst",
+        ".local/share/web",
+        ".repl_history",
+    ]
+    .iter()
+    .map(|p| home.join(p))
+    .chain(std::iter::once(moved.join("Moved")))
+    .collect();
+    let mut found = found;
+    found.sort();
+    let mut want = want;
+    want.sort();
+    assert_eq!(found, want);
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::carve::carve;
 use super::devices::present;
 use super::DEVICE_READS;
-use crate::sandbox::credentials::STORES;
+use crate::sandbox::credentials::named_stores;
 
 fn reference(read: Vec<PathBuf>, denied: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let dev = Path::new("/dev");
@@ -108,8 +108,7 @@ fn carving_a_home_of_stores_makes_the_rules_it_made_before() {
     let tmp = tempfile::tempdir().unwrap();
     let root = fs::canonicalize(tmp.path()).unwrap();
     let (home, other) = homes(&root);
-    let mut denied: Vec<PathBuf> = STORES
-        .iter()
+    let mut denied: Vec<PathBuf> = named_stores()
         .flat_map(|s| [home.join(&s[2..]), other.join(&s[2..])])
         .collect();
     // A store inside a store, one denied twice, and one outside every read rule.

@@ -6,11 +6,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::expand;
 use super::resolve::granted;
 use super::{Access, Outcome, Resolved};
 use crate::error::{Error, Result};
-use crate::sandbox::credentials;
 use crate::sandbox::policy::Policy;
 
 /// The paths a job needs whatever its policy says.
@@ -146,26 +144,26 @@ fn job_path(written: &str, access: Access) -> Resolved {
 
 /// Fails every write rule of `resolved` that holds a credential store there is: write rules are
 /// not carved as read rules are (`carve`), so one over `~/.config` would open `~/.config/gh` to
-/// read and write. The agents' logins (`credentials::LOGINS`) are the exception: each agent's
-/// profile writes its own directory on purpose. A rule naming a store itself, or a path inside
-/// one, is the policy's choice, as for read rules.
+/// read and write. A rule naming a store itself, or a path inside one, is the policy's choice, as
+/// for read rules: so each agent's profile writes its own state (`~/.claude`, `~/.codex`, …),
+/// which every other profile is denied.
 pub(super) fn refuse_opening_stores(resolved: &mut [Resolved]) {
-    let logins: Vec<PathBuf> = credentials::logins()
-        .iter()
-        .filter_map(|login| fs::canonicalize(expand(login).ok()?).ok())
-        .collect();
     let stores: Vec<PathBuf> = resolved
         .iter()
         .filter(|r| r.access == Access::Deny && r.outcome == Outcome::Granted)
         .filter_map(|r| r.path.clone())
-        .filter(|store| store.symlink_metadata().is_ok() && !logins.contains(store))
         .collect();
     for r in resolved
         .iter_mut()
         .filter(|r| r.access == Access::Write && r.outcome == Outcome::Granted)
     {
         let Some(path) = &r.path else { continue };
-        let Some(store) = stores.iter().find(|s| s.starts_with(path) && *s != path) else {
+        // Only a store that is there (asked of the few beneath a write rule, not of every store).
+        let Some(store) = stores
+            .iter()
+            .filter(|s| s.starts_with(path) && *s != path)
+            .find(|s| s.symlink_metadata().is_ok())
+        else {
             continue;
         };
         r.detail = Some(format!(

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use super::lookup::Lookup;
 use super::resolve::{granted, missing, resolve_rule};
 use super::{expand, Access, Outcome, Resolved};
-use crate::sandbox::credentials::STORES;
+use crate::sandbox::credentials::named_stores;
 use crate::sandbox::policy::{Missing, PathRule};
 
 /// The resolution of one rule before `Lookup`, unchanged.
@@ -304,8 +304,7 @@ fn the_credential_stores_of_a_hostile_home_resolve_as_before() {
     let tmp = tempfile::tempdir().unwrap();
     let _socket = hostile_tree(tmp.path());
     let home = tmp.path().join("home");
-    let rules: Vec<_> = STORES
-        .iter()
+    let rules: Vec<_> = named_stores()
         .map(|s| home.join(s.trim_start_matches("~/")).display().to_string())
         .map(|path| {
             (

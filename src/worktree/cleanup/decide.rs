@@ -38,7 +38,7 @@ pub fn decide(facts: &Facts) -> Verdict {
     if let Branch::Unknown(why) = &facts.branch {
         return Verdict::Keep(Keep::ImportFailed(why.clone()));
     }
-    let work = Work::of(insp, &facts.unimported);
+    let work = Work::of(insp, &facts.unimported, &facts.outside.lacking);
     if !work.is_empty() {
         return Verdict::Keep(Keep::Work(work));
     }

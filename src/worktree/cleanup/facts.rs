@@ -4,6 +4,7 @@
 
 use crate::error::Result;
 use crate::worktree::inspect::Inspection;
+use crate::worktree::large_files::Outside;
 use crate::worktree::standing::Standing;
 
 /// Whether the job's processes still run.
@@ -73,6 +74,9 @@ pub struct Facts {
     pub branch_after: Option<String>,
     /// Other branches and tags of the job (and a detached HEAD) whose commits the project lacks.
     pub unimported: Vec<String>,
+    /// What the job's repository holds outside git's object store (LFS and git-annex objects),
+    /// after the import copied what it could: what the project lacks of it keeps the worktree.
+    pub outside: Outside,
     /// A checkout of the project that holds the job's branch (checked out, being rebased or
     /// bisected), when the branch could otherwise go: it never goes from under a checkout.
     pub branch_held: Option<String>,

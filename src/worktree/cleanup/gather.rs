@@ -13,6 +13,7 @@ use super::nested_jobs::add_nested_jobs;
 use super::refs::{project_refs, unimported_refs};
 use crate::worktree::checkouts;
 use crate::worktree::import;
+use crate::worktree::large_files::{self, Bring, Outside};
 
 /// Reads the job's repository (in-process, executing nothing planted there), imports its branch
 /// (unless only surveying), and checks its other refs and its standing against the project.
@@ -52,6 +53,21 @@ pub(super) fn gather(job: &Job, look: Look) -> Facts {
         }
         _ => project_branch,
     };
+    let outside = match &tree {
+        Tree::Present(Ok(_)) => {
+            // The new commits' LFS pointers are read in the project: only once they are there.
+            let commits = match &branch_state {
+                Branch::Commits { .. } => branch_after.as_deref().map(|tip| (job.base, tip)),
+                _ => None,
+            };
+            let bring = match look {
+                Look::Import => Bring::Home,
+                Look::Survey => Bring::Nothing,
+            };
+            large_files::look(job.project, job.path, commits, bring)
+        }
+        _ => Outside::default(),
+    };
     Facts {
         life: job.life,
         // A command `isolate exec` runs there.
@@ -62,6 +78,7 @@ pub(super) fn gather(job: &Job, look: Look) -> Facts {
         pin,
         branch_after,
         unimported,
+        outside,
         branch_held,
         settling: job.settling,
     }

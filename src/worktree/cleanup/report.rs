@@ -68,6 +68,8 @@ pub(super) fn report(job: &Job, facts: &Facts, ending: &Ending, contained: bool)
         pull_request: job.pull_request,
         started_from: job.started_from.map(str::to_string),
         nested_jobs: insp.map_or_else(Vec::new, |i| i.nested_jobs.clone()),
+        outside_git: facts.outside.lacking.clone(),
+        lfs_imported: facts.outside.copied,
     }
 }
 

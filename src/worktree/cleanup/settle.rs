@@ -49,6 +49,8 @@ fn look(job: &Job) -> (Facts, Verdict) {
     }
     let mut again = gather(job, Look::Import);
     again.copied = true;
+    // What the first look's import brought home is what this ending brought.
+    again.outside.copied += facts.outside.copied;
     let verdict = if judge(job, &again) != verdict {
         Verdict::Keep(Keep::Changed)
     } else {

@@ -14,10 +14,13 @@ pub struct Work {
     /// reach, and repositories inside it holding work: what each is.
     pub refs: Vec<String>,
     pub in_progress: Vec<&'static str>,
+    /// What the job's repository holds outside git's object store that the project lacks (LFS and
+    /// git-annex objects), each kind in words.
+    pub outside: Vec<String>,
 }
 
 impl Work {
-    pub(super) fn of(insp: &Inspection, unimported: &[String]) -> Work {
+    pub(super) fn of(insp: &Inspection, unimported: &[String], outside: &[String]) -> Work {
         Work {
             modified: insp.modified,
             untracked: insp.untracked,
@@ -25,6 +28,7 @@ impl Work {
             stash_entries: insp.stash_entries,
             refs: unimported.to_vec(),
             in_progress: insp.in_progress.clone(),
+            outside: outside.to_vec(),
         }
     }
 
@@ -64,6 +68,7 @@ impl std::fmt::Display for Work {
         for op in &self.in_progress {
             parts.push(format!("{op} in progress"));
         }
+        parts.extend(self.outside.iter().cloned());
         f.write_str(&parts.join(", "))
     }
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::git;
 
-use super::bounds::memory_config;
+use crate::git::bounds::memory_config;
 use crate::git::project::Project;
 use crate::sandbox::{plan, probe};
 

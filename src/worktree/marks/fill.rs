@@ -27,6 +27,9 @@ pub(super) fn fill(row: &mut Row, facts: &Facts) {
                 marks.push(Mark::OtherRefs(facts.unimported.len()));
             }
             marks.extend(insp.in_progress.iter().map(|op| Mark::InProgress(op)));
+            if !facts.outside.lacking.is_empty() {
+                marks.push(Mark::OutsideGit(facts.outside.lacking.len()));
+            }
         }
         Tree::Present(Err(e)) => row.error = Some(e.to_string()),
         Tree::Missing | Tree::Removed => {}

@@ -16,6 +16,8 @@ pub enum Mark {
     /// Other branches or tags (or a detached HEAD) with commits the project does not have.
     OtherRefs(usize),
     InProgress(&'static str),
+    /// Kinds of LFS or git-annex content the project lacks.
+    OutsideGit(usize),
     /// The job has commits the project has not imported yet.
     ToImport,
     /// The project has no branch for the job.
@@ -37,6 +39,7 @@ impl fmt::Display for Mark {
             Mark::Dirty(n) => write!(f, "dirty ({n})"),
             Mark::OtherRefs(n) => write!(f, "other refs ({n})"),
             Mark::InProgress(op) => write!(f, "{op} in progress"),
+            Mark::OutsideGit(n) => write!(f, "outside git ({n})"),
             Mark::ToImport => f.write_str("to import"),
             Mark::NoBranch => f.write_str("no branch"),
             Mark::NoCommits => f.write_str("no commits"),
