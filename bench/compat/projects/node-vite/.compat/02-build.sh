@@ -1,0 +1,4 @@
+. .compat/common.sh
+npm ci --no-audit --no-fund --silent
+npm run build
+ls dist/assets
