@@ -33,6 +33,9 @@ PROJECTS = HERE / "projects"
 AGENTS = ["claude-code", "codex", "aider", "opencode", "gemini"]
 ALL_POLICIES = ["default", *AGENTS, "strict-claude-code"]
 TAIL = 12
+# Steps at least this long bare (seconds) get an overhead column of their own: below it, the
+# launch and the worktree (a fixed cost of a few hundred milliseconds) dominate the ratio.
+LONG = 5.0
 
 
 def parse_args():
@@ -61,7 +64,14 @@ def parse_args():
                         "resolve to addresses the proxy counts as local)")
     p.add_argument("--no-bare", action="store_true",
                    help="reuse the bare results of an earlier run in the same --work")
+    p.add_argument("--resume", action="store_true",
+                   help="reuse every result of an earlier run in the same --work (an interrupted "
+                        "run goes on where it stopped)")
     p.add_argument("--list", action="store_true", help="list the selected steps and exit")
+    p.add_argument("--from", dest="merge", action="append", default=[], metavar="RESULTS",
+                   help="run nothing: the report of these results.jsonl files (repeatable; each "
+                        "policy's overhead against its own file's bare runs, pass rates against "
+                        "the first file's)")
     return p.parse_args()
 
 
@@ -226,6 +236,8 @@ def main():
     for n in names:
         steps = sorted(f.stem for f in (PROJECTS / n / ".compat").glob("[0-9]*.sh"))
         plan += [(n, s) for s in steps if pick([f"{n}/{s}"], args.steps)]
+    if args.merge:
+        return merged_report(args)
     if args.list:
         for n, s in plan:
             print(f"{n}/{s}")
@@ -251,19 +263,19 @@ def main():
 
     results_file = work / "results.jsonl"
     earlier = {}
-    if args.no_bare and results_file.is_file():
+    if (args.no_bare or args.resume) and results_file.is_file():
         for line in results_file.read_text().splitlines():
             r = json.loads(line)
-            if r["policy"] == "bare":
-                earlier[(r["project"], r["step"])] = r
+            if r["policy"] == "bare" or args.resume:
+                earlier[(r["project"], r["step"], r["policy"])] = r
     results = []
     started = time.monotonic()
     with open(results_file, "a") as rf:
         for i, (name, step) in enumerate(plan, 1):
             repo = setup_project(name, work)
             for policy in ["bare", *policies]:
-                if policy == "bare" and (name, step) in earlier:
-                    results.append(earlier[(name, step)])
+                if (name, step, policy) in earlier:
+                    results.append(earlier[(name, step, policy)])
                     continue
                 log = work / "logs" / f"{name}.{step}.{policy}.log"
                 if policy == "bare":
@@ -298,25 +310,57 @@ def main():
     return 0
 
 
+def merged_report(args):
+    """The report of earlier runs' results: each policy from the last file that ran it, its
+    overhead against that file's own bare runs; pass rates against the first file's."""
+    files = []
+    for f in args.merge:
+        keep = {}
+        for line in Path(f).read_text().splitlines():
+            r = json.loads(line)
+            keep[(r["project"], r["step"], r["policy"])] = r  # a later line is a rerun
+        files.append(list(keep.values()))
+    owner = {}
+    for i, rs in enumerate(files):
+        for r in rs:
+            if r["policy"] != "bare":
+                owner[r["policy"]] = i
+    results, policies = [], ["bare"]
+    for i, rs in enumerate(files):
+        for r in rs:
+            if r["policy"] == "bare":
+                results.append(r if i == 0 else {**r, "policy": f"bare#{i}"})
+            elif owner[r["policy"]] == i:
+                results.append({**r, "baseline": "bare" if i == 0 else f"bare#{i}"})
+                if r["policy"] not in policies:
+                    policies.append(r["policy"])
+    md = report(results, policies, args)
+    if args.out:
+        Path(args.out).write_text(md)
+    print(md)
+    return 0
+
+
 def report(results, policies, args):
     by = {(r["project"], r["step"], r["policy"]): r for r in results}
     steps = list(dict.fromkeys((r["project"], r["step"]) for r in results))
     projects = list(dict.fromkeys(p for p, _ in steps))
     bare_ok = {s for s in steps if by.get((*s, "bare"), {}).get("rc") == 0}
-    version = subprocess.run([args.isolate, "--version"], capture_output=True,
-                             text=True).stdout.strip()
+    exe = shutil.which(args.isolate)
+    version = subprocess.run([exe, "--version"], capture_output=True,
+                             text=True).stdout.strip() if exe else "isolate"
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
     lines = [
         f"# Compatibility benchmark, {datetime.date.today().isoformat()}",
         "",
-        f"{version} (built from {commit}), tier `{args.tier}`, uid {os.getuid()}, "
+        f"{version}, bench at {commit}, tier `{args.tier}`, uid {os.getuid()}, "
         f"Linux {platform.release()}, {os.cpu_count()} cores. {len(projects)} projects, "
         f"{len(steps)} steps; {len(bare_ok)} pass bare. Pass rates count the steps that pass "
         "bare; overhead is isolate's wall time over bare's, median over the steps that pass both.",
         "",
-        "| policy | steps passed | rate | projects whole | median overhead |",
-        "| --- | --- | --- | --- | --- |",
+        f"| policy | steps passed | rate | projects whole | median overhead (steps) | same, steps of {LONG:g} s or more bare |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for p in policies:
         ok = [s for s in bare_ok if by.get((*s, p), {}).get("rc") == 0]
@@ -325,8 +369,20 @@ def report(results, policies, args):
                         for (q, st) in bare_ok if q == pr)
                  and any(q == pr for q, _ in bare_ok)]
         with_bare = [pr for pr in projects if any(q == pr for q, _ in bare_ok)]
-        ratios = [by[(*s, p)]["wall"] / max(by[(*s, "bare")]["wall"], 1e-3) for s in ok]
-        med = f"{statistics.median(ratios):.2f}x" if ratios and p != "bare" else "-"
+        ratios, long_ratios = [], []
+        for s in ok:
+            base = by.get((*s, by[(*s, p)].get("baseline", "bare")))
+            if base and base["rc"] == 0:
+                ratios.append(by[(*s, p)]["wall"] / max(base["wall"], 1e-3))
+                if base["wall"] >= LONG:
+                    long_ratios.append(ratios[-1])
+        med = f"{statistics.median(ratios):.2f}x ({len(ratios)})" if ratios and p != "bare" else "-"
+        if long_ratios and p != "bare":
+            med += f" | {statistics.median(long_ratios):.2f}x ({len(long_ratios)})"
+        elif p != "bare":
+            med += " | -"
+        else:
+            med += " | -"
         rate = 100 * len(ok) / len(bare_ok) if bare_ok else 0
         lines.append(f"| {p} | {len(ok)}/{len(bare_ok)} | {rate:.1f}% | "
                      f"{len(whole)}/{len(with_bare)} | {med} |")
