@@ -1,3 +1,3 @@
 . .compat/common.sh
-npm ci --no-audit --no-fund --silent
+npm ci --no-audit --no-fund --loglevel=error
 npm run format

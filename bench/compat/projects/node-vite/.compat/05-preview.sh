@@ -1,5 +1,5 @@
 . .compat/common.sh
-npm ci --no-audit --no-fund --silent
+npm ci --no-audit --no-fund --loglevel=error
 npm run build >/dev/null
 bg preview.log npm run preview
 wait_http http://localhost:4173/ preview.log >page.html

@@ -17,7 +17,7 @@ pg_start() {
 		chmod o+x "$TMPDIR"
 		chown nobody:nogroup "$PGTMP"
 	fi
-	as_pg "$PG_BIN/initdb" -q -A trust -U postgres -D "$PGTMP/data" >/dev/null
+	as_pg "$PG_BIN/initdb" -A trust -U postgres -D "$PGTMP/data" >/dev/null
 	as_pg "$PG_BIN/pg_ctl" -D "$PGTMP/data" -l "$PGTMP/log" -w \
 		-o "-k $PGTMP -c listen_addresses='$1' -p $2" start >/dev/null || { cat "$PGTMP/log" >&2; return 1; }
 	trap 'as_pg "$PG_BIN/pg_ctl" -D "$PGTMP/data" -m fast stop >/dev/null; stop_bg' EXIT
