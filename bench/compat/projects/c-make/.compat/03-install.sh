@@ -1,0 +1,2 @@
+. .compat/common.sh
+make install DESTDIR="$PWD/stage" && find stage -type f

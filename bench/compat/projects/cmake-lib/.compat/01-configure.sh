@@ -1,0 +1,2 @@
+. .compat/common.sh
+cmake -S . -B build

@@ -1,0 +1,2 @@
+. .compat/common.sh
+test -z "$(gofmt -l .)"

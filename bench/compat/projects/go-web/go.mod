@@ -1,0 +1,3 @@
+module example.com/compatweb
+
+go 1.19

@@ -1,0 +1,2 @@
+. .compat/common.sh
+npm view express version

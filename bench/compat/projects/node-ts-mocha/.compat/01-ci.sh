@@ -1,0 +1,2 @@
+. .compat/common.sh
+npm ci --no-audit --no-fund

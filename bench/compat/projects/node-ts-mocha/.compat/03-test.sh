@@ -1,0 +1,4 @@
+. .compat/common.sh
+npm ci --no-audit --no-fund --loglevel=error
+npm run build
+npm test

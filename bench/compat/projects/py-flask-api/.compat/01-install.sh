@@ -1,0 +1,2 @@
+. .compat/common.sh
+venv -r requirements.txt

@@ -1,0 +1,2 @@
+. .compat/common.sh
+"$PY" work.py spawn_queue

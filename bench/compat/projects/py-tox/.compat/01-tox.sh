@@ -1,0 +1,3 @@
+. .compat/common.sh
+venv tox
+tox -q

@@ -1,0 +1,2 @@
+. .compat/common.sh
+cargo test -q

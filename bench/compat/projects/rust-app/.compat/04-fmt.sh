@@ -1,0 +1,2 @@
+. .compat/common.sh
+cargo fmt --check

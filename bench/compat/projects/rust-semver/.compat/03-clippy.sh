@@ -1,0 +1,2 @@
+. .compat/common.sh
+cargo clippy -q --all-targets

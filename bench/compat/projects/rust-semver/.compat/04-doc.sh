@@ -1,0 +1,2 @@
+. .compat/common.sh
+cargo doc -q --no-deps
