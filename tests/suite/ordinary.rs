@@ -540,3 +540,31 @@ fn a_store_beneath_an_overlaid_cache_stays_hidden_made_before_or_during_the_job(
     assert!(!stdout(&out).contains("the user's cache"), "{}", said(&out));
     assert!(stdout(&out).contains("wrote"), "{}", said(&out));
 }
+
+#[test]
+fn a_unix_socket_in_tmpdir_has_room_for_its_name() {
+    // Chromium's singleton socket, ssh's control path: a unix socket's path holds 107 bytes, and
+    // the job's TMPDIR is deep in the state directory; the job is given a short name for it.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let (out, _) = env.worktree_job(
+        &repo,
+        &[],
+        "python3 -c 'import os, socket\n\
+         s = socket.socket(socket.AF_UNIX); s.bind(os.path.join(os.environ[\"TMPDIR\"], \"s\" * 72))\n\
+         print(\"bound\", len(os.environ[\"TMPDIR\"]))'",
+    );
+    assert!(stdout(&out).contains("bound"), "{}", said(&out));
+    // The name is gone with the job.
+    let links = fs::read_dir("/tmp")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            e.file_type().is_ok_and(|t| t.is_symlink())
+                && fs::read_link(e.path()).is_ok_and(|t| t.starts_with(env.path()))
+                && name.starts_with("isolate-")
+        })
+        .count();
+    assert_eq!(links, 0);
+}

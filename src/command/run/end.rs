@@ -38,6 +38,7 @@ pub(super) fn supervise_to_end(
         ports,
         cgroup,
         limited,
+        short_tmp,
         clock,
         writable,
     } = launched;
@@ -112,6 +113,7 @@ pub(super) fn supervise_to_end(
         crate::sandbox::caches::publish(&cache_layers, &prepared.job_dir.join("caches"));
     }
     settle(options, prepared, &mut record);
+    drop(short_tmp);
     prepared.remove_tmpdir();
     journal::write(prepared, &record);
     prepared.release_resume_lock();

@@ -36,13 +36,14 @@ impl<'a> Made<'a> {
         prepared: &'a Prepared,
         port: u16,
         proxy: Option<&'a str>,
+        tmpdir: &'a Path,
     ) -> Made<'a> {
         Made {
             policies: std::iter::once(&prepared.policy)
                 .chain(&prepared.narrowing)
                 .collect(),
             id: prepared.id.as_str(),
-            tmpdir: &prepared.tmpdir,
+            tmpdir,
             cwd: &prepared.cwd,
             nested: Some(crate::job::nest::state_of(&prepared.job_dir)),
             worktree: prepared.worktree.as_ref().map(|wt| {

@@ -64,3 +64,39 @@ impl Drop for JobCgroup {
         }
     }
 }
+
+/// A short name for the job's TMPDIR: a link `/tmp/isolate-<uid>.<id>` to it, which the job is
+/// given as its `TMPDIR`. The real one lies deep in the state directory, and a unix socket's
+/// path holds at most 107 bytes: Chromium's singleton socket, ssh's control path, gpg's sockets
+/// under it went past that. isolate makes the link itself (never over anything there: another
+/// user's name in /tmp only makes the job keep the long one) and removes it with the job; the
+/// job may not write /tmp, so it cannot replace it.
+pub(super) struct ShortTmp(Option<std::path::PathBuf>);
+
+impl ShortTmp {
+    pub(super) fn make(tmpdir: &Path, id: &str) -> ShortTmp {
+        // SAFETY: getuid has no preconditions.
+        let uid = unsafe { libc::getuid() };
+        let link = std::path::PathBuf::from(format!("/tmp/isolate-{uid}.{id}"));
+        match std::os::unix::fs::symlink(tmpdir, &link) {
+            Ok(()) => ShortTmp(Some(link)),
+            Err(_) => ShortTmp(None),
+        }
+    }
+
+    /// The TMPDIR the job is given: the link, else the directory itself.
+    pub(super) fn or<'a>(&'a self, tmpdir: &'a Path) -> &'a Path {
+        self.0.as_deref().unwrap_or(tmpdir)
+    }
+}
+
+impl Drop for ShortTmp {
+    fn drop(&mut self) {
+        if let Some(link) = self.0.take() {
+            // Only the link isolate made: a link still, to where it was made to point.
+            if std::fs::symlink_metadata(&link).is_ok_and(|m| m.file_type().is_symlink()) {
+                let _ = std::fs::remove_file(&link);
+            }
+        }
+    }
+}

@@ -28,7 +28,7 @@ use crate::worktree::checked_out;
 use super::announce::announce_start;
 use super::confine::confine;
 use super::environment::{environment, Made};
-use super::held::{JobCgroup, Ports};
+use super::held::{JobCgroup, Ports, ShortTmp};
 use super::journal::{self, pending_worktree};
 use super::network::{named_local, start_proxy};
 use super::options::{Mode, RunOptions, Speech};
@@ -56,6 +56,8 @@ pub(super) struct Launched {
     pub(super) cgroup: JobCgroup,
     /// How the job's limits are enforced, when it has any.
     pub(super) limited: Option<Limited>,
+    /// The job's TMPDIR's short name, removed with the job.
+    pub(super) short_tmp: ShortTmp,
     pub(super) clock: Instant,
     /// What the job could write, for the hint at the end (`None` unsandboxed: everything).
     pub(super) writable: Option<(Vec<PathBuf>, Vec<PathBuf>)>,
@@ -74,6 +76,7 @@ struct Holding {
     hub: Option<Hub>,
     cgroup: JobCgroup,
     limited: Option<Limited>,
+    short_tmp: ShortTmp,
     env: Vec<(OsString, OsString)>,
     record: Record,
 }
@@ -188,6 +191,7 @@ pub(super) fn launch(
         ports: held.ports,
         cgroup,
         limited: held.limited,
+        short_tmp: held.short_tmp,
         clock,
         writable,
     })
@@ -243,11 +247,13 @@ fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) 
         rules.add_devices(&paths);
     }
     let proxy_url = proxy.as_ref().map(Proxy::url);
+    let short_tmp = ShortTmp::make(&prepared.tmpdir, prepared.id.as_str());
     let mut env = environment(&Made::of_job(
         options,
         prepared,
         ports.first(),
         proxy_url.as_deref(),
+        short_tmp.or(&prepared.tmpdir),
     ));
     for (key, value) in entered.env {
         env.retain(|(k, _)| k.as_os_str() != key.as_str());
@@ -293,6 +299,7 @@ fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) 
         hub,
         cgroup,
         limited,
+        short_tmp,
         env,
         record,
     })
