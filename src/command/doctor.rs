@@ -38,6 +38,12 @@ struct Doctor {
     /// The credential stores every profile denies reading, as written (`sandbox::credentials`),
     /// and those of them that exist here.
     credentials: Credentials,
+    /// The sandboxed runtime isolate runs in, when it is a known one that lacks what isolate needs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runtime: Option<&'static str>,
+    /// What to do, when isolate cannot sandbox here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    remedy: Option<String>,
     /// The tier jobs run in here (docs/sandbox.md, "Tiers"), and why not the namespaces tier.
     tier: TierReport,
     /// The jobs' caches (`<state>/caches`): where, and how much they hold.
@@ -165,7 +171,10 @@ struct Seccomp {
 }
 
 pub fn run(args: DoctorArgs) -> Result<i32> {
-    let report = doctor();
+    let mut report = doctor();
+    if !report.sandbox {
+        report.remedy = Some(probe::remedy());
+    }
     if args.json {
         output::json(&report)?;
     } else {
@@ -255,6 +264,8 @@ fn doctor() -> Doctor {
         gaps,
         allowlists,
         credentials: credentials(),
+        runtime: probe::runtime(),
+        remedy: None,
         tier,
         caches,
         problems,
@@ -323,6 +334,12 @@ fn kernel(d: &Doctor, out: &mut String) -> std::fmt::Result {
         (_, None) => "Landlock only".to_string(),
     };
     writeln!(out, "tier          {tier}")?;
+    if let Some(runtime) = d.runtime {
+        writeln!(out, "runtime       {runtime}")?;
+    }
+    if let Some(remedy) = &d.remedy {
+        writeln!(out, "remedy        {remedy}")?;
+    }
     let cgroup = match (&d.cgroup.path, d.cgroup.writable) {
         (Some(path), true) => format!(
             "{} (writable: each job tree gets its own cgroup)",

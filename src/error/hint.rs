@@ -26,7 +26,8 @@ impl Error {
                  or use --no-sandbox to run unsandboxed on purpose",
             ),
             Error::SeccompUnavailable { .. } => Some(
-                "Hint: use Linux 5.6 or newer; or mark the layer best effort in the policy's [compatibility] table \
+                "Hint: use Linux 5.6 or newer (in a container sandbox such as gVisor, which lacks it, a runc runtime \
+                 class); or mark the layer best effort in the policy's [compatibility] table \
                  (seccomp = \"best_effort\"), and what it covers is listed as a gap instead",
             ),
             Error::NotARepository(_) => Some("Hint: run isolate inside a git repository, or drop --worktree"),

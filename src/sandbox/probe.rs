@@ -37,6 +37,29 @@ pub fn kernel_abi() -> Result<u32, &'static str> {
     }
 }
 
+/// The sandboxed runtime isolate runs in, when it is one known to lack what isolate needs: gVisor
+/// (`runsc`), which implements neither Landlock nor seccomp user notification, and reports the
+/// same kernel release and version in every release.
+pub fn runtime() -> Option<&'static str> {
+    let version = std::fs::read_to_string("/proc/version").ok()?;
+    let gvisor = version.contains("Linux version 4.4.0")
+        && version.contains("#1 SMP Sun Jan 10 15:06:54 PST 2016");
+    gvisor.then_some("gVisor (runsc)")
+}
+
+/// What to do where the sandbox cannot exist, naming the runtime when it is a known one.
+pub fn remedy() -> String {
+    match runtime() {
+        Some(runtime) => format!(
+            "isolate runs in {runtime}, which implements neither Landlock nor seccomp user \
+             notification: run it under runc (a runc runtime class, `runtimeClassName: runc`)"
+        ),
+        None => "use a kernel with Landlock (Linux 6.2+, `landlock` in `lsm=`) and seccomp user \
+                 notification (5.6+), or, in a container sandbox that lacks them, a runc runtime"
+            .to_string(),
+    }
+}
+
 /// `ISOLATE_LANDLOCK_ABI_MAX`, when set to a number.
 pub fn abi_cap() -> Option<u32> {
     std::env::var(ABI_MAX_VAR).ok()?.parse().ok()
@@ -79,6 +102,25 @@ pub fn seccomp() -> Result<(), &'static str> {
     if rc != 0 {
         return Err(
             "this kernel has no seccomp user notification (Linux 5.0+, CONFIG_SECCOMP_FILTER)",
+        );
+    }
+    // A filter with a listener: on Linux the flag passes and the missing program is EFAULT; a
+    // kernel that reports the action but cannot hand out a listener (gVisor) refuses the flag.
+    // SAFETY: SECCOMP_SET_MODE_FILTER with a null program installs nothing: it fails on the
+    // flag (EINVAL) or on the pointer (EFAULT).
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            std::ptr::null::<libc::c_void>(),
+        )
+    };
+    let errno = std::io::Error::last_os_error().raw_os_error();
+    if rc == 0 || errno == Some(libc::EINVAL) {
+        return Err(
+            "this kernel cannot hand a seccomp filter's notifications to a supervisor \
+             (SECCOMP_FILTER_FLAG_NEW_LISTENER refused)",
         );
     }
     // SAFETY: pidfd_getfd on an invalid pidfd only reports an error.

@@ -37,3 +37,93 @@ fn the_whole_lifecycle_runs_in_a_containers_user_and_pid_namespaces_without_dela
         assert!(text.trim_end().ends_with('0'), "{text}");
     }
 }
+
+/// `tests/data/kernel-without.c`, built: runs a command on a kernel without Landlock or without
+/// seccomp's listener, answering as gVisor answers (ENOSYS; EINVAL for the listener flag).
+fn kernel_without(env: &TestEnv) -> String {
+    let bin = env.path().join("kernel-without");
+    let source = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/kernel-without.c");
+    let built = std::process::Command::new("cc")
+        .args(["-O2", "-o"])
+        .arg(&bin)
+        .arg(source)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    bin.display().to_string()
+}
+
+#[test]
+fn where_the_sandbox_cannot_exist_isolate_says_so_before_anything_runs() {
+    let env = TestEnv::new();
+    let without = kernel_without(&env);
+    let out_dir = env.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let marker = out_dir.join("ran");
+    let run = |missing: &str, extra: &[&str]| {
+        // The job may write where the marker goes: no marker is the command never run.
+        let mut args = vec![
+            missing,
+            "--",
+            BIN,
+            "run",
+            "--allow-write",
+            out_dir.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let touch = format!("touch {}", marker.display());
+        args.extend(["--", "sh", "-c", &touch]);
+        let mut cmd = std::process::Command::new(&without);
+        env.apply(&mut cmd);
+        cmd.args(&args).current_dir(env.path());
+        finish(piped(&mut cmd).spawn().unwrap(), LIMIT)
+    };
+    // Neither Landlock nor the listener (gVisor): doctor names both and what to do; run is 125.
+    let mut cmd = std::process::Command::new(&without);
+    env.apply(&mut cmd);
+    cmd.args(["landlock,notify", "--", BIN, "doctor"]);
+    let doctor = finish(piped(&mut cmd).spawn().unwrap(), LIMIT);
+    assert_status(&doctor, 1);
+    let text = stdout(&doctor);
+    assert!(
+        text.contains("landlock      none: this kernel has no Landlock"),
+        "{text}"
+    );
+    assert!(text.contains("seccomp       NOT available"), "{text}");
+    assert!(
+        text.contains("remedy        ") && text.contains("runc"),
+        "{text}"
+    );
+    for missing in ["landlock,notify", "landlock", "notify"] {
+        let out = run(missing, &[]);
+        assert_status(&out, 125);
+        assert!(!marker.exists(), "{missing}: the command ran");
+    }
+    assert!(stderr(&run("notify", &[])).contains("NEW_LISTENER refused"));
+    // A policy that marks the seccomp layer best effort runs without it, and says so.
+    let policy = env.file(
+        "lenient.toml",
+        "extends = \"default\"\n[compatibility]\nseccomp = \"best_effort\"\n",
+    );
+    let report = env.path().join("report.json");
+    let out = run(
+        "notify",
+        &[
+            "--policy",
+            policy.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ],
+    );
+    assert_status(&out, 0);
+    assert!(marker.exists());
+    let gaps = env.report(&report)["sandbox"]["gaps"].to_string();
+    assert!(gaps.contains("no seccomp layer"), "{gaps}");
+}
+
+fn piped(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    use std::process::Stdio;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+}

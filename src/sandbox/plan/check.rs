@@ -15,9 +15,10 @@ pub fn check_kernel(loaded: &Loaded) -> Result<u32> {
 
 pub(super) fn check(loaded: &Loaded, kernel: Kernel) -> Result<u32> {
     let Some(abi) = kernel.landlock_abi else {
-        return Err(Error::SandboxUnavailable(
-            "Landlock is not enabled on this kernel".to_string(),
-        ));
+        return Err(Error::SandboxUnavailable(format!(
+            "Landlock is not enabled on this kernel ({})",
+            probe::remedy()
+        )));
     };
     for state in features(&loaded.policy, kernel) {
         if !state.asked || !state.required || state.available {
