@@ -316,6 +316,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_memory)]
     pub memory: Option<u64>,
 
+    /// Once the job's commits are home, push its branch `isolate/<id>` to REMOTE (a remote of the
+    /// project, or a URL), from the project, with your git credentials, outside the sandbox
+    /// (default: the configuration's `push`). A failed push keeps everything and says so.
+    #[arg(long, value_name = "REMOTE", value_parser = parse_remote)]
+    pub push: Option<String>,
+
     /// The CPUs the job's whole tree may use at once (1.5: one and a half).
     #[arg(long, value_name = "N", value_parser = parse_cpus)]
     pub cpus: Option<u64>,
@@ -382,6 +388,16 @@ fn parse_memory(s: &str) -> Result<u64, Error> {
     crate::words::parse_size(s)
         .filter(|&n| n >= 1 << 20)
         .ok_or_else(|| Error::Usage(format!("{s:?}: expected a size of 1M or more (512M, 2G)")))
+}
+
+/// `--push`: a remote's name or URL, never an option to git.
+fn parse_remote(s: &str) -> Result<String, Error> {
+    match s.is_empty() || s.starts_with('-') || s.contains('\0') {
+        true => Err(Error::Usage(format!(
+            "{s:?}: expected a remote's name or URL"
+        ))),
+        false => Ok(s.to_string()),
+    }
 }
 
 /// `--cpus`: a positive number of CPUs, fractions allowed, in thousandths.

@@ -36,6 +36,8 @@ pub struct Config {
     pub memory: Option<String>,
     pub cpus: Option<f64>,
     pub pids: Option<u64>,
+    /// The remote every job's branch is pushed to once home (`--push`).
+    pub push: Option<String>,
     /// How many background jobs may run at once (per user); the rest wait, `queued`.
     pub max_running: Option<usize>,
 }
@@ -117,6 +119,7 @@ pub fn load(project: Option<&Project>) -> Result<Loaded> {
             cpus: p.cpus.or(user.cpus),
             pids: p.pids.or(user.pids),
             max_running: user.max_running,
+            push: p.push.or(user.push),
         },
     };
     Ok(Loaded {

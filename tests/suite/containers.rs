@@ -127,3 +127,64 @@ fn piped(cmd: &mut std::process::Command) -> &mut std::process::Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
 }
+
+#[test]
+fn push_sends_the_imported_branch_to_the_remote_and_a_failure_keeps_everything() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let remote = env.path().join("remote.git");
+    env.git(
+        env.path(),
+        ["init", "-q", "--bare", remote.to_str().unwrap()],
+    );
+    env.git(&repo, ["remote", "add", "origin", remote.to_str().unwrap()]);
+    let (out, report) = env.worktree_job(
+        &repo,
+        &["--push", "origin"],
+        "echo x > x && git add x && git commit -qm x",
+    );
+    assert_status(&out, 0);
+    let branch = report["worktree"]["branch"].as_str().unwrap().to_string();
+    assert_eq!(report["worktree"]["push"]["pushed"], true, "{report}");
+    assert!(
+        stderr(&out).contains(&format!("pushed:   {branch} to origin")),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        env.git(&remote, ["rev-parse", &branch]),
+        env.git(&repo, ["rev-parse", &branch])
+    );
+    // A remote that refuses: the job's status stands, the branch and its commits stay, the
+    // report says why.
+    let (out, report) = env.worktree_job(
+        &repo,
+        &["--push", "nowhere"],
+        "echo y > y && git add y && git commit -qm y",
+    );
+    assert_status(&out, 0);
+    assert_eq!(report["worktree"]["push"]["pushed"], false, "{report}");
+    assert!(report["worktree"]["push"]["error"]
+        .as_str()
+        .is_some_and(|e| !e.is_empty()));
+    let branch = report["worktree"]["branch"].as_str().unwrap();
+    assert!(env.branches(&repo).iter().any(|b| b == branch));
+    assert!(
+        stderr(&out).contains("failed, everything kept"),
+        "{}",
+        stderr(&out)
+    );
+    // Not an option to git.
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--push",
+            "--upload-pack=x",
+            "--",
+            "true",
+        ],
+    );
+    assert_status(&out, 125);
+}

@@ -215,6 +215,18 @@ pub(crate) fn end_block(record: &Record) {
         format!("{} deleted", wt.branch)
     };
     say!("  branch:   {branch}");
+    if let Some(push) = &wt.push {
+        match (&push.error, push.pushed) {
+            (_, true) => say!("  pushed:   {} to {}", wt.branch, push.remote),
+            (why, false) => say!(
+                "  push:     to {} failed, everything kept: {} (git push {} {})",
+                push.remote,
+                crate::controls::name(why.as_deref().unwrap_or("no reason given")),
+                push.remote,
+                wt.branch
+            ),
+        }
+    }
     if let Some(next) = &wt.handoff {
         match wt.pull_request {
             Some(n) => say!("  next:     {next}   (the work on pull request #{n})"),

@@ -113,6 +113,7 @@ pub(super) fn supervise_to_end(
         crate::sandbox::caches::publish(&cache_layers, &prepared.job_dir.join("caches"));
     }
     settle(options, prepared, &mut record);
+    push(options, prepared, &mut record);
     drop(short_tmp);
     prepared.remove_tmpdir();
     journal::write(prepared, &record);
@@ -160,6 +161,32 @@ fn settle(options: &RunOptions, prepared: &Prepared, record: &mut Record) {
         Ok(settled) => record.worktree = Some(settled.report),
         Err(e) => crate::command::report_error(&e),
     }
+}
+
+/// `--push` (or the configuration's `push`): the job's branch, imported and kept, pushed from the
+/// project to the remote with the user's own git and credentials, never from the job's
+/// repository. A failure changes nothing here and is said (the record's `worktree.push`).
+fn push(options: &RunOptions, prepared: &Prepared, record: &mut Record) {
+    let (Some(jw), Some(wt)) = (&prepared.worktree, record.worktree.as_mut()) else {
+        return;
+    };
+    let configured = crate::config::load(Some(&jw.project))
+        .ok()
+        .and_then(|c| c.config.push)
+        .filter(|r| !r.is_empty() && !r.starts_with('-'));
+    let Some(remote) = options.push.clone().or(configured) else {
+        return;
+    };
+    if !wt.branch_kept || wt.commits == 0 {
+        return;
+    }
+    let spec = format!("refs/heads/{0}:refs/heads/{0}", wt.branch);
+    let pushed = crate::git::run(&jw.project.top, ["push", "--quiet", "--", &remote, &spec]);
+    wt.push = Some(crate::job::record::Push {
+        remote,
+        pushed: pushed.is_ok(),
+        error: pushed.err().map(|e| e.to_string()),
+    });
 }
 
 fn hint(options: &RunOptions, prepared: &Prepared, writable: hints::Writable<'_>, status: i32) {

@@ -138,5 +138,6 @@ pub(super) fn pending_worktree(
         nested_jobs: Vec::new(),
         outside_git: Vec::new(),
         lfs_imported: 0,
+        push: None,
     }
 }

@@ -81,6 +81,8 @@ pub(super) struct RunOptions {
     pub(super) timeout: Option<Duration>,
     /// `--memory`, `--cpus`, `--pids`.
     pub(super) limits: crate::job::record::JobLimits,
+    /// `--push REMOTE`.
+    pub(super) push: Option<String>,
     pub(super) grace: Duration,
     pub(super) policy: Option<String>,
     pub(super) allow_write: Vec<PathBuf>,
@@ -133,6 +135,7 @@ impl From<RunArgs> for RunOptions {
                 pids: args.pids,
             },
             grace: args.grace,
+            push: args.push,
             policy: args.policy,
             allow_write: args.allow_write,
             allow_net: args.allow_net,

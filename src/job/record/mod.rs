@@ -18,7 +18,7 @@ pub use limits::JobLimits;
 pub use sandbox::{NetworkCounts, Refused, SandboxReport, Tier};
 use state::Phase;
 pub use state::{Exit, State};
-pub use worktree::{Dirty, WorktreeReport};
+pub use worktree::{Dirty, Push, WorktreeReport};
 
 /// The record schema isolate writes: 1.
 pub const SCHEMA: u32 = 1;

@@ -78,6 +78,21 @@ pub struct WorktreeReport {
     /// LFS objects of the job's store the last look copied into the project's.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub lfs_imported: usize,
+    /// `--push REMOTE`: the job's branch pushed there from the project once imported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub push: Option<Push>,
+}
+
+/// What `--push` did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Push {
+    /// The remote, as given.
+    pub remote: String,
+    /// The branch reached the remote.
+    pub pushed: bool,
+    /// Why not, in git's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 fn is_zero(n: &usize) -> bool {

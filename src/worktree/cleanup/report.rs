@@ -70,6 +70,7 @@ pub(super) fn report(job: &Job, facts: &Facts, ending: &Ending, contained: bool)
         nested_jobs: insp.map_or_else(Vec::new, |i| i.nested_jobs.clone()),
         outside_git: facts.outside.lacking.clone(),
         lfs_imported: facts.outside.copied,
+        push: None,
     }
 }
 
