@@ -188,3 +188,84 @@ fn push_sends_the_imported_branch_to_the_remote_and_a_failure_keeps_everything()
     );
     assert_status(&out, 125);
 }
+
+#[test]
+fn the_container_image_runs_an_agent_and_pushes_its_branch_as_an_ordinary_user() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy");
+    // The build file: a Debian base, isolate and git, an ordinary user, the entrypoint it copies.
+    let file = std::fs::read_to_string(root.join("Containerfile")).unwrap();
+    let lines: Vec<&str> = file.lines().filter(|l| !l.starts_with('#')).collect();
+    let last_from = lines.iter().rposition(|l| l.starts_with("FROM ")).unwrap();
+    assert!(lines[last_from].contains("debian:"), "{}", lines[last_from]);
+    let image = &lines[last_from..];
+    assert!(image.iter().any(|l| l.starts_with("USER 1000")), "{file}");
+    assert!(image
+        .iter()
+        .any(|l| l.contains("git") && l.contains("apt-get install")));
+    assert!(image
+        .iter()
+        .any(|l| l.starts_with("COPY deploy/entrypoint.sh /usr/local/bin/isolate-entrypoint")));
+    assert!(image
+        .iter()
+        .any(|l| l.starts_with("ENTRYPOINT [\"/usr/local/bin/isolate-entrypoint\"]")));
+    for forbidden in ["--privileged", "cap-add", "CAP_", "setuid", "chmod u+s"] {
+        assert!(!file.contains(forbidden), "{forbidden}");
+    }
+    for manifest in ["job.yaml", "sandbox-template.yaml"] {
+        let text = std::fs::read_to_string(root.join("kubernetes").join(manifest)).unwrap();
+        assert!(text.contains("drop: [\"ALL\"]") && text.contains("runAsNonRoot: true"));
+        assert!(
+            text.contains("allowPrivilegeEscalation: false"),
+            "{manifest}"
+        );
+        assert!(!text.contains("privileged: true"), "{manifest}");
+    }
+    // Its entrypoint, run as the image runs it: an ordinary user in a user and pid namespace of
+    // its own, against a repository served from a bare one (the remote), isolate on PATH.
+    let env = TestEnv::new();
+    let origin = env.path().join("origin.git");
+    let seed = env.repo("seed");
+    env.git(
+        env.path(),
+        [
+            "clone",
+            "-q",
+            "--bare",
+            seed.to_str().unwrap(),
+            origin.to_str().unwrap(),
+        ],
+    );
+    std::fs::copy(root.join("entrypoint.sh"), env.path().join("entrypoint.sh")).unwrap();
+    let out = env.as_ordinary_user(&format!(
+        "mkdir -p bin home && cp \"$ISOLATE\" bin/isolate && \
+         HOME=\"$PWD/home\" PATH=\"$PWD/bin:$PATH\" REPO_URL={origin} \
+         AGENT='echo done > done.txt && git add done.txt && git commit -qm done' \
+         WORKDIR=\"$PWD/home/work\" \
+         bwrap --dev-bind / / --proc /proc --unshare-user --unshare-pid -- sh \"$PWD/entrypoint.sh\"",
+        origin = origin.display()
+    ));
+    assert_status(&out, 0);
+    // (The test's directory is the ordinary user's now: root's git reads it as such.)
+    let branches = env.git(
+        &origin,
+        [
+            "-c",
+            "safe.directory=*",
+            "branch",
+            "--list",
+            "isolate/*",
+            "--format=%(refname:short)",
+        ],
+    );
+    assert_eq!(branches.lines().count(), 1, "{branches}\n{}", stderr(&out));
+    let shown = env.git(
+        &origin,
+        [
+            "-c",
+            "safe.directory=*",
+            "show",
+            &format!("{}:done.txt", branches.trim()),
+        ],
+    );
+    assert_eq!(shown, "done");
+}
