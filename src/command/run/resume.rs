@@ -36,10 +36,10 @@ pub(super) fn prepare_resume(query: &str, options: &RunOptions) -> Result<Prepar
     let state = store::state_dir()?;
     let (job_dir, record) = store::resolve(&state, query)?;
     match record.effective_state() {
-        State::Running => {
+        now @ (State::Queued | State::Running) => {
             return Err(Error::Job {
                 job: record.id.to_string(),
-                why: "is running; wait for it or stop it".into(),
+                why: format!("is {now}; wait for it or stop it"),
             })
         }
         State::Lost => {
