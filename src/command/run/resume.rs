@@ -153,5 +153,6 @@ fn take(options: &RunOptions, state: &Path, resumed: Resumed) -> Result<Prepared
         agent,
         made: Made::default(),
         owned_elsewhere: false,
+        queued_at: None,
     })
 }
