@@ -20,15 +20,15 @@ pub struct Cli {
 pub enum Command {
     /// Run CMD sandboxed (in a fresh worktree with --worktree).
     Run(RunArgs),
-    /// Jobs: running ones; --all adds ended ones still on record.
+    /// Jobs: queued and running ones; --all adds ended ones still on record.
     Ps(PsArgs),
     /// One job: command, state, exit, worktree state, handoff.
     Status(JobArgs),
     /// A background job's captured output.
     Logs(LogsArgs),
-    /// Block until JOB ends; exit with its exit status.
+    /// Block until JOB ends (queued ones too); exit with its exit status.
     Wait(WaitArgs),
-    /// SIGTERM the job's whole process tree, SIGKILL after the grace period.
+    /// SIGTERM the job's whole process tree, SIGKILL after the grace period (a queued job: never run).
     Stop(StopArgs),
     /// Forget an ended job (refuses while work would be lost).
     Rm(RmArgs),
@@ -273,7 +273,8 @@ pub struct RunArgs {
     )]
     pub resume: Option<String>,
 
-    /// Detach: print the job id (or its JSON with --json) once CMD runs; output goes to the job's log.
+    /// Detach: print the job id (or its JSON with --json) once CMD runs, or once it is queued
+    /// (max_running in the configuration); output goes to the job's log.
     #[arg(long)]
     pub bg: bool,
 

@@ -42,6 +42,12 @@ pub fn timestamp(t: SystemTime) -> String {
     humantime::format_rfc3339_seconds(t).to_string()
 }
 
+/// `t` to the nanosecond, as a record writes when jobs are queued: `2026-12-01T14:25:17.123456789Z`
+/// (jobs queued within one second keep their order).
+pub fn precise_timestamp(t: SystemTime) -> String {
+    humantime::format_rfc3339_nanos(t).to_string()
+}
+
 const MAX_SLUG: usize = 32;
 
 /// Lowercase ASCII words of `name` joined by `-`, at most 32 characters, `task` when empty.

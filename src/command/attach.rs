@@ -27,10 +27,18 @@ pub fn attach_to(job_dir: &Path, record: &Record, key: u8, named: &str) -> Resul
         job: record.id.clone(),
         why: why.into(),
     };
-    if record.effective_state() != State::Running {
-        return Err(refuse(
-            "is not running (isolate logs shows what it printed)",
-        ));
+    match record.effective_state() {
+        State::Running => {}
+        State::Queued => {
+            return Err(refuse(
+                "is queued: it has no terminal until it starts (isolate ps shows when it runs)",
+            ))
+        }
+        _ => {
+            return Err(refuse(
+                "is not running (isolate logs shows what it printed)",
+            ))
+        }
     }
     let socket = job_dir.join(SOCKET);
     if !socket.exists() {

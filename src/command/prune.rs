@@ -339,7 +339,7 @@ fn settle_lost(dir: &Path) {
     let Ok(record) = store::read_record(dir) else {
         return;
     };
-    if record.state() != State::Running || record.supervisor_alive() {
+    if !record.state().live() || record.supervisor_alive() {
         return;
     }
     kill_leftovers(&record);

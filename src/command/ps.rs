@@ -20,9 +20,10 @@ pub fn run(args: PsArgs) -> Result<i32> {
     let scope = project::scope(&state, args.all_projects)?;
     let jobs: Vec<Record> = store::list(&state)
         .into_iter()
-        // A job whose record says running is listed, lost too when its supervisor is gone: what
-        // it left waits for `prune`, `stop` or `rm --force`, which settle it (then `--all` only).
-        .filter(|(_, r)| args.all || r.state() == State::Running)
+        // A job whose record says queued or running is listed, lost too when its supervisor is
+        // gone: what it left waits for `prune`, `stop` or `rm --force`, which settle it (then
+        // `--all` only).
+        .filter(|(_, r)| args.all || r.state().live())
         .filter(|(_, r)| project::within(r, scope.as_deref()))
         .map(|(_, record)| shown(record))
         .collect();
@@ -47,11 +48,13 @@ pub fn run(args: PsArgs) -> Result<i32> {
     )?;
     for r in &jobs {
         let sandbox = match r.sandbox.confined_by() {
+            // Decided when it starts; one that never ran had none.
+            _ if r.state() == State::Queued || r.never_ran.is_some() => "-".to_string(),
             Some(abi) => format!("landlock{abi}"),
             None => "NONE".to_string(),
         };
         let state = match (r.state(), r.exit_status()) {
-            (now @ (State::Running | State::Lost), _) => now.to_string(),
+            (now @ (State::Queued | State::Running | State::Lost), _) => now.to_string(),
             (_, Some(status)) => format!("exit {status}"),
             (_, None) => "ended".to_string(),
         };
@@ -74,7 +77,7 @@ pub fn run(args: PsArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// The record as readers see it: a dead supervisor's `running` is `lost`.
+/// The record as readers see it: a dead supervisor's `running` (or `queued`) is `lost`.
 pub fn shown(mut record: Record) -> Record {
     record.set_state(record.effective_state());
     record

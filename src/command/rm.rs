@@ -1,5 +1,5 @@
 //! `isolate rm JOB [--force]`: forget an ended job, with the cleanup rule of docs/worktrees.md. A
-//! running or lost job, or one whose worktree holds work, is refused (status 1) with the reason. A
+//! queued, running or lost job, or one whose worktree holds work, is refused (status 1) with the reason. A
 //! worktree that holds nothing is removed; the job's branch goes too when the project branch has
 //! all of its commits (merged, squash- or rebase-merged), and is kept, with a word saying so, when
 //! it does not. `--force` overrides the refusal and nothing else: it stops a running job, and a
@@ -13,7 +13,7 @@ use crate::cli::RmArgs;
 use crate::error::{Error, Result};
 use crate::job::record::{Record, State};
 use crate::job::store;
-use crate::supervise::stop::{kill_leftovers, stop_tree};
+use crate::supervise::stop::{kill_leftovers, stop_tree, stop_waiter};
 use crate::worktree::cleanup::{self, BranchAction, Recorded, Settling};
 
 /// How long the supervisor of a stopped job may take to settle it and write the end.
@@ -30,7 +30,7 @@ pub fn run(args: RmArgs) -> Result<i32> {
 fn remove(args: &RmArgs) -> Result<(), Error> {
     let state = store::state_dir()?;
     let (dir, mut record) = store::resolve(&state, &args.job)?;
-    if record.state() != State::Running && record.supervisor_alive() {
+    if !record.state().live() && record.supervisor_alive() {
         record = supervisor_gone(&dir)?;
     }
     match record.effective_state() {
@@ -42,6 +42,19 @@ fn remove(args: &RmArgs) -> Result<(), Error> {
         }
         State::Running => {
             stop_tree(&record, GRACE);
+            record = store::await_end(&dir, Some(SETTLE_LIMIT))?;
+        }
+        State::Queued if !args.force => {
+            return Err(Error::Job {
+                job: record.id.to_string(),
+                why: format!(
+                    "is queued (isolate stop {job}, or rm --force to stop and forget it)",
+                    job = record.id
+                ),
+            })
+        }
+        State::Queued => {
+            stop_waiter(&record);
             record = store::await_end(&dir, Some(SETTLE_LIMIT))?;
         }
         State::Lost if !args.force => {

@@ -6,6 +6,7 @@ use crate::command::print_json;
 use crate::command::ps::shown;
 use crate::controls;
 use crate::error::Result;
+use crate::job::record::State;
 use crate::job::store;
 
 pub fn run(args: JobArgs) -> Result<i32> {
@@ -25,14 +26,24 @@ pub fn run(args: JobArgs) -> Result<i32> {
     if let Some(status) = record.exit_status() {
         out!("exit:     {status}")?;
     }
-    out!("started:  {}", record.started_at)?;
+    if let Some(queued) = &record.queued_at {
+        out!("queued:   {queued}")?;
+    }
+    if record.state() != State::Queued {
+        out!("started:  {}", record.started_at)?;
+    }
     if let Some(ended) = &record.ended_at {
         out!("ended:    {ended}")?;
     }
-    let sandbox = record
-        .sandbox
-        .summary()
-        .unwrap_or_else(|| "none (--no-sandbox)".into());
+    if let Some(why) = &record.never_ran {
+        out!("never ran: {}", controls::name(why))?;
+    }
+    let sandbox = match record.sandbox.summary() {
+        _ if record.state() == State::Queued => "decided when it starts".into(),
+        _ if record.never_ran.is_some() => "none: it never ran".into(),
+        Some(summary) => summary,
+        None => "none (--no-sandbox)".into(),
+    };
     out!("sandbox:  {sandbox}")?;
     if let Some(refused) = &record.sandbox.refused {
         let layer = [

@@ -1,6 +1,7 @@
 //! `isolate stop JOB [--grace DUR]`: SIGTERM (and SIGCONT) to every process of the job's tree,
 //! SIGKILL to what remains after the grace period, then wait for the supervisor to record the end.
-//! Stopping a job that has ended is harmless (status 0).
+//! A queued job's waiter is sent SIGTERM, and records that the job never ran. Stopping a job that
+//! has ended is harmless (status 0).
 
 use std::time::Duration;
 
@@ -8,7 +9,7 @@ use crate::cli::StopArgs;
 use crate::error::Result;
 use crate::job::record::State;
 use crate::job::store;
-use crate::supervise::stop::{kill_leftovers, stop_tree};
+use crate::supervise::stop::{kill_leftovers, stop_tree, stop_waiter};
 
 /// How long the supervisor may take to settle the worktree and write the record after its tree ended.
 const SETTLE_LIMIT: Duration = Duration::from_secs(300);
@@ -44,6 +45,21 @@ pub fn run(args: StopArgs) -> Result<i32> {
             }
             say!(
                 "isolate: job {} stopped, but its supervisor has not recorded the end yet",
+                record.id
+            );
+            Ok(1)
+        }
+        State::Queued => {
+            // Nothing of the job runs yet: its waiter records that it never ran (or, had it just
+            // started the job, stops it as its supervisor).
+            stop_waiter(&record);
+            let settled = store::await_end(&dir, Some(SETTLE_LIMIT))
+                .map_or(true, |r| !r.effective_state().live());
+            if settled {
+                return Ok(0);
+            }
+            say!(
+                "isolate: job {} was asked to stop, but its waiter has not recorded the end yet",
                 record.id
             );
             Ok(1)

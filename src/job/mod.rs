@@ -4,6 +4,7 @@ pub mod execs;
 pub mod id;
 pub mod nest;
 pub mod project;
+pub(crate) mod queue;
 pub mod record;
 pub mod roots;
 pub mod store;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::job::id::JobId;
-use crate::job::record::{Record, State};
+use crate::job::record::Record;
 use crate::sys::dirs;
 
 /// `$ISOLATE_HOME`, else, inside a job, the outer job's (job/nest.rs), else
@@ -116,10 +116,10 @@ const RECORD_MAX: u64 = 4 << 20;
 /// How often a reader looks at a record it waits on: the supervisor writes it once when the job ends.
 const AWAIT_POLL: Duration = Duration::from_millis(20);
 
-/// The job's record once it no longer says `running` (or its supervisor is gone: `lost`), read every
-/// 20 ms; after `limit` (`None`: no limit) the record as it is then.
+/// The job's record once it no longer says `queued` or `running` (or its supervisor is gone:
+/// `lost`), read every 20 ms; after `limit` (`None`: no limit) the record as it is then.
 pub fn await_end(job_dir: &Path, limit: Option<Duration>) -> Result<Record> {
-    await_record(job_dir, limit, |r| r.effective_state() != State::Running)
+    await_record(job_dir, limit, |r| !r.effective_state().live())
 }
 
 /// The job's record, read every 20 ms, once `done` says so of it; after `limit` (`None`: no
@@ -141,11 +141,11 @@ pub fn await_record(
 }
 
 /// `record`, read from `job_dir`, as it stands: a supervisor writes the job's end and then exits,
-/// so a record read as `running` whose supervisor is gone by the look at it may have been read
-/// just before its end was written (`wait` then took an ended job for a lost one): it is read once
-/// more.
+/// so a record read as `running` (or `queued`) whose supervisor is gone by the look at it may have
+/// been read just before its end was written (`wait` then took an ended job for a lost one): it is
+/// read once more.
 fn as_it_stands(job_dir: &Path, record: Record) -> Result<Record> {
-    if record.state() == State::Running && !record.supervisor_alive() {
+    if record.state().live() && !record.supervisor_alive() {
         return read_record(job_dir);
     }
     Ok(record)
@@ -255,6 +255,7 @@ pub fn resolve(state: &Path, query: &str) -> Result<(PathBuf, Record)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::record::State;
 
     /// A record read as `running` just before its supervisor wrote the end and exited: by the look
     /// at the supervisor it is gone, and the record on disk says how the job ended. That is what

@@ -25,6 +25,23 @@ impl PidFd {
         Ok(PidFd(unsafe { OwnedFd::from_raw_fd(raw as i32) }))
     }
 
+    /// Sends `signal` to the process this pidfd holds (never to a later one given its pid); false
+    /// when the kernel refused.
+    pub fn signal(&self, signal: i32) -> bool {
+        use std::os::fd::AsRawFd;
+        // SAFETY: pidfd_send_signal on a descriptor we own, with no siginfo (NULL) and no flags.
+        let sent = unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                self.0.as_raw_fd(),
+                signal,
+                std::ptr::null::<libc::siginfo_t>(),
+                0,
+            )
+        };
+        sent == 0
+    }
+
     /// Waits at most `limit` for the process to exit; true when it has (it may still need reaping).
     pub fn exited_within(&self, limit: Duration) -> bool {
         let mut fds = [PollFd::new(self.0.as_fd(), PollFlags::POLLIN)];

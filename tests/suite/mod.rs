@@ -22,6 +22,7 @@ mod ordinary;
 mod planted;
 mod policy;
 mod proxy;
+mod queue;
 mod sockets;
 mod starting;
 mod structure;

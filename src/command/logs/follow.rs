@@ -12,7 +12,6 @@ use std::thread;
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::job::record::State;
 use crate::job::store;
 use crate::supervise::log::{successor, Next};
 
@@ -116,7 +115,7 @@ pub(super) fn follow(
         if !progressed {
             // The supervisor finishes the log before it records the end: one more pass reads
             // whatever came last.
-            ended = store::read_record(dir).map_or(true, |r| r.effective_state() != State::Running);
+            ended = store::read_record(dir).map_or(true, |r| !r.effective_state().live());
             if !ended {
                 thread::sleep(POLL);
             }

@@ -143,10 +143,11 @@ fn merge_all(args: &MergeArgs) -> Result<Vec<Job>> {
             project: crate::job::project::of(&record),
             outcome: Outcome::NotTried,
         };
-        if args.all && !record.effective_state().ended() {
+        let now = record.effective_state();
+        if args.all && !now.ended() {
             job.outcome = Outcome::Running;
             if !args.json {
-                say!("isolate: {} is still running: not merged", job.id);
+                say!("isolate: {} is still {now}: not merged", job.id);
             }
             done.push(job);
             continue;

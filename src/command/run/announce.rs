@@ -171,7 +171,8 @@ pub(super) fn announce_end(
                 .map_or("reached".to_string(), crate::words::size),
             record.exit_status().unwrap_or(137)
         ),
-        State::Running | State::Lost => "ended".to_string(),
+        State::Failed { status } => format!("never ran (status {status})"),
+        State::Queued | State::Running | State::Lost => "ended".to_string(),
     };
     let took = std::time::Duration::from_secs(took.as_secs());
     say!(

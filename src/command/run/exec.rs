@@ -206,6 +206,11 @@ fn target(query: &str) -> Result<Target> {
     };
     let running = match record.effective_state() {
         State::Running => true,
+        State::Queued => {
+            return Err(refuse(
+                "is queued: it has no worktree or sandbox yet (isolate wait for it to start)",
+            ))
+        }
         State::Lost => {
             return Err(refuse(
                 "was lost (its supervisor died); settle it with isolate rm or prune first",

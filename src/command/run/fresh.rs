@@ -1,6 +1,7 @@
 //! A new job: its policy chosen (`--policy`, the configuration's, the agent's profile, `default`),
-//! checked against this kernel before anything is made, then its id claimed, its record directory
-//! and TMPDIR made, and, with `--worktree`, its worktree created.
+//! checked against this kernel before anything is made, then its id claimed (or the one the queue
+//! claimed taken up), its record directory and TMPDIR made, and, with `--worktree`, its worktree
+//! created.
 
 use std::fs;
 use std::os::unix::fs::DirBuilderExt;
@@ -19,13 +20,14 @@ use crate::worktree::create;
 use super::allow_write::check_allow_write;
 use super::detect::{detect, executable, inside, slug_source};
 use super::journal;
-use super::options::{RunOptions, Speech, Start};
+use super::options::{BaseChoice, RunOptions, Speech, Start};
 use super::prepared::{Chosen, JobWorktree, Prepared};
+use super::queued::Claimed;
 use super::target::{register_root, worktree_target, Fetch, Target};
 use crate::git::remote;
 
 /// How many fresh ids to draw before giving up (each draw collides with 1/65536 chance per job).
-const ID_ATTEMPTS: usize = 64;
+pub(super) const ID_ATTEMPTS: usize = 64;
 
 /// What a new job is, decided before anything is made.
 struct Decided {
@@ -36,12 +38,15 @@ struct Decided {
     agent: Option<agent::Detected>,
 }
 
-pub(super) fn prepare(options: &RunOptions) -> Result<Prepared> {
+/// A new job prepared; with `claimed`, under the id and in the directory the queue claimed for it,
+/// from what was resolved when it was queued.
+pub(super) fn prepare(options: &RunOptions, claimed: Option<Claimed>) -> Result<Prepared> {
     let cwd = std::env::current_dir()
         .map_err(|e| Error::io("cannot read the current directory", ".", e))?;
     let state = store::state_dir()?;
+    let resolved = claimed.as_ref().and_then(|c| c.resolved.as_ref());
     let target = match &options.start {
-        Start::Worktree { base } => Some(worktree_target(&cwd, &state, base)?),
+        Start::Worktree { base } => Some(worktree_target(&cwd, &state, base, resolved)?),
         Start::Here => {
             in_place(&cwd, &state)?;
             None
@@ -63,13 +68,13 @@ pub(super) fn prepare(options: &RunOptions) -> Result<Prepared> {
         register_root(&state, &t.root)?;
         config::exclude_root_in_project(&t.project, &t.root)?;
     }
-    claim(options, &state, decided, target)
+    claim(options, &state, decided, target, claimed)
 }
 
 /// A job run in place: not in another job's worktree, found from paths before git runs there (to
 /// find the project), since what git would read there is the job's (its config, its
 /// `.isolate.toml`); `--resume` is how to work in it.
-fn in_place(cwd: &Path, state: &Path) -> Result<()> {
+pub(super) fn in_place(cwd: &Path, state: &Path) -> Result<()> {
     match worktrees::of_another_job(cwd, state) {
         None => Ok(()),
         Some(written @ worktrees::Written::Worktree(_)) => Err(Error::Usage(format!(
@@ -152,51 +157,72 @@ fn decide(
     })
 }
 
-/// Claims a fresh id (its record directory and TMPDIR) and, with a target, makes the worktree; an
-/// id taken in the project (its branch, or its directory) is never reused: another is drawn.
+/// The bytes a new job's id is slugged from: `--name`, else `pr-N` for `--pr N`, else CMD's name.
+pub(super) fn id_source(options: &RunOptions) -> Vec<u8> {
+    if let Some(name) = &options.name {
+        return name.as_encoded_bytes().to_vec();
+    }
+    match &options.start {
+        // A pull request's job is named after it unless named otherwise.
+        Start::Worktree {
+            base: BaseChoice::PullRequest(pr),
+        } => format!("pr-{}", pr.number).into_bytes(),
+        _ => slug_source(&options.command).to_vec(),
+    }
+}
+
+/// Claims a fresh id (its record directory and TMPDIR), or takes the one the queue `claimed`, and,
+/// with a target, makes the worktree; an id taken in the project (its branch, or its directory) is
+/// never reused: another is drawn (a claimed one cannot be: the job fails).
 fn claim(
     options: &RunOptions,
     state: &Path,
     decided: Decided,
     mut target: Option<Target>,
+    mut claimed: Option<Claimed>,
 ) -> Result<Prepared> {
-    // A pull request's job is named after it unless named otherwise.
-    let pr_name = match target.as_ref().and_then(|t| t.fetched.as_ref()) {
-        Some(Fetch::PullRequest { number, .. }) => Some(format!("pr-{number}").into_bytes()),
-        _ => None,
+    let name_bytes = id_source(options);
+    let attempts = match claimed {
+        Some(_) => 1,
+        None => ID_ATTEMPTS,
     };
-    let name = options
-        .name
-        .as_ref()
-        .map(|n| n.as_encoded_bytes().to_vec())
-        .or(pr_name);
-    let name_bytes = name
-        .as_deref()
-        .unwrap_or_else(|| slug_source(&options.command));
-    for _ in 0..ID_ATTEMPTS {
-        let id = JobId::generate(name_bytes);
-        let Some(job_dir) = store::claim(state, &id)? else {
-            continue;
+    for _ in 0..attempts {
+        let (id, job_dir) = match claimed.as_mut() {
+            Some(c) => c.hand_over(),
+            None => {
+                let id = JobId::generate(&name_bytes);
+                let Some(job_dir) = store::claim(state, &id)? else {
+                    continue;
+                };
+                (id, job_dir)
+            }
         };
-        let tmpdir = job_dir.join("tmp");
+        let queued_at = claimed.as_ref().and_then(|c| c.queued_at.clone());
+        // Owns the record directory from here: dropped on a failure, it undoes what was made.
+        let mut prepared = prepared(id, job_dir, &decided, queued_at);
         // With the job's runtime directory in it (XDG_RUNTIME_DIR, environment.rs).
         let made = fs::DirBuilder::new()
             .mode(0o700)
-            .create(&tmpdir)
-            .and_then(|()| fs::DirBuilder::new().mode(0o700).create(tmpdir.join("run")));
+            .create(&prepared.tmpdir)
+            .and_then(|()| {
+                fs::DirBuilder::new()
+                    .mode(0o700)
+                    .create(prepared.tmpdir.join("run"))
+            });
         if let Err(e) = made {
-            let _ = store::forget(&job_dir);
-            return Err(Error::io("cannot create the job's TMPDIR", &tmpdir, e));
+            return Err(Error::io(
+                "cannot create the job's TMPDIR",
+                &prepared.tmpdir,
+                e,
+            ));
         }
-        let mut prepared = prepared(id, job_dir, tmpdir, &decided);
         let Some(t) = target else {
             return Ok(prepared);
         };
         let path = t.key_dir.join(prepared.id.as_str());
         // On record from the start: a supervisor killed while it creates the worktree leaves a job
         // that reads as `lost`, naming what it was making, never an unexplained directory.
-        let job = (&prepared.id, prepared.job_dir.as_path());
-        journal::creating(options, job, &decided.policy, &t, (&path, &decided.cwd))?;
+        journal::creating(options, &prepared, &t, &path)?;
         let include = t.config.config.include.as_deref().unwrap_or_default();
         let fill = create::Fill {
             include,
@@ -237,7 +263,17 @@ fn claim(
         // dropped, forgets the record directory).
         target = Some(t);
     }
-    Err(Error::NoFreeId(ID_ATTEMPTS))
+    match claimed {
+        Some(c) => Err(Error::Job {
+            job: c.id.to_string(),
+            why: format!(
+                "cannot start: its id is taken in the project (branch {} or its worktree \
+                 directory exists)",
+                c.id.branch()
+            ),
+        }),
+        None => Err(Error::NoFreeId(ID_ATTEMPTS)),
+    }
 }
 
 /// CMD's directory in the worktree: the caller's subdirectory of the project, when the worktree has
@@ -255,11 +291,11 @@ fn cwd_inside(project: &Project, path: &Path) -> PathBuf {
     }
 }
 
-fn prepared(id: JobId, job_dir: PathBuf, tmpdir: PathBuf, decided: &Decided) -> Prepared {
+fn prepared(id: JobId, job_dir: PathBuf, decided: &Decided, queued_at: Option<String>) -> Prepared {
     Prepared {
         id,
+        tmpdir: job_dir.join("tmp"),
         job_dir,
-        tmpdir,
         cwd: decided.cwd.clone(),
         policy: decided.policy.clone(),
         narrowing: None,
@@ -271,5 +307,6 @@ fn prepared(id: JobId, job_dir: PathBuf, tmpdir: PathBuf, decided: &Decided) -> 
         agent: decided.agent.clone(),
         made: Made::default(),
         owned_elsewhere: false,
+        queued_at,
     }
 }

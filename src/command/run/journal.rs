@@ -9,23 +9,21 @@ use std::path::Path;
 use crate::command::report_error;
 use crate::error::Result;
 use crate::job::id::JobId;
-use crate::job::record::{Record, SandboxReport, WorktreeReport};
+use crate::job::record::{Record, SandboxReport, State, WorktreeReport};
 use crate::job::store;
-use crate::sandbox::policy;
 
 use super::options::RunOptions;
 use super::prepared::Prepared;
 use super::target::Target;
 
-/// On record from the start: the record of a job whose worktree (at `path`) is being made, for
-/// CMD started in `cwd`.
+/// On record from the start: the record of a job whose worktree (at `path`) is being made.
 pub(super) fn creating(
     options: &RunOptions,
-    (id, job_dir): (&JobId, &Path),
-    policy: &policy::Loaded,
+    prepared: &Prepared,
     t: &Target,
-    (path, cwd): (&Path, &Path),
+    path: &Path,
 ) -> Result<()> {
+    let (id, policy) = (&prepared.id, &prepared.policy);
     let sandbox = SandboxReport {
         enforced: options.sandboxed,
         tier: None,
@@ -40,9 +38,31 @@ pub(super) fn creating(
     worktree.project_branch = t.project_branch.clone();
     worktree.reason = "creating the worktree".into();
     let mut record = record(options, id, options.display_name(), sandbox, Some(worktree));
-    record.cwd = cwd.display().to_string();
+    record.cwd = prepared.cwd.display().to_string();
     record.background = options.background();
-    store::write_record(job_dir, &record)
+    record.queued_at = prepared.queued_at.clone();
+    store::write_record(&prepared.job_dir, &record)
+}
+
+/// The record of a job the queue holds, before anything of it is made: `queued`, or `running` when
+/// it takes a slot at once (so that it counts from that moment). Its sandbox is decided when it
+/// starts: the policy named is `--policy`'s, if any.
+pub(super) fn queued(options: &RunOptions, id: &JobId, cwd: &Path, state: State) -> Record {
+    let sandbox = SandboxReport {
+        enforced: options.sandboxed,
+        tier: None,
+        landlock_abi: None,
+        policy: options.policy.clone().unwrap_or_default(),
+        policy_ref: None,
+        gaps: Vec::new(),
+        allow_write: Vec::new(),
+        refused: None,
+    };
+    let mut record = record(options, id, options.display_name(), sandbox, None);
+    record.cwd = cwd.display().to_string();
+    record.background = true;
+    record.set_state(state);
+    record
 }
 
 /// The record of a job this process supervises, as it starts.
@@ -58,6 +78,7 @@ pub(super) fn running(
     };
     let mut record = record(options, &prepared.id, name, sandbox, worktree);
     record.cwd = prepared.cwd.display().to_string();
+    record.queued_at = prepared.queued_at.clone();
     record
 }
 

@@ -2,7 +2,9 @@
 //! or a kept worktree taken up again, resume.rs), started (launch.rs), supervised to its end and
 //! settled (end.rs). What is made before CMD runs is held by values that undo it when dropped
 //! (`Prepared`, held.rs), so anything that fails before CMD runs leaves no job behind and exits 125
-//! (126/127 when CMD cannot be executed or is not found).
+//! (126/127 when CMD cannot be executed or is not found). With `max_running` configured, a
+//! background job goes through the queue first (queued.rs): it takes a slot, or waits for one in
+//! a waiter of its own, and one that waited and never ran ends with a record that says why.
 
 use crate::cli::RunArgs;
 use crate::command::report_error;
@@ -25,6 +27,7 @@ mod launch;
 mod network;
 mod options;
 mod prepared;
+mod queued;
 mod resume;
 mod resume_lock;
 mod setup;
@@ -35,6 +38,7 @@ pub(crate) use announce::end_block;
 pub use exec::exec;
 use options::{Mode, RunOptions, Start};
 use prepared::Prepared;
+use queued::Entry;
 
 pub fn run(args: RunArgs) -> i32 {
     let options = RunOptions::from(args);
@@ -48,14 +52,27 @@ pub fn run(args: RunArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
+    // With a queue (`max_running`), a background job takes a slot now or waits for one.
+    let (claimed, admit) = match queued::enter(&options) {
+        Ok(Entry::Unqueued) => (None, false),
+        Ok(Entry::Admit) => (None, true),
+        Ok(Entry::Now(claimed)) => (Some(claimed), false),
+        Ok(Entry::Wait(waiting)) => return queued::wait(&options, waiting, &mut signals),
+        Err(e) => return fail(&e),
+    };
     let prepared = match &options.start {
         Start::Resume(job) => resume::prepare_resume(job, &options),
-        Start::Here | Start::Worktree { .. } => fresh::prepare(&options),
+        Start::Here | Start::Worktree { .. } => fresh::prepare(&options, claimed),
     };
     let mut prepared = match prepared {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
+    if admit {
+        if let Err(e) = queued::admit(&prepared.id) {
+            return fail(&e);
+        }
+    }
     // A stop asked for while the worktree was being made: undone (dropped), and the end the
     // signal would have made.
     if let Some(sig) = signals.stop_requested() {
@@ -63,7 +80,7 @@ pub fn run(args: RunArgs) -> i32 {
         return 128 + sig;
     }
     if options.mode != Mode::Background {
-        return execute(&options, prepared, &mut signals, None);
+        return execute(&options, prepared, &mut signals, None, None);
     }
     match background::detach(
         &prepared.job_dir,
@@ -78,7 +95,9 @@ pub fn run(args: RunArgs) -> i32 {
                 _ => status,
             }
         }
-        Ok(Role::Supervisor(notify)) => execute(&options, prepared, &mut signals, Some(notify)),
+        Ok(Role::Supervisor(notify)) => {
+            execute(&options, prepared, &mut signals, Some(notify), None)
+        }
         Err(e) => {
             drop(prepared);
             fail(&e)
@@ -92,12 +111,14 @@ fn fail(err: &Error) -> i32 {
 }
 
 /// Starts CMD and supervises it to the end. `notify` is set in a background supervisor: the caller
-/// waits on it for the running record, or for the reason CMD could not start.
+/// waits on it for the running record, or for the reason CMD could not start. `unrun` is set for a
+/// job that waited in the queue, whose caller has gone: its record says why CMD could not start.
 fn execute(
     options: &RunOptions,
     mut prepared: Prepared,
     signals: &mut Signals,
     notify: Option<Notify>,
+    unrun: Option<&queued::Unrun>,
 ) -> i32 {
     match launch::launch(options, &mut prepared, signals, notify.as_ref()) {
         Ok(launched) => {
@@ -111,9 +132,10 @@ fn execute(
             // Undone before the caller hears: once it has, nothing of the job is left.
             drop(prepared);
             let status = e.run_exit_code();
-            match notify {
-                Some(n) => n.failed(status, &e.to_string()),
-                None => report_error(&e),
+            match (unrun, notify) {
+                (Some(unrun), _) => return unrun.failed(options, &e),
+                (None, Some(n)) => n.failed(status, &e.to_string()),
+                (None, None) => report_error(&e),
             }
             status
         }

@@ -1,7 +1,8 @@
 //! What `run` made before CMD starts, owned by one value that undoes it when dropped before the job
 //! started: the job's record directory and TMPDIR, its fresh worktree and branch, the paths its
 //! policy created. A resumed job's worktree, refs and record are the ended job's: only what this
-//! run added (TMPDIR, the resume lock) is undone.
+//! run added (TMPDIR, the resume lock) is undone. A job that waited in the queue keeps its record
+//! directory, where its waiter writes that it never ran.
 
 use std::fs;
 use std::path::PathBuf;
@@ -63,6 +64,9 @@ pub(super) struct Prepared {
     pub(super) made: Made,
     /// Set once CMD runs (or another process owns the job): nothing is undone any more.
     pub(super) owned_elsewhere: bool,
+    /// When the job entered the queue, for one that waited there. Its job directory is then never
+    /// undone: its waiter records how it ended instead (queued.rs).
+    pub(super) queued_at: Option<String>,
 }
 
 impl Prepared {
@@ -105,7 +109,12 @@ impl Prepared {
         if let Some(wt) = &self.worktree {
             create::undo(&wt.project, &self.id, &wt.created.path, &wt.created.base);
         }
-        let _ = store::forget(&self.job_dir);
+        match self.queued_at {
+            Some(_) => self.remove_tmpdir(),
+            None => {
+                let _ = store::forget(&self.job_dir);
+            }
+        }
     }
 }
 

@@ -36,10 +36,10 @@ pub(super) fn prepare_resume(query: &str, options: &RunOptions) -> Result<Prepar
     let state = store::state_dir()?;
     let (job_dir, record) = store::resolve(&state, query)?;
     match record.effective_state() {
-        State::Running => {
+        now @ (State::Queued | State::Running) => {
             return Err(Error::Job {
                 job: record.id.to_string(),
-                why: "is running; wait for it or stop it".into(),
+                why: format!("is {now}; wait for it or stop it"),
             })
         }
         State::Lost => {
@@ -153,5 +153,6 @@ fn take(options: &RunOptions, state: &Path, resumed: Resumed) -> Result<Prepared
         agent,
         made: Made::default(),
         owned_elsewhere: false,
+        queued_at: None,
     })
 }

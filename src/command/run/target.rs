@@ -38,24 +38,56 @@ pub(super) enum Fetch {
     FellBack(String),
 }
 
-/// For `--worktree`: the project, the base commit and the directory its worktrees go in.
-pub(super) fn worktree_target(cwd: &Path, state: &Path, base: &BaseChoice) -> Result<Target> {
-    // Refused before git runs here: a job's worktree is the job's to write, config included. Inside
-    // a job, its own worktree is the project of the jobs it starts: this isolate runs in its
-    // sandbox, with nothing of the user's that the job does not have.
-    if let Some(written) = worktrees::of_another_job(cwd, state) {
-        return Err(Error::Usage(format!(
-            "{written}; a job cannot start another job's worktree inside it: run the jobs side by \
-             side from the project, or `isolate run --resume JOB` there (inside a job, jobs start \
-             from that job's own worktree)"
-        )));
-    }
+/// What a queued `--worktree` job starts from, resolved when it is queued: the commit of the
+/// caller's HEAD or of `--base REV` (a base fetched from the remote, `fresh` or `--pr`, is fetched
+/// when the job starts: `None`), and the project branch the caller is on.
+#[derive(Debug, Clone)]
+pub(super) struct Resolved {
+    pub(super) commit: Option<String>,
+    pub(super) project_branch: Option<String>,
+}
+
+/// For a `--worktree` job about to be queued: what it will start from, as the caller has it now.
+pub(super) fn resolve_now(cwd: &Path, state: &Path, base: &BaseChoice) -> Result<Resolved> {
+    refuse_in_a_jobs_worktree(cwd, state)?;
     let project = Project::discover(cwd)?;
     let config = config::load(Some(&project))?;
-    let (base, fetched) = base_commit(&project, &config.config, base)?;
+    let fetched_later = match base {
+        BaseChoice::Fresh | BaseChoice::PullRequest(_) => true,
+        BaseChoice::Configured => config.config.base == Some(BaseSetting::Fresh),
+        BaseChoice::Rev(_) => false,
+    };
+    let commit = match fetched_later {
+        true => None,
+        false => Some(base_commit(&project, &config.config, base)?.0),
+    };
+    Ok(Resolved {
+        commit,
+        project_branch: project.current_branch()?,
+    })
+}
+
+/// For `--worktree`: the project, the base commit and the directory its worktrees go in; for a job
+/// that waited in the queue, from what was `resolved` when it was queued.
+pub(super) fn worktree_target(
+    cwd: &Path,
+    state: &Path,
+    base: &BaseChoice,
+    resolved: Option<&Resolved>,
+) -> Result<Target> {
+    refuse_in_a_jobs_worktree(cwd, state)?;
+    let project = Project::discover(cwd)?;
+    let config = config::load(Some(&project))?;
+    let (base, fetched) = match resolved.and_then(|r| r.commit.as_deref()) {
+        Some(commit) => (still_a_commit(&project, commit)?, None),
+        None => base_commit(&project, &config.config, base)?,
+    };
     let root = config.worktree_root(state, &project)?;
     let key_dir = root.join(project.key());
-    let project_branch = project.current_branch()?;
+    let project_branch = match resolved {
+        Some(r) => r.project_branch.clone(),
+        None => project.current_branch()?,
+    };
     Ok(Target {
         project,
         base,
@@ -64,6 +96,30 @@ pub(super) fn worktree_target(cwd: &Path, state: &Path, base: &BaseChoice) -> Re
         root,
         key_dir,
         fetched,
+    })
+}
+
+/// Refused before git runs here: a job's worktree is the job's to write, config included. Inside a
+/// job, its own worktree is the project of the jobs it starts: this isolate runs in its sandbox,
+/// with nothing of the user's that the job does not have.
+fn refuse_in_a_jobs_worktree(cwd: &Path, state: &Path) -> Result<()> {
+    match worktrees::of_another_job(cwd, state) {
+        None => Ok(()),
+        Some(written) => Err(Error::Usage(format!(
+            "{written}; a job cannot start another job's worktree inside it: run the jobs side by \
+             side from the project, or `isolate run --resume JOB` there (inside a job, jobs start \
+             from that job's own worktree)"
+        ))),
+    }
+}
+
+/// The commit a queued job was given, still in the project when its turn comes.
+fn still_a_commit(project: &Project, commit: &str) -> Result<String> {
+    project.resolve_commit(commit)?.ok_or_else(|| {
+        Error::Usage(format!(
+            "the base {commit} the job was queued with is no longer a commit in {}",
+            project.top.display()
+        ))
     })
 }
 

@@ -1,15 +1,15 @@
-//! A record read against the machine: a record that says `running` is only as good as its
-//! supervisor, which must still be the process it names (same pid, same start time) and must not
+//! A record read against the machine: a record that says `running` (or `queued`) is only as good
+//! as its supervisor, which must still be the process it names (same pid, same start time) and must not
 //! have ended.
 
 use super::{Record, State};
 
 impl Record {
-    /// The state to show: a record that says `running` whose supervisor is gone (a pid that is no
-    /// longer there, or one recycled for another process) is `lost`.
+    /// The state to show: a record that says `running` or `queued` whose supervisor is gone (a
+    /// pid that is no longer there, or one recycled for another process) is `lost`.
     pub fn effective_state(&self) -> State {
         match self.state() {
-            State::Running if !self.supervisor_alive() => State::Lost,
+            State::Running | State::Queued if !self.supervisor_alive() => State::Lost,
             state => state,
         }
     }

@@ -79,6 +79,13 @@ pub struct Record {
     /// What the job may take (its cgroup's limits), when it asked for any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<JobLimits>,
+    /// When the job entered the queue (`max_running`), for one that had to wait there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queued_at: Option<String>,
+    /// Why the job ended without CMD ever running: stopped while queued, or what failed when its
+    /// turn came.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub never_ran: Option<String>,
 }
 
 impl Record {
@@ -114,6 +121,8 @@ impl Record {
             background: false,
             forgotten: false,
             limits: None,
+            queued_at: None,
+            never_ran: None,
         }
     }
 

@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 /// Where a job is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
+    /// A background job waiting for a slot (`max_running`): its supervisor, the waiter, is alive;
+    /// nothing of the job is made yet.
+    Queued,
     /// Its supervisor is alive and the job has not ended.
     Running,
     /// Its main process exited.
@@ -31,6 +34,12 @@ pub enum State {
         /// How its main process then ended, when the record says.
         exit: Option<Exit>,
     },
+    /// It never ran: isolate could not start it when its turn in the queue came (the record's
+    /// `never_ran` says why). The status is the one `run` would have exited with (125, 126, 127).
+    Failed {
+        /// That status.
+        status: i32,
+    },
     /// Its supervisor died without recording an end (or the record says it ended without saying
     /// how): no status.
     Lost,
@@ -44,7 +53,13 @@ impl State {
 
     /// The job has ended and said how: what `merge`, `sync` and `--resume` take.
     pub fn ended(self) -> bool {
-        !matches!(self, State::Running | State::Lost)
+        !matches!(self, State::Queued | State::Running | State::Lost)
+    }
+
+    /// Queued or running: the job has not ended, and (read through `effective_state`) its
+    /// supervisor is alive.
+    pub fn live(self) -> bool {
+        matches!(self, State::Queued | State::Running)
     }
 
     /// The status `isolate run` and `wait` exit with, once the job has ended: the code, 128+N for
@@ -55,7 +70,8 @@ impl State {
             State::Killed { signal } => Some(128 + signal),
             State::TimedOut { .. } => Some(124),
             State::OutOfMemory { exit } => Some(exit.map_or(128 + libc::SIGKILL, Exit::status)),
-            State::Running | State::Lost => None,
+            State::Failed { status } => Some(status),
+            State::Queued | State::Running | State::Lost => None,
         }
     }
 
@@ -74,7 +90,8 @@ impl State {
             State::Exited { code } => Some(Exit::Code(code)),
             State::Killed { signal } => Some(Exit::Signal(signal)),
             State::TimedOut { exit } | State::OutOfMemory { exit } => exit,
-            State::Running | State::Lost => None,
+            State::Failed { status } => Some(Exit::Code(status)),
+            State::Queued | State::Running | State::Lost => None,
         };
         (self.phase(), exit)
     }
@@ -82,10 +99,14 @@ impl State {
     /// From the wire form. A record that says it ended but not how reads as lost.
     pub(super) fn from_wire(phase: Phase, exit: Option<Exit>) -> State {
         match (phase, exit) {
+            (Phase::Queued, _) => State::Queued,
             (Phase::Running, _) => State::Running,
             (Phase::Lost, _) => State::Lost,
             (Phase::TimedOut, exit) => State::TimedOut { exit },
             (Phase::OutOfMemory, exit) => State::OutOfMemory { exit },
+            (Phase::Failed, exit) => State::Failed {
+                status: exit.map_or(125, Exit::status),
+            },
             (Phase::Exited | Phase::Killed, Some(exit)) => State::ended_by(exit, false),
             (Phase::Exited | Phase::Killed, None) => State::Lost,
         }
@@ -93,11 +114,13 @@ impl State {
 
     fn phase(self) -> Phase {
         match self {
+            State::Queued => Phase::Queued,
             State::Running => Phase::Running,
             State::Exited { .. } => Phase::Exited,
             State::Killed { .. } => Phase::Killed,
             State::TimedOut { .. } => Phase::TimedOut,
             State::OutOfMemory { .. } => Phase::OutOfMemory,
+            State::Failed { .. } => Phase::Failed,
             State::Lost => Phase::Lost,
         }
     }
@@ -113,22 +136,26 @@ impl std::fmt::Display for State {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum Phase {
+    Queued,
     Running,
     Exited,
     Killed,
     TimedOut,
     OutOfMemory,
+    Failed,
     Lost,
 }
 
 impl Phase {
     fn name(self) -> &'static str {
         match self {
+            Phase::Queued => "queued",
             Phase::Running => "running",
             Phase::Exited => "exited",
             Phase::Killed => "killed",
             Phase::TimedOut => "timed_out",
             Phase::OutOfMemory => "out_of_memory",
+            Phase::Failed => "failed",
             Phase::Lost => "lost",
         }
     }

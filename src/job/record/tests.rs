@@ -58,3 +58,29 @@ fn an_exit_is_a_code_or_a_signal() {
         "{text}"
     );
 }
+
+/// A queued job and one that never ran have names of their own; the one that never ran keeps the
+/// status `run` would have exited with in its exit code.
+#[test]
+fn queued_and_failed_are_states_on_the_wire() {
+    let mut record: Record = serde_json::from_str(SAMPLES[0]).unwrap();
+    record.set_state(State::Queued);
+    let text = serde_json::to_string(&record).unwrap();
+    assert!(
+        text.contains("\"state\":\"queued\"") && text.contains("\"exit\":null"),
+        "{text}"
+    );
+    assert!(!State::Queued.ended() && State::Queued.live());
+    assert_eq!(record.exit_status(), None);
+    record.set_state(State::Failed { status: 127 });
+    let text = serde_json::to_string(&record).unwrap();
+    assert!(
+        text.contains("\"state\":\"failed\"")
+            && text.contains("\"exit\":{\"code\":127,\"signal\":null}"),
+        "{text}"
+    );
+    let back: Record = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.state(), State::Failed { status: 127 });
+    assert_eq!(back.exit_status(), Some(127));
+    assert!(back.state().ended());
+}

@@ -2,8 +2,9 @@
 //! no session leader and can never get a terminal), and the grandchild becomes the job's supervisor,
 //! with no terminal and its own messages in `jobs/<id>/supervisor.log`. No daemon: each background
 //! job has its own supervisor. The middle process stays as the supervisor's watchdog (`watch`). The
-//! caller waits on a pipe until the supervisor reports that CMD has been exec'd (its running record)
-//! or why it could not be, and exits accordingly.
+//! caller waits on a pipe until the supervisor reports that CMD has been exec'd (its running record),
+//! that the job waits in the queue (its queued record), or why it could not be, and exits
+//! accordingly.
 
 mod watchdog;
 mod word;
@@ -53,7 +54,7 @@ pub fn detach(job_dir: &Path, job_id: &str, json: bool) -> Result<Role> {
             unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) };
             // SAFETY: as above, single-threaded.
             match unsafe { fork() } {
-                Ok(ForkResult::Child) => Ok(Role::Supervisor(Notify(File::from(write)))),
+                Ok(ForkResult::Child) => Ok(Role::Supervisor(Notify(Some(File::from(write))))),
                 Ok(ForkResult::Parent { child }) => {
                     drop(write);
                     watch(child, job_id)

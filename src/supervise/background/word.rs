@@ -1,6 +1,7 @@
 //! The word the detached supervisor sends its caller on their pipe: `R` and the running record
-//! once CMD has been exec'd, or `E`, a status and a message when it never ran; and the caller's
-//! side, which prints it and exits accordingly. Nothing else travels on the pipe.
+//! once CMD has been exec'd, `E`, a status and a message when it never ran, or `Q` and the queued
+//! record when the job waits in the queue (its waiter then starts it later, with nobody listening);
+//! and the caller's side, which prints it and exits accordingly. Nothing else travels on the pipe.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -8,21 +9,41 @@ use std::os::fd::OwnedFd;
 
 use crate::job::record::Record;
 
-/// The supervisor's end of the pipe to the caller.
-pub struct Notify(pub(super) File);
+/// The supervisor's end of the pipe to the caller; closed once the caller has been told that the
+/// job waits in the queue (nothing more is said then).
+pub struct Notify(pub(super) Option<File>);
 
 impl Notify {
     /// CMD runs: hand the caller the running record.
     pub fn started(mut self, record: &Record) {
         let json = serde_json::to_string(record).unwrap_or_default();
-        let _ = self.0.write_all(format!("R{json}").as_bytes());
+        self.say(format!("R{json}").as_bytes());
     }
 
     /// CMD never ran: the caller exits with `status` and prints `message`.
     pub fn failed(mut self, status: i32, message: &str) {
         let byte = u8::try_from(status).unwrap_or(125);
-        let _ = self.0.write_all(&[b'E', byte]);
-        let _ = self.0.write_all(message.as_bytes());
+        self.say(&[b'E', byte]);
+        self.say(message.as_bytes());
+    }
+
+    /// The job waits in the queue: hand the caller the queued record, and close the pipe (the
+    /// caller exits 0).
+    pub fn queued(&mut self, record: &Record) {
+        let json = serde_json::to_string(record).unwrap_or_default();
+        self.say(format!("Q{json}").as_bytes());
+        self.0 = None;
+    }
+
+    /// Whether the caller still waits for the word.
+    pub fn listening(&self) -> bool {
+        self.0.is_some()
+    }
+
+    fn say(&mut self, bytes: &[u8]) {
+        if let Some(pipe) = self.0.as_mut() {
+            let _ = pipe.write_all(bytes);
+        }
     }
 }
 
@@ -31,7 +52,7 @@ pub(super) fn hear(read: OwnedFd, json: bool) -> i32 {
     let mut said = Vec::new();
     let _ = File::from(read).read_to_end(&mut said);
     match said.split_first() {
-        Some((b'R', record)) => {
+        Some((b'R' | b'Q', record)) => {
             let text = String::from_utf8_lossy(record);
             let line = match json {
                 true => text.into_owned(),
@@ -39,7 +60,8 @@ pub(super) fn hear(read: OwnedFd, json: bool) -> i32 {
                     .map(|r| r.id)
                     .unwrap_or_default(),
             };
-            // The job runs whether or not anyone reads its id: a closed reader is not a failure.
+            // The job runs (or waits) whether or not anyone reads its id: a closed reader is not a
+            // failure.
             let _ = writeln!(std::io::stdout(), "{line}");
             0
         }

@@ -86,8 +86,15 @@ impl Signals {
     /// The first stop signal (TERM, INT, HUP, QUIT) received so far, if any; used before the job
     /// starts, when there is nothing to forward it to.
     pub fn stop_requested(&mut self) -> Option<i32> {
-        self.drain()
-            .into_iter()
-            .find(|s| [SIGTERM, SIGINT, SIGHUP, SIGQUIT].contains(s))
+        self.drain().into_iter().find(|s| STOPS.contains(s))
+    }
+
+    /// Sleeps until a signal arrives or `limit` passes; the first stop signal received so far, if
+    /// any (a queued job's waiter between two looks at the queue).
+    pub fn stop_within(&mut self, limit: Duration) -> Option<i32> {
+        self.wait(limit).into_iter().find(|s| STOPS.contains(s))
     }
 }
+
+/// The signals that ask the supervisor to stop the job.
+const STOPS: [i32; 4] = [SIGTERM, SIGINT, SIGHUP, SIGQUIT];

@@ -20,7 +20,7 @@ use crate::supervise::cgroup::Cgroup;
 use crate::supervise::tree;
 
 pub use freeze::{freeze, Frozen};
-pub use outside::{kill_leftovers, stop_tree};
+pub use outside::{kill_leftovers, stop_tree, stop_waiter};
 
 /// Where the processes of a tree are found, besides its cgroup.
 #[derive(Debug, Clone, Copy)]

@@ -1,7 +1,7 @@
 //! The stop sequence run from outside a job's supervisor, by `stop`, `rm --force` and `prune`: the
 //! job's processes are the supervisor's descendants (it is their subreaper) and, where there is one,
 //! the members of its cgroup. The supervisor reaps them and records the end; nothing here waits for
-//! a status.
+//! a status. A queued job has no processes yet: its waiter is asked to end.
 
 use std::path::Path;
 use std::thread;
@@ -12,7 +12,7 @@ use nix::unistd::Pid;
 use crate::job::record::Record;
 use crate::supervise::cgroup::Cgroup;
 use crate::supervise::stop::{Processes, Stop, Tree};
-use crate::sys::pidfd::wait_exit;
+use crate::sys::pidfd::{wait_exit, PidFd};
 
 /// How often the tree is walked again while it is being stopped.
 const STEP: Duration = Duration::from_millis(20);
@@ -53,6 +53,18 @@ pub fn stop_tree(record: &Record, grace: Duration) {
         while ended().is_none() {
             thread::sleep(STEP);
         }
+    }
+}
+
+/// Stops a queued job: SIGTERM to its waiter, the process its record names, which records that
+/// the job never ran. Through a pidfd whose process is checked against the record's start time
+/// once the pidfd holds it, so that a later process given the same pid is never signalled.
+pub fn stop_waiter(record: &Record) {
+    let Ok(pidfd) = PidFd::open(record.supervisor_pid, 0) else {
+        return;
+    };
+    if record.supervisor_alive() {
+        pidfd.signal(libc::SIGTERM);
     }
 }
 

@@ -80,9 +80,11 @@ impl Recorded {
             worktree,
             policy: record.sandbox.policy_ref.clone(),
             life: match record.effective_state() {
-                State::Running => Life::Running,
+                // A queued job has no worktree yet: whatever is there is not for this rule to touch.
+                State::Queued | State::Running => Life::Running,
                 State::Lost => Life::Lost,
                 State::Exited { .. }
+                | State::Failed { .. }
                 | State::Killed { .. }
                 | State::TimedOut { .. }
                 | State::OutOfMemory { .. } => Life::Ended,
