@@ -46,7 +46,7 @@ pub fn run(args: WaitArgs) -> Result<i32> {
         let mut still = Vec::new();
         for (dir, id) in waiting {
             let record = store::await_end(&dir, Some(Duration::ZERO))?;
-            if record.effective_state().ended() {
+            if !record.effective_state().live() {
                 statuses.push(ended(&record, &id, args.json, single)?);
             } else {
                 still.push((dir, id));
@@ -117,7 +117,7 @@ fn this_projects_running(state: &std::path::Path) -> Result<Vec<(PathBuf, String
     };
     Ok(store::list(state)
         .into_iter()
-        .filter(|(_, r)| !r.effective_state().ended() && project::belongs(r, &top))
+        .filter(|(_, r)| r.effective_state().live() && project::belongs(r, &top))
         .map(|(dir, r)| (dir, r.id))
         .collect())
 }

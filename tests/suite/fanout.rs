@@ -288,10 +288,14 @@ fn a_job_whose_commits_the_project_already_has_changes_nothing() {
     let out = env.isolate(&repo, ["merge", "--yes", "--json", &picked]);
     assert_status(&out, 0);
     assert_eq!(ids(&json(&out), "already_in"), vec![picked.clone()]);
-    // And --all has nothing to do.
+    // And --all has nothing to do: each job listed with nothing to merge.
     let out = env.isolate(&repo, ["merge", "--all", "--yes", "--json"]);
     assert_status(&out, 0);
-    assert!(json(&out)["jobs"].as_array().unwrap().is_empty());
+    let listed = json(&out)["jobs"].as_array().unwrap().clone();
+    assert!(
+        listed.iter().all(|j| j["outcome"] == "already_in"),
+        "{listed:?}"
+    );
     assert_eq!(env.git(&repo, ["rev-parse", "main"]), main);
 }
 
@@ -326,11 +330,12 @@ fn merge_and_merge_all_refuse_what_is_not_theirs_to_merge() {
     let (_, theirs) = env.worktree_job(&other, &[], &commit_script("o.txt", "o"));
     let out = env.isolate(&repo, ["merge", "--all", "--yes", "--json"]);
     assert_status(&out, 0);
+    // The running one is listed as running (not merged); the other project's is not listed.
     let jobs = json(&out)["jobs"].as_array().unwrap().clone();
+    assert!(!jobs.iter().any(|j| j["id"] == theirs["id"]), "{jobs:?}");
     assert!(
-        !jobs
-            .iter()
-            .any(|j| j["id"] == theirs["id"] || j["id"] == running.as_str()),
+        jobs.iter()
+            .all(|j| j["id"] != running.as_str() || j["outcome"] == "running"),
         "{jobs:?}"
     );
     // Usage: job names or --all.
