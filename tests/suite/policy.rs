@@ -691,7 +691,14 @@ fn doctor_reports_the_abi_features_cgroup_git_and_gaps() {
     let value: Value = serde_json::from_slice(&out.stdout).unwrap();
     let abi = value["landlock"]["abi"].as_u64().expect("an ABI");
     assert!(abi >= 3, "{value}");
-    assert_eq!(value["landlock"]["kernel_abi"], abi);
+    // A test run capped below the kernel's ABI (ISOLATE_LANDLOCK_ABI_MAX) sees the cap in `abi`.
+    let kernel_abi = value["landlock"]["kernel_abi"]
+        .as_u64()
+        .expect("the kernel's ABI");
+    match std::env::var("ISOLATE_LANDLOCK_ABI_MAX") {
+        Ok(cap) => assert_eq!(abi, kernel_abi.min(cap.parse().unwrap())),
+        Err(_) => assert_eq!(kernel_abi, abi),
+    }
     assert_eq!(value["sandbox"], true);
     assert_eq!(value["features"].as_array().unwrap().len(), 5);
     let seccomp = value["features"]
@@ -730,8 +737,28 @@ fn doctor_reports_the_abi_features_cgroup_git_and_gaps() {
         .find(|f| f["feature"] == "scopes")
         .unwrap()
         .clone();
-    assert_eq!(scopes["available"], false);
-    assert!(value["gaps"].to_string().contains("signals"));
+    // Below ABI 6 the seccomp layer holds the scopes; without it too, signals are a gap.
+    assert_eq!(scopes["available"], true, "{value}");
+    assert!(!value["gaps"].to_string().contains("signals"), "{value}");
+    let out = isolate_with(
+        &env,
+        env.path(),
+        &[
+            ("ISOLATE_LANDLOCK_ABI_MAX", "4"),
+            ("ISOLATE_NO_SECCOMP", "1"),
+        ],
+        &["doctor", "--json"],
+    );
+    let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let scopes = value["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["feature"] == "scopes")
+        .unwrap()
+        .clone();
+    assert_eq!(scopes["available"], false, "{value}");
+    assert!(value["gaps"].to_string().contains("signals"), "{value}");
     // Without write containment isolate cannot sandbox here: 1.
     let out = isolate_with(
         &env,
@@ -969,13 +996,30 @@ fn on_an_old_abi_a_best_effort_feature_is_a_gap_and_a_required_one_fails_closed(
         gaps.contains("tcp connect and bind rules of the policy are not enforced"),
         "{gaps}"
     );
-    assert!(gaps.contains("ioctl") && gaps.contains("signals"), "{gaps}");
+    // Signals are the seccomp layer's below ABI 6: not a gap.
+    assert!(
+        gaps.contains("ioctl") && !gaps.contains("signals"),
+        "{gaps}"
+    );
 
-    // strict requires its scopes (ABI 6).
-    let (out, _) = job_with(
+    // strict requires its scopes: below ABI 6 the seccomp layer holds them, so it runs...
+    let (out, report) = job_with(
         &env,
         &repo,
         &[("ISOLATE_LANDLOCK_ABI_MAX", "5")],
+        "strict",
+        "echo ran",
+    );
+    assert_status(&out, 0);
+    assert_eq!(report["sandbox"]["landlock_abi"], 5);
+    // ...and without that layer it fails closed, naming them.
+    let (out, _) = job_with(
+        &env,
+        &repo,
+        &[
+            ("ISOLATE_LANDLOCK_ABI_MAX", "5"),
+            ("ISOLATE_NO_SECCOMP", "1"),
+        ],
         "strict",
         "echo ran",
     );

@@ -322,7 +322,7 @@ pub(super) fn refusals(record: &Record) -> Vec<String> {
     }
     if refused.process > 0 {
         lines.push(format!(
-            "process:  {} on a process outside the job refused (its priority, scheduling or \
+            "process:  {} on a process outside the job refused (a signal, its priority, scheduling or \
              affinity)",
             plural(refused.process as usize, "call", "calls")
         ));

@@ -86,9 +86,12 @@ impl Kernel {
     }
 
     fn has(self, feature: Feature) -> bool {
-        match feature.abi() {
-            Some(needs) => self.landlock_abi.is_some_and(|abi| abi >= needs),
-            None => self.landlock_abi.is_some() && self.seccomp,
+        match (feature, feature.abi()) {
+            // Below ABI 6 the seccomp layer holds both scopes: the broker judges every signal
+            // to another process and every connect to an abstract name.
+            (Feature::Scopes, _) if self.landlock_abi.is_some() && self.seccomp => true,
+            (_, Some(needs)) => self.landlock_abi.is_some_and(|abi| abi >= needs),
+            (_, None) => self.landlock_abi.is_some() && self.seccomp,
         }
     }
 }

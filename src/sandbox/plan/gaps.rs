@@ -122,7 +122,8 @@ fn network(policy: &Policy, abi: u32, states: &[FeatureState]) -> Vec<String> {
 fn unscoped(policy: &Policy, abi: u32, states: &[FeatureState]) -> Vec<String> {
     let mut gaps = Vec::new();
     let seccomp = !missing(states, Feature::Seccomp);
-    if policy.scopes.signals {
+    // Without Landlock's scope the seccomp layer's broker judges every signal to another process.
+    if policy.scopes.signals && !seccomp {
         gaps.push(format!(
             "signals to processes outside the sandbox are not scoped (needs Landlock ABI {}, kernel has {abi})",
             probe::SCOPES_ABI

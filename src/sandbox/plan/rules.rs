@@ -206,6 +206,8 @@ pub(crate) fn rules(
     let (read, list) = carve(read, &denied, &crate::job::nest::outer_grants());
     let network = enforced(Feature::Network);
     let scopes = enforced(Feature::Scopes);
+    // Landlock's own scopes, where the kernel has them; below, the seccomp layer holds them.
+    let landlock_scopes = scopes && abi >= probe::SCOPES_ABI;
     let net = &policy.network;
     // A domain allowlist: TCP to the proxy and the job's own ports only (both known once the
     // supervisor has started the proxy: `Rules::route_through`; until then, nothing), no UDP.
@@ -235,6 +237,7 @@ pub(crate) fn rules(
         judge: Judge::Supervisor,
         private_network: false,
         private_ipc: false,
+        judge_signals: policy.scopes.signals && !landlock_scopes,
     });
     let bind_tcp = match loopback_only {
         true => None,
@@ -250,8 +253,8 @@ pub(crate) fn rules(
         devices: present(&DEVICES),
         connect_tcp: network.then_some(connect).flatten(),
         bind_tcp: network.then_some(bind_tcp).flatten(),
-        scope_signals: scopes && policy.scopes.signals,
-        scope_abstract_unix: scopes && policy.scopes.abstract_unix_sockets,
+        scope_signals: landlock_scopes && policy.scopes.signals,
+        scope_abstract_unix: landlock_scopes && policy.scopes.abstract_unix_sockets,
         limits: limits(&policy.limits),
         sockets,
         narrowed: None,

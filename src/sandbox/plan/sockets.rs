@@ -38,6 +38,10 @@ pub struct Sockets {
     /// message queues are its own, and allowed.
     #[serde(default)]
     pub private_ipc: bool,
+    /// The broker judges every signal to another process (a kernel without Landlock's signal
+    /// scope): allowed to the job's own processes only.
+    #[serde(default)]
+    pub judge_signals: bool,
 }
 
 /// Who judges the calls a seccomp filter cannot decide by their arguments (connect, listen, a
@@ -87,6 +91,7 @@ impl Sockets {
             judge: Judge::Supervisor,
             private_network: false,
             private_ipc: false,
+            judge_signals: false,
         }
     }
 
@@ -128,6 +133,7 @@ impl Sockets {
             },
             private_network: self.private_network && other.private_network,
             private_ipc: self.private_ipc && other.private_ipc,
+            judge_signals: self.judge_signals || other.judge_signals,
         }
     }
 

@@ -61,6 +61,7 @@ pub(super) fn context(sockets: &Sockets) -> Result<Filter, FilterError> {
     }
     surface::file_owner(&mut ctx)?;
     surface::kernel_surface(&mut ctx, sockets)?;
+    surface::signals(&mut ctx, sockets)?;
     Ok(ctx)
 }
 

@@ -26,7 +26,7 @@ mod interpreter;
 mod search;
 mod surface;
 
-pub(crate) use surface::{BY_PID, IPC};
+pub(crate) use surface::{BY_PID, IPC, SIGNALS};
 #[cfg(test)]
 mod tests;
 

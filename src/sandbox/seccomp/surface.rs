@@ -271,6 +271,36 @@ pub(crate) const BY_PID: [(libc::c_long, u32); 7] = [
 const NEWEST_JUDGED: libc::c_long = FILE_SETATTR;
 const NEWEST_REFUSED: libc::c_long = 511;
 
+/// The calls that send a signal to another process, by pid, thread id or pidfd.
+pub(crate) const SIGNALS: [libc::c_long; 6] = [
+    libc::SYS_kill,
+    libc::SYS_tkill,
+    libc::SYS_tgkill,
+    libc::SYS_rt_sigqueueinfo,
+    libc::SYS_rt_tgsigqueueinfo,
+    libc::SYS_pidfd_send_signal,
+];
+
+/// Below Landlock ABI 6 nothing in the kernel scopes a job's signals: every signal to another
+/// process (a pid other than 0, the caller's own group) goes to the supervisor, which lets through
+/// those to the job's own processes only.
+pub(super) fn signals(ctx: &mut Filter, sockets: &Sockets) -> Result<(), FilterError> {
+    if !sockets.judge_signals || sockets.judge != Judge::Supervisor {
+        return Ok(());
+    }
+    for call in SIGNALS {
+        match call {
+            libc::SYS_kill => ctx.add_rule_conditional(
+                FilterAction::Notify,
+                sys(call)?,
+                &[arg(0, CmpOp::NotEqual, 0)],
+            )?,
+            _ => ctx.add_rule(FilterAction::Notify, sys(call)?)?,
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::blocks_without;

@@ -19,6 +19,7 @@ fn sockets() -> Sockets {
         judge: Judge::Supervisor,
         private_network: false,
         private_ipc: false,
+        judge_signals: false,
     }
 }
 

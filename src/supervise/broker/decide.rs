@@ -10,7 +10,7 @@ use super::decided::{Decided, Decision, Kind};
 use super::{connection, inet, process, pty, unix, Verdict};
 use crate::sandbox::notify::{Answer, Call, Listener};
 use crate::sandbox::plan::Sockets;
-use crate::sandbox::seccomp::{BY_PID, IPC};
+use crate::sandbox::seccomp::{BY_PID, IPC, SIGNALS};
 
 /// The largest address a connect takes (`sizeof(struct sockaddr_storage)`).
 const ADDRESS_MAX: u64 = 128;
@@ -67,6 +67,9 @@ pub(super) fn decide(
             })
         }
         libc::SYS_setsockopt => reuse_address(call, &caller, take),
+        nr if SIGNALS.contains(&nr) => process::signal(call, unix.members(), take, |addr, len| {
+            caller.read(addr, len)
+        }),
         nr if IPC.contains(&nr) || BY_PID.iter().any(|(by_pid, _)| *by_pid == nr) => {
             process::decide(call, unix.members())
         }
