@@ -39,6 +39,19 @@ pub fn inspect_bounded(
     })
 }
 
+/// The tip of the job's branch alone (`inspect::branch_tip`), confined and bounded as
+/// `inspect_bounded` is: what is imported when the whole inspection failed.
+pub(super) fn branch_tip_bounded(
+    path: &Path,
+    branch: &str,
+    project: &Project,
+) -> Result<Option<String>> {
+    let branch = branch.to_string();
+    read_bounded(path, project, move |path| {
+        inspect::branch_tip(path, &branch)
+    })
+}
+
 /// `read(path)` on a thread of its own that may read only beneath `path` (the job's worktree) and
 /// the project's stores, given up on after `INSPECT_LIMIT` (the thread is then left blocked; the
 /// process exits soon after).
@@ -54,9 +67,15 @@ where
     thread::spawn(move || {
         let done = match confine_thread_to_reading(roots) {
             // What gix says of an unreadable file can quote all of it: at most a few lines kept.
-            Ok(_) => read(&owned).map_err(|e| Error::Inspect {
-                path: owned.clone(),
-                source: clipped(&e.to_string(), MESSAGE).into(),
+            Ok(_) => read(&owned).map_err(|e| match e {
+                InspectError::Untrusted { reason, .. } => Error::InspectUntrusted {
+                    path: owned.clone(),
+                    reason: clipped(&reason, MESSAGE),
+                },
+                e => Error::Inspect {
+                    path: owned.clone(),
+                    source: clipped(&e.to_string(), MESSAGE).into(),
+                },
             }),
             Err(e) => Err(e),
         };
