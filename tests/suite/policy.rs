@@ -364,6 +364,52 @@ fn variables_the_policy_removes_are_absent_and_the_ones_it_sets_are_present() {
     );
 }
 
+/// `[worktree] ignore`: the job's git ignores what the policy names, the cleanup trusts it as the
+/// project's own (the worktree goes, the files with it), and `policy show` says so; a job that
+/// writes the same rule itself is still kept. A value names the job's own `$TMPDIR`.
+#[test]
+fn a_policys_worktree_ignore_rules_are_the_projects_own_to_the_job_and_the_cleanup() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let file = policy_file(
+        &env,
+        "scratch.toml",
+        "extends = \"default\"\n[worktree]\nignore = [\".scratch*\"]\n\
+         [environment]\ndefault = { SCRATCH_LOG = \"$TMPDIR/scratch.log\" }\n",
+    );
+    let policy = file.to_str().unwrap();
+    let script = "mkdir .scratch.cache && echo x > .scratch.cache/db && echo \"$SCRATCH_LOG\" && \
+                  git check-ignore -q .scratch.cache && git status --porcelain";
+    let (out, report) = env.worktree_job(&repo, &["--policy", policy], script);
+    assert_status(&out, 0);
+    let id = report["id"].as_str().unwrap();
+    let tmpdir = env.state.join("jobs").join(id).join("tmp/scratch.log");
+    assert_eq!(stdout(&out), format!("{}\n", tmpdir.display()));
+    assert_eq!(report["worktree"]["removed"], true, "{report}");
+    assert_eq!(report["worktree"]["ignored"], 1, "{report}");
+    // The same rule written by the job itself is no rule anybody reviewed.
+    let script = "printf '.scratch*\\n' >> .git/info/exclude && mkdir .scratch.cache";
+    let (out, report) = env.worktree_job(&repo, &[], script);
+    assert_status(&out, 0);
+    assert_eq!(report["worktree"]["removed"], false, "{report}");
+    let out = env.isolate(env.path(), ["policy", "show", "aider"]);
+    assert!(
+        stdout(&out).contains("worktree      ignores: .aider*"),
+        "{}",
+        stdout(&out)
+    );
+    let (_, shown) = show_json(&env, &[], "aider");
+    assert_eq!(shown["worktree"]["ignore"], serde_json::json!([".aider*"]));
+    // A rule that would write two lines is refused where it is written.
+    let bad = policy_file(&env, "bad.toml", "[worktree]\nignore = [\"a\\nb\"]\n");
+    let out = env.isolate(
+        &repo,
+        ["run", "--policy", bad.to_str().unwrap(), "--", "true"],
+    );
+    assert_status(&out, 125);
+    assert!(stderr(&out).contains("bad.toml"), "{}", stderr(&out));
+}
+
 #[test]
 fn rlimits_are_in_force_in_the_job_and_the_policy_timeout_applies() {
     let env = TestEnv::new();
@@ -608,6 +654,7 @@ fn policy_show_json_has_every_field() {
         "network",
         "scopes",
         "environment",
+        "worktree",
         "limits",
         "timeout",
         "compatibility",

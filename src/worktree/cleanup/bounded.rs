@@ -32,8 +32,10 @@ pub fn inspect_bounded(
 ) -> Result<Inspection> {
     let branch = branch.to_string();
     let checked_out = checked_out::noted(job_dir);
-    // The user's own rules, read here: the confined thread reads only what the job may have written.
-    let trusted = inspect::ProjectExcludes::read(&project.git_dir);
+    // The user's own rules, read here: the confined thread reads only what the job may have written;
+    // and those the job's policy added, as noted in its record directory.
+    let trusted = inspect::ProjectExcludes::read(&project.git_dir)
+        .and(crate::worktree::policy_ignores::noted(job_dir));
     read_bounded(path, project, move |path| {
         inspect::inspect(path, &branch, &trusted, checked_out)
     })

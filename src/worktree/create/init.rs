@@ -8,9 +8,16 @@ use crate::error::{Error, Result};
 use crate::git;
 use crate::git::project::Project;
 use crate::job::id::JobId;
+use crate::sandbox::policy::IgnoreRule;
 
-/// `git init`, then the alternates and the configuration that make the job commit as the project.
-pub(super) fn init(project: &Project, id: &JobId, path: &Path) -> Result<()> {
+/// `git init`, then the alternates and the configuration that make the job commit as the project;
+/// the job ignores what the project ignores, and what its policy adds (`ignore`).
+pub(super) fn init(
+    project: &Project,
+    id: &JobId,
+    path: &Path,
+    ignore: &[IgnoreRule],
+) -> Result<()> {
     let format = format!("--object-format={}", project.object_format);
     let initial = format!("--initial-branch={}", id.branch());
     git::run(
@@ -51,13 +58,30 @@ pub(super) fn init(project: &Project, id: &JobId, path: &Path) -> Result<()> {
     text.push_str(&config);
     fs::write(&config_path, text).map_err(|e| Error::io("cannot write", &config_path, e))?;
 
-    // The project's own ignore rules, so that the job's repository ignores what the project ignores.
+    // The project's own ignore rules, so that the job's repository ignores what the project ignores;
+    // then the policy's (an agent's files), on lines of their own.
     let exclude = project.git_dir.join("info/exclude");
-    if exclude.is_file() {
-        let target = git_dir.join("info");
+    let target = git_dir.join("info");
+    if exclude.is_file() || !ignore.is_empty() {
         fs::create_dir_all(&target).map_err(|e| Error::io("cannot create", &target, e))?;
+    }
+    if exclude.is_file() {
         fs::copy(&exclude, target.join("exclude"))
             .map_err(|e| Error::io("cannot copy", &exclude, e))?;
+    }
+    if !ignore.is_empty() {
+        let path = target.join("exclude");
+        let mut text = match fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(Error::io("cannot read", &path, e)),
+        };
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str("# The job's policy ([worktree] ignore):\n");
+        text.push_str(&crate::worktree::policy_ignores::lines(ignore));
+        fs::write(&path, text).map_err(|e| Error::io("cannot write", &path, e))?;
     }
     Ok(())
 }

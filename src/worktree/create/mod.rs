@@ -42,6 +42,8 @@ pub struct Fill<'a> {
     pub confined: Option<&'a policy::Loaded>,
     /// git's progress line on isolate's stderr (a terminal).
     pub progress: bool,
+    /// What the job's policy has its worktree ignore beyond the project's rules.
+    pub ignore: &'a [policy::IgnoreRule],
 }
 
 /// A worktree isolate has made, and the refs it made in the project.
@@ -109,7 +111,7 @@ pub fn create(
     // neither of which needs them; the checkout waits for all three.
     let (refs, made) = thread::scope(|scope| {
         let refs = scope.spawn(|| project_refs(project, id, base));
-        let made = init(project, id, path).and_then(|()| {
+        let made = init(project, id, path, fill_with.ignore).and_then(|()| {
             Ok(match filters::vouched(project, base)? {
                 true => Base::Vouched,
                 false => Base::JobsOnly,

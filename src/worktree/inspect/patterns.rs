@@ -157,6 +157,12 @@ impl ProjectExcludes {
         let text = read_bounded(&git_dir.join("info/exclude")).unwrap_or_default();
         ProjectExcludes(rules(&text).map(<[u8]>::to_vec).collect())
     }
+
+    /// These, and `more` (the rules the job's policy added, as isolate noted them).
+    pub fn and(mut self, more: Vec<Vec<u8>>) -> ProjectExcludes {
+        self.0.extend(more);
+        self
+    }
 }
 
 /// Every rule of the job's `info/exclude` under `git_dir` is one of `trusted`.
