@@ -275,7 +275,7 @@ fn codex_comes_up_with_its_daemon_inside_the_job_and_reaches_its_network_error()
     assert!(!shown.contains("did not become ready"), "{shown}");
     // Its app server is the job's own, never the one every Codex of the user shares in /tmp.
     assert!(
-        shown.contains("runs with -c daemon_auto_start=false"),
+        shown.contains("codex runs with --no-daemon -c sandbox_mode=\"danger-full-access\""),
         "{shown}"
     );
 
