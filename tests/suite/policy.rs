@@ -343,6 +343,41 @@ fn variables_the_policy_removes_are_absent_and_the_ones_it_sets_are_present() {
         stdout(&out),
         "unset s kept unset unset unset unset unset c\n"
     );
+    // Each named in the start line, by name only, with how to keep it.
+    assert!(
+        stderr(&out).contains(
+            "isolate: note: secret variables not passed to the job: ANTHROPIC_API_KEY, \
+             AWS_SECRET_ACCESS_KEY, DB_PASSWORD, GITHUB_TOKEN (pass one on with --env \
+             NAME=\"$NAME\", or keep it in a profile's [environment] keep)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("ghp_x"), "{}", stderr(&out));
+    // Given back with --env, it is passed and not named.
+    let out = env.isolate_with(
+        env.path(),
+        &vars,
+        &[
+            "run",
+            "--policy",
+            "default",
+            "--env",
+            "GITHUB_TOKEN=ghp_y",
+            "--",
+            "sh",
+            "-c",
+            "echo $GITHUB_TOKEN",
+        ],
+    );
+    assert_eq!(stdout(&out), "ghp_y\n");
+    assert!(
+        stderr(&out).contains(
+            "not passed to the job: ANTHROPIC_API_KEY, AWS_SECRET_ACCESS_KEY, DB_PASSWORD (pass"
+        ),
+        "{}",
+        stderr(&out)
+    );
     let (out, _) = job_with(&env, env.path(), &vars, file.to_str().unwrap(), script);
     assert_status(&out, 0);
     assert_eq!(
@@ -355,6 +390,13 @@ fn variables_the_policy_removes_are_absent_and_the_ones_it_sets_are_present() {
     assert_eq!(
         stdout(&out),
         "unset s kept unset unset unset unset sk-ant c\n"
+    );
+    assert!(
+        stderr(&out).contains(
+            "not passed to the job: AWS_SECRET_ACCESS_KEY, DB_PASSWORD, GITHUB_TOKEN (pass"
+        ),
+        "{}",
+        stderr(&out)
     );
     let (out, _) = job_with(&env, env.path(), &vars, "strict", script);
     assert_status(&out, 0);

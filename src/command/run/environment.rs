@@ -62,6 +62,23 @@ impl<'a> Made<'a> {
     }
 }
 
+/// The caller's variables that a policy removes from CMD's environment as secrets (by a name
+/// pattern, not kept) and `--env` does not give back, by name: the start line says so.
+pub(super) fn removed_secrets(made: &Made<'_>) -> Vec<String> {
+    let mut names: Vec<String> = std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .filter(|k| !k.starts_with("ISOLATE_"))
+        .filter(|k| {
+            made.policies
+                .iter()
+                .any(|p| p.policy.environment.removes_secret(k))
+        })
+        .filter(|k| !made.extra.iter().any(|(given, _)| given == k))
+        .collect();
+    names.sort();
+    names
+}
+
 /// The variables isolate sets for the job itself, which a policy's values may name (`$TMPDIR`).
 fn own_variables(made: &Made<'_>) -> Vec<(&'static str, OsString)> {
     let mut own: Vec<(&'static str, OsString)> = vec![

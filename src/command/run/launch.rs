@@ -27,7 +27,7 @@ use crate::worktree::checked_out;
 
 use super::announce::announce_start;
 use super::confine::confine;
-use super::environment::{environment, Made};
+use super::environment::{environment, removed_secrets, Made};
 use super::held::{JobCgroup, Ports, ShortTmp};
 use super::journal::{self, pending_worktree};
 use super::network::{named_local, start_proxy};
@@ -248,13 +248,24 @@ fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) 
     }
     let proxy_url = proxy.as_ref().map(Proxy::url);
     let short_tmp = ShortTmp::make(&prepared.tmpdir, prepared.id.as_str());
-    let mut env = environment(&Made::of_job(
+    let made = Made::of_job(
         options,
         prepared,
         ports.first(),
         proxy_url.as_deref(),
         short_tmp.or(&prepared.tmpdir),
-    ));
+    );
+    let mut env = environment(&made);
+    let mut notes = confinement.notes;
+    let secrets = removed_secrets(&made);
+    if !secrets.is_empty() {
+        let names: Vec<String> = secrets.iter().map(|n| crate::controls::name(n)).collect();
+        notes.push(format!(
+            "secret variables not passed to the job: {} (pass one on with --env NAME=\"$NAME\", \
+             or keep it in a profile's [environment] keep)",
+            names.join(", ")
+        ));
+    }
     for (key, value) in entered.env {
         env.retain(|(k, _)| k.as_os_str() != key.as_str());
         env.push((key.into(), value));
@@ -284,7 +295,6 @@ fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) 
     Ok(Holding {
         rules: confinement.rules,
         notes: {
-            let mut notes = confinement.notes;
             if let Some(limited) = &limited {
                 notes.push(format!("limits: {} ({})", limits.shown(), limited.kind()));
             }

@@ -72,6 +72,13 @@ impl Environment {
                 && !self.keep.iter().any(|k| k == name))
     }
 
+    /// Whether this section removes `name` as a secret (by a pattern, not kept): what the start
+    /// line names.
+    pub fn removes_secret(&self, name: &str) -> bool {
+        self.remove_matching.iter().any(|p| matches(p, name))
+            && !self.keep.iter().any(|k| k == name)
+    }
+
     /// `env` as this section makes it: its variables removed, then its values set, then its
     /// defaults where `env` has none. `job`: the variables isolate sets for the job (`TMPDIR`,
     /// `ISOLATE_JOB`, …), which a value may name.
