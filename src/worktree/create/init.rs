@@ -41,13 +41,17 @@ pub(super) fn init(
         .map_err(|e| Error::io("cannot write", &alternates, e))?;
 
     // The project's config first (identity, commit settings, its remotes), then what must differ:
-    // the project's hooks (run by the job's git, so inside the sandbox), a remote named after the
-    // project, and no automatic gc (its detached process would outlive the job).
+    // the identity git resolves in the project (the user's global one, or the one a conditional
+    // include picks for the project's path, which the worktree's path would not), so that a tool
+    // that hides the global configuration from its commands (Gemini CLI's shell) still commits as
+    // the user; the project's hooks (run by the job's git, so inside the sandbox), a remote named
+    // after the project, and no automatic gc (its detached process would outlive the job).
     let config = format!(
-        "[include]\n\tpath = {}\n[core]\n\thooksPath = {}\n[remote \"project\"]\n\turl = {}\n\
+        "[include]\n\tpath = {}\n{}[core]\n\thooksPath = {}\n[remote \"project\"]\n\turl = {}\n\
          \tfetch = +refs/heads/*:refs/remotes/project/*\n[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n\
          {mark}\n\tjob = {id}\n",
         quote(&project.git_dir.join("config")),
+        identity(project),
         quote(&project.hooks),
         quote(&project.top),
         mark = git::mark::SECTION,
@@ -84,6 +88,38 @@ pub(super) fn init(
         fs::write(&path, text).map_err(|e| Error::io("cannot write", &path, e))?;
     }
     Ok(())
+}
+
+/// The `[user]` section of the identity git resolves in the project (`user.name`, `user.email`,
+/// each its last value), empty when it has none.
+fn identity(project: &Project) -> String {
+    let Ok(out) = git::try_run(
+        &project.top,
+        ["config", "-z", "--get-regexp", "^user\\.(name|email)$"],
+    ) else {
+        return String::new();
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut name = None;
+    let mut email = None;
+    // `-z`: each entry its key, a newline, its value, then a NUL (a value may hold newlines).
+    for entry in text.split('\0') {
+        match entry.split_once('\n') {
+            Some(("user.name", value)) => name = Some(value),
+            Some(("user.email", value)) => email = Some(value),
+            _ => {}
+        }
+    }
+    if name.is_none() && email.is_none() {
+        return String::new();
+    }
+    let mut section = String::from("[user]\n");
+    for (key, value) in [("name", name), ("email", email)] {
+        if let Some(value) = value {
+            section.push_str(&format!("\t{key} = {}\n", quote(Path::new(value))));
+        }
+    }
+    section
 }
 
 /// A git config value in double quotes, with `\` and `"` escaped and newlines written as `\n`.
