@@ -10,6 +10,7 @@ use std::time::Instant;
 use crate::error::{Error, Result};
 use crate::job::record::{Record, WorktreeReport};
 use crate::job::store;
+use crate::sandbox::agent::trust::{self, Places, Trust};
 use crate::sandbox::caches::Layer;
 use crate::sandbox::plan;
 use crate::supervise::attach::Hub;
@@ -88,7 +89,13 @@ pub(super) fn launch(
     notify: Option<&Notify>,
 ) -> Result<Launched> {
     let mut held = hold(options, prepared, notify)?;
-    let argv = argv(options, prepared, &mut held.notes);
+    let trust = trust_worktree(prepared, &held.env);
+    for (key, value) in trust.env {
+        held.env.retain(|(k, _)| k.as_os_str() != key.as_str());
+        held.env.push((key.into(), value));
+    }
+    held.notes.extend(trust.note);
+    let argv = argv(options, prepared, trust.args, &mut held.notes);
     // The human line goes out before CMD can print anything; the JSON line needs the pid.
     if options.speech == Speech::Human && notify.is_none() {
         announce_start(prepared, &held.record, &held.notes);
@@ -337,10 +344,49 @@ fn log_path(prepared: &Prepared) -> PathBuf {
     prepared.job_dir.join("output.log")
 }
 
-/// CMD's argv: the profile's arguments for its own agent (`[command]`) go right after its first
-/// word, with a note saying so.
-fn argv(options: &RunOptions, prepared: &Prepared, notes: &mut Vec<String>) -> Vec<String> {
+/// The agent's own trust of the project carried to the job's worktree (sandbox/agent/trust.rs),
+/// when the job runs in a worktree under a policy that extends the agent's profile: `env` is the
+/// job's environment.
+fn trust_worktree(prepared: &Prepared, env: &[(OsString, OsString)]) -> Trust {
+    let (Some(found), Some(wt)) = (&prepared.agent, &prepared.worktree) else {
+        return Trust::default();
+    };
+    if !prepared
+        .policy
+        .sources
+        .iter()
+        .any(|s| s == found.agent.profile)
+    {
+        return Trust::default();
+    }
+    let caller: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    let project = [wt.project.top.as_path(), wt.project.caller_top.as_path()];
+    // As the agent names the folder it runs in: every link resolved.
+    let worktree = std::fs::canonicalize(&wt.created.path).unwrap_or(wt.created.path.clone());
+    trust::carry(
+        &found.agent,
+        &Places {
+            project: &project,
+            worktree: &worktree,
+            tmpdir: &prepared.tmpdir,
+            caller: &caller,
+            job: env,
+        },
+    )
+}
+
+/// CMD's argv: the profile's arguments for its own agent (`[command]`), then `trusting` (what
+/// trusts the worktree), go right after its first word, with a note saying so.
+fn argv(
+    options: &RunOptions,
+    prepared: &Prepared,
+    trusting: Vec<String>,
+    notes: &mut Vec<String>,
+) -> Vec<String> {
     let mut argv = options.command.clone();
+    if !trusting.is_empty() && !argv.is_empty() {
+        argv.splice(1..1, trusting);
+    }
     let added = prepared
         .agent
         .as_ref()
