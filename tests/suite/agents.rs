@@ -3,6 +3,7 @@
 //! No model API is reachable, so each is driven up to its first API call: its TUI comes up in a
 //! real terminal, a headless run reaches the agent's own network error, with nothing refused on
 //! the state it keeps, and the job ends with its worktree removed and nothing of it left running.
+//! The agents at work, against a scripted model, are agents_at_work.rs.
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
@@ -14,7 +15,7 @@ use crate::support::screen::Screen;
 use crate::support::*;
 
 /// `name` on PATH, every symlink followed; a missing agent fails the test, saying how CI gets it.
-fn agent(name: &str, package: &str) -> PathBuf {
+pub(super) fn agent(name: &str, package: &str) -> PathBuf {
     std::env::var("PATH")
         .unwrap_or_default()
         .split(':')
@@ -39,7 +40,7 @@ fn project(env: &TestEnv) -> PathBuf {
 }
 
 /// Processes of `agent` still running with the test's home directory: what a job left behind.
-fn left_running(env: &TestEnv, agent: &str) -> Vec<String> {
+pub(super) fn left_running(env: &TestEnv, agent: &str) -> Vec<String> {
     let needle = format!("HOME={}", env.home.display());
     let mut found = Vec::new();
     for entry in fs::read_dir("/proc").unwrap().flatten() {
@@ -72,7 +73,7 @@ fn headless(
 }
 
 /// What an agent's own logs and output say when the sandbox refused it something.
-fn refusals(text: &str) -> Vec<&str> {
+pub(super) fn refusals(text: &str) -> Vec<&str> {
     text.lines()
         .filter(|l| {
             let lower = l.to_lowercase();
