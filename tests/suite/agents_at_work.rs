@@ -637,6 +637,81 @@ fn opencode_works_under_strict_with_its_profile() {
     opencode_headless(true);
 }
 
+/// `isolate exec` into a kept job's worktree: opencode, which follows `PWD`, works there too, and
+/// its commit comes home when the job is settled.
+#[test]
+fn opencode_works_through_exec_in_a_kept_worktree() {
+    agent("opencode", "opencode-ai");
+    let env = TestEnv::new();
+    let repo = project(&env);
+    let model = model(&env, "opencode", false);
+    let config = env.home.join(".config/opencode");
+    fs::create_dir_all(&config).unwrap();
+    fs::write(
+        config.join("opencode.json"),
+        readme_block("opencode", "json", &model),
+    )
+    .unwrap();
+    // exec takes the job's recorded policy, not a run's --allow-net: the model is the policy's.
+    let policy = env.file(
+        "opencode-model.toml",
+        &format!(
+            "extends = \"opencode\"\n[network]\nallow = [\"{}\"]\n",
+            model.destination()
+        ),
+    );
+    let out = env.isolate(
+        &repo,
+        [
+            "run",
+            "--worktree",
+            "--keep",
+            "--policy",
+            policy.to_str().unwrap(),
+            "--",
+            "true",
+        ],
+    );
+    assert_status(&out, 0);
+    let id = job_id(&stderr(&out));
+    let vars = [
+        ("OPENAI_API_KEY", "sk-isolate-scripted-model"),
+        ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
+        ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+    ];
+    let out = env.isolate_with(
+        &repo,
+        &vars,
+        &[
+            "exec",
+            &id,
+            "--timeout",
+            RUN_LIMIT,
+            "--",
+            "opencode",
+            "run",
+            TASK,
+        ],
+    );
+    let said = format!(
+        "{}{}\nthe model saw:\n{}",
+        stdout(&out),
+        stderr(&out),
+        model.log()
+    );
+    assert_status(&out, 0);
+    assert!(refusals(&said).is_empty(), "{:?}", refusals(&said));
+    let out = env.isolate(&repo, ["rm", &id]);
+    assert_status(&out, 0);
+    let branch = format!("isolate/{id}");
+    let show = |file: &str| env.git(&repo, ["show", &format!("{branch}:{file}")]) + "\n";
+    assert_eq!(show("hello.txt"), "hello from opencode\n", "{said}");
+    assert_eq!(show("proof.txt"), PROOF, "{said}");
+    assert!(env.worktree_dirs().is_empty());
+    assert!(left_running(&env, "opencode").is_empty());
+    env.assert_fsck(&repo);
+}
+
 // -------------------------------------------------------------------------------- Gemini CLI
 
 fn gemini_headless(strict: bool) {
