@@ -194,6 +194,7 @@ fn came_home(env: &TestEnv, repo: &Path, said: &str, who: &str, name: &str) {
         );
     }
     assert!(refusals(said).is_empty(), "{:?}", refusals(said));
+    no_unknown_setting(said);
     env.assert_fsck(repo);
 }
 
@@ -237,6 +238,33 @@ fn headless(
     let out = env.isolate_with(repo, vars, &args);
     let said = format!("{}{}", stdout(&out), stderr(&out));
     (out, format!("{said}\nthe model saw:\n{}", model.log()))
+}
+
+/// README has a section on each agent: how to run it, what its profile grants, a gateway, trust,
+/// and what stays refused (the tests below take its configuration blocks and variables from it).
+#[test]
+fn readme_has_a_section_on_each_agent() {
+    for (agent, profile) in [
+        ("Claude Code", "claude-code"),
+        ("Codex", "codex"),
+        ("aider", "aider"),
+        ("opencode", "opencode"),
+        ("Gemini CLI", "gemini"),
+    ] {
+        let section = readme_section(agent);
+        for said in [
+            "isolate run --worktree -- ".to_string(),
+            format!("The `{profile}`\nprofile"),
+            "--allow-net 127.0.0.1:4000".to_string(),
+            "Refused:".to_string(),
+        ] {
+            let flat = section.replace('\n', " ");
+            assert!(
+                flat.contains(&said.replace('\n', " ")),
+                "README's {agent} says nothing of {said:?}:\n{section}"
+            );
+        }
+    }
 }
 
 // ------------------------------------------------------------------------------- Claude Code
