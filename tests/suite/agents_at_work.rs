@@ -795,6 +795,32 @@ fn gemini_headless(strict: bool) {
     // The user's trusted folders are never the job's to write.
     let rules = fs::read_to_string(state.join("trustedFolders.json")).unwrap();
     assert!(!rules.contains("worktrees"), "{rules}");
+    if !strict {
+        // A worktree cut from what only a job wrote is not what the user trusted: Gemini CLI's
+        // settings and hooks there would run unasked. It refuses again.
+        let base = format!("isolate/{}", job_id(&said));
+        let destination = model.destination();
+        let args = [
+            "run",
+            "--worktree",
+            "--base",
+            &base,
+            "--allow-net",
+            &destination,
+            "--",
+            "gemini",
+            "-p",
+            TASK,
+            "--yolo",
+        ];
+        let out = env.isolate_with(&repo, &vars, &args);
+        assert_status(&out, 55);
+        assert!(
+            !stderr(&out).contains("trusts the worktree"),
+            "{}",
+            stderr(&out)
+        );
+    }
 }
 
 #[test]

@@ -345,12 +345,18 @@ fn log_path(prepared: &Prepared) -> PathBuf {
 }
 
 /// The agent's own trust of the project carried to the job's worktree (sandbox/agent/trust.rs),
-/// when the job runs in a worktree under a policy that extends the agent's profile: `env` is the
-/// job's environment.
+/// when the job runs in a fresh worktree of what the user has in the project (not a pull request,
+/// not a base only jobs' branches reach, not a kept worktree a job wrote in) under a policy that
+/// extends the agent's profile: `env` is the job's environment. What an agent trusts a folder for
+/// is its settings and hooks there, which then run without asking.
 fn trust_worktree(prepared: &Prepared, env: &[(OsString, OsString)]) -> Trust {
     let (Some(found), Some(wt)) = (&prepared.agent, &prepared.worktree) else {
         return Trust::default();
     };
+    let vouched = wt.created.vouched && wt.created.pull_request.is_none();
+    if !vouched || prepared.resumed.is_some() {
+        return Trust::default();
+    }
     if !prepared
         .policy
         .sources

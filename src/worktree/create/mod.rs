@@ -66,6 +66,9 @@ pub struct Created {
     pub filtered: Filtered,
     /// When the checkout ended (for the record directory: checked_out.rs).
     pub checked_out: CheckedOut,
+    /// The project vouches for the base (a ref of its own but a job's reaches it): what the
+    /// worktree holds is what the user has in the project.
+    pub vouched: bool,
 }
 
 /// Creates the worktree of job `id` at `path` from commit `base`. `Ok(None)` when the id is taken
@@ -154,6 +157,7 @@ pub fn create(
             started_from: None,
             filtered,
             checked_out,
+            vouched: matches!(whose, Base::Vouched),
         })),
         Err(e) => {
             undo(project, id, path, base);
