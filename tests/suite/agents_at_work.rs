@@ -408,10 +408,27 @@ fn claude_code_works_in_a_terminal_without_asking_to_trust_its_worktree() {
         "{}",
         screen.screen()
     );
-    came_home(&env, &repo, &screen.screen(), "claude", "claude");
-    // The user's own configuration is never the job's to write.
+    let shown = screen.screen();
+    came_home(&env, &repo, &shown, "claude", "claude");
+    // The user's own configuration is never the job's to write; the job's trusts the worktree no
+    // more once the job ended (a later session there holds what the job wrote).
     let user = fs::read_to_string(env.home.join(".claude.json")).unwrap();
     assert!(!user.contains("worktrees"), "{user}");
+    let job: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(env.home.join(".claude/.claude.json")).unwrap())
+            .unwrap();
+    let worktree = env.state.join("worktrees");
+    let trusted: Vec<&String> = job["projects"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(path, entry)| {
+            path.starts_with(worktree.to_str().unwrap()) && entry["hasTrustDialogAccepted"] == true
+        })
+        .map(|(path, _)| path)
+        .collect();
+    assert!(trusted.is_empty(), "{trusted:?}\n{shown}");
+    assert!(job["projects"][repo.to_str().unwrap()]["hasTrustDialogAccepted"] == true);
 }
 
 // ------------------------------------------------------------------------------------- Codex

@@ -10,7 +10,7 @@ use std::time::Instant;
 use crate::error::{Error, Result};
 use crate::job::record::{Record, WorktreeReport};
 use crate::job::store;
-use crate::sandbox::agent::trust::{self, Places, Trust};
+use crate::sandbox::agent::trust::{self, Places, Trust, Withdraw};
 use crate::sandbox::caches::Layer;
 use crate::sandbox::plan;
 use crate::supervise::attach::Hub;
@@ -62,6 +62,8 @@ pub(super) struct Launched {
     pub(super) clock: Instant,
     /// What the job could write, for the hint at the end (`None` unsandboxed: everything).
     pub(super) writable: Option<(Vec<PathBuf>, Vec<PathBuf>)>,
+    /// The worktree's trust written into the agent's state, taken back at the end.
+    pub(super) trusted: Option<Withdraw>,
 }
 
 /// What the job holds before anything of it runs.
@@ -199,6 +201,7 @@ pub(super) fn launch(
         cgroup,
         limited: held.limited,
         short_tmp: held.short_tmp,
+        trusted: trust.withdraw,
         clock,
         writable,
     })

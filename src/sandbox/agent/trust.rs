@@ -39,12 +39,46 @@ pub struct Places<'a> {
 }
 
 /// What trusting the worktree takes for the job: arguments after the agent's first word,
-/// variables, and the start line's note (or why it could not be done).
+/// variables, the start line's note (or why it could not be done), and what to take back when the
+/// job ends.
 #[derive(Debug, Default)]
 pub struct Trust {
     pub args: Vec<String>,
     pub env: Vec<(String, OsString)>,
     pub note: Option<String>,
+    pub withdraw: Option<Withdraw>,
+}
+
+/// A trust written into the agent's state, taken back when the job ends: a later session in the
+/// worktree (`--resume`) holds what the job wrote, which the user has not trusted.
+#[derive(Debug)]
+pub struct Withdraw {
+    /// Claude Code's configuration in the job, and the worktree's key in its project table.
+    file: PathBuf,
+    worktree: String,
+}
+
+impl Withdraw {
+    /// Takes the trust back (the rest of what the agent keeps of the folder stays); a failure is
+    /// said, never fatal.
+    pub fn run(self) -> Option<String> {
+        let taken = under_lock(&self.file, |config: &mut Value| {
+            let entry = config
+                .get_mut("projects")
+                .and_then(|projects| projects.get_mut(&self.worktree))
+                .and_then(Value::as_object_mut);
+            if let Some(entry) = entry {
+                entry.remove("hasTrustDialogAccepted");
+            }
+            true
+        });
+        taken.err().map(|e| {
+            format!(
+                "could not take back the worktree's trust in {}: {e}",
+                self.file.display()
+            )
+        })
+    }
 }
 
 /// The worktree trusted for `agent` where the user trusted the project.
@@ -118,6 +152,7 @@ fn claude(places: &Places<'_>) -> Trust {
         return Trust::default();
     }
     let worktree = places.worktree.to_string_lossy().into_owned();
+    let key = worktree.clone();
     let written = under_lock(&job, |config: &mut Value| {
         let entry = child(config, "projects").and_then(|projects| child(projects, &worktree));
         match entry.and_then(Value::as_object_mut) {
@@ -128,15 +163,22 @@ fn claude(places: &Places<'_>) -> Trust {
             None => false,
         }
     });
-    Trust {
-        note: match written {
-            Ok(()) => trusted_note("Claude Code", trusted_in),
-            Err(e) => Some(format!(
+    match written {
+        Ok(()) => Trust {
+            note: trusted_note("Claude Code", trusted_in),
+            withdraw: Some(Withdraw {
+                file: job,
+                worktree: key,
+            }),
+            ..Trust::default()
+        },
+        Err(e) => Trust {
+            note: Some(format!(
                 "could not trust the worktree in {} ({e}): Claude Code asks once",
                 job.display()
             )),
+            ..Trust::default()
         },
-        ..Trust::default()
     }
 }
 
