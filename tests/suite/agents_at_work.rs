@@ -573,6 +573,8 @@ fn codex_works_in_a_terminal_without_asking_to_trust_its_worktree() {
         shown.contains("Codex trusts the worktree, as you trusted the project in"),
         "{shown}"
     );
+    // Its app server the job's own, up at once.
+    assert!(!shown.contains("did not become ready"), "{shown}");
     no_unknown_setting(&shown);
     came_home(&env, &repo, &shown, "codex", "codex");
 }
