@@ -7,7 +7,6 @@
 
 use std::path::Path;
 
-use crate::error::Result;
 use crate::sandbox::policy::IgnoreRule;
 use crate::sys::atomic;
 
@@ -16,12 +15,12 @@ const NOTE: &str = "worktree-ignore";
 /// The most of the note read back (a policy's rules are a few lines).
 const MAX: u64 = 1 << 20;
 
-/// Notes `rules` in `job_dir` (nothing when there are none).
-pub fn note(job_dir: &Path, rules: &[IgnoreRule]) -> Result<()> {
-    if rules.is_empty() {
-        return Ok(());
+/// Notes `rules` in `job_dir` (nothing when there are none). A note that cannot be written is no
+/// note: the files the rules match then keep the worktree, as rules the job wrote would.
+pub fn note(job_dir: &Path, rules: &[IgnoreRule]) {
+    if !rules.is_empty() {
+        let _ = atomic::write(&job_dir.join(NOTE), lines(rules).as_bytes());
     }
-    atomic::write(&job_dir.join(NOTE), lines(rules).as_bytes())
 }
 
 /// The rules noted in `job_dir`: none when there is no note (or it cannot be read, which then

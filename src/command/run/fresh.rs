@@ -206,7 +206,7 @@ fn claim(
         };
         if let Some(mut created) = create::create(&t.project, &prepared.id, &path, &t.base, fill)? {
             checked_out::note(&prepared.job_dir, created.checked_out);
-            policy_ignores::note(&prepared.job_dir, fill.ignore)?;
+            policy_ignores::note(&prepared.job_dir, fill.ignore);
             created.project_branch = t.project_branch.clone();
             (created.pull_request, created.started_from) = match &t.fetched {
                 Some(Fetch::PullRequest { number, fetched }) => (

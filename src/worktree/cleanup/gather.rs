@@ -7,6 +7,8 @@
 
 use std::fs;
 
+use crate::error::Error;
+
 use super::bounded::{branch_tip_bounded, inspect_bounded};
 use super::branch_tip::{last_import, note_import};
 use super::counted::counted;
@@ -89,10 +91,12 @@ pub(super) fn gather(job: &Job, look: Look) -> Facts {
 }
 
 /// The tip of the job's branch in its repository (`None`: the job deleted it): the inspection's, or
-/// where the inspection failed, the branch read alone; or why it cannot be read.
+/// where the inspection failed, the branch read alone (not after a read that did not end: the
+/// repository can hold what blocks); or why it cannot be read.
 fn tip_of(job: &Job, tree: &Tree) -> Result<Option<String>, String> {
     match tree {
         Tree::Present(Ok(insp)) => Ok(insp.branch_tip.clone()),
+        Tree::Present(Err(e @ Error::InspectTimedOut { .. })) => Err(e.to_string()),
         Tree::Present(Err(e)) => {
             branch_tip_bounded(job.path, &job.id.branch(), job.project).map_err(|_| e.to_string())
         }
