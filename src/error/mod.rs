@@ -255,6 +255,11 @@ pub enum Error {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
 
+    /// The job wrote ignore rules where nobody reviews them (`path`: its worktree; `reason`: where,
+    /// and what to do about it): what they would hide cannot be told from what it left on purpose.
+    #[error("{reason}")]
+    InspectUntrusted { path: PathBuf, reason: String },
+
     /// A read of the job's repository (`path`) took longer than `limit`: the job can make it block.
     #[error("reading it took longer than {}s", .limit.as_secs())]
     InspectTimedOut {

@@ -3,7 +3,8 @@
 //! reads of its repository that execute nothing planted there (inspect/, trusting stat
 //! data only of files unchanged since the checkout noted in checked_out.rs), the one cleanup
 //! predicate every ending goes through (cleanup/), what its commits need outside git's object
-//! store (LFS and git-annex objects, large_files/), where a job's branch stands against the
+//! store (LFS and git-annex objects, large_files/), the ignore rules a job's policy adds
+//! (policy_ignores.rs), where a job's branch stands against the
 //! project branch (standing.rs), the project's checkouts that hold a branch (checkouts.rs) (the
 //! removal of a worktree by descriptor is sys/remove/), the marks `worktrees` shows (marks/), a job's
 //! branch merged into its project branch (merge/), and git run sandboxed in a job's repository
@@ -19,6 +20,7 @@ pub mod inspect;
 pub mod large_files;
 pub mod marks;
 pub mod merge;
+pub mod policy_ignores;
 
 pub mod sandboxed;
 pub mod standing;

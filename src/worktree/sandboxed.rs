@@ -53,7 +53,10 @@ pub fn git(
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| !k.to_string_lossy().starts_with("ISOLATE_"))
         .collect();
-    loaded.policy.environment.apply(&mut env);
+    loaded
+        .policy
+        .environment
+        .apply(&mut env, &[("TMPDIR", tmp.path().as_os_str())]);
     env.retain(|(k, _)| {
         !git::LOCATION_VARS
             .iter()

@@ -1,8 +1,9 @@
-//! The real agent CLIs under isolate, with no flag beyond `--worktree`: Claude Code and Codex from
-//! npm, aider from PyPI (`.ci/run` installs them; a test fails, never skips, when one is missing).
+//! The real agent CLIs under isolate, with no flag beyond `--worktree`: Claude Code from npm, aider
+//! from PyPI (`.ci/run` installs them; a test fails, never skips, when one is missing).
 //! No model API is reachable, so each is driven up to its first API call: its TUI comes up in a
 //! real terminal, a headless run reaches the agent's own network error, with nothing refused on
 //! the state it keeps, and the job ends with its worktree removed and nothing of it left running.
+//! The agents at work, against a scripted model, are agents_at_work.rs.
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
@@ -14,7 +15,7 @@ use crate::support::screen::Screen;
 use crate::support::*;
 
 /// `name` on PATH, every symlink followed; a missing agent fails the test, saying how CI gets it.
-fn agent(name: &str, package: &str) -> PathBuf {
+pub(super) fn agent(name: &str, package: &str) -> PathBuf {
     std::env::var("PATH")
         .unwrap_or_default()
         .split(':')
@@ -39,7 +40,7 @@ fn project(env: &TestEnv) -> PathBuf {
 }
 
 /// Processes of `agent` still running with the test's home directory: what a job left behind.
-fn left_running(env: &TestEnv, agent: &str) -> Vec<String> {
+pub(super) fn left_running(env: &TestEnv, agent: &str) -> Vec<String> {
     let needle = format!("HOME={}", env.home.display());
     let mut found = Vec::new();
     for entry in fs::read_dir("/proc").unwrap().flatten() {
@@ -72,7 +73,7 @@ fn headless(
 }
 
 /// What an agent's own logs and output say when the sandbox refused it something.
-fn refusals(text: &str) -> Vec<&str> {
+pub(super) fn refusals(text: &str) -> Vec<&str> {
     text.lines()
         .filter(|l| {
             let lower = l.to_lowercase();
@@ -238,56 +239,6 @@ fn claude_code_comes_up_in_a_terminal_and_keeps_its_configuration_atomically() {
     home.sort();
     assert_eq!(home, [".claude", ".claude.json"]);
     assert!(left_running(&env, "claude").is_empty());
-}
-
-#[test]
-fn codex_comes_up_with_its_daemon_inside_the_job_and_reaches_its_network_error() {
-    agent("codex", "@openai/codex");
-    let env = TestEnv::new();
-    let repo = project(&env);
-    let screen = Screen::new(&env);
-    screen.line(&format!(
-        "cd {} && OPENAI_API_KEY=sk-isolate-test {BIN} run --worktree -- codex",
-        repo.display()
-    ));
-    assert!(
-        wait_until(Duration::from_secs(60), || {
-            let s = screen.screen();
-            s.contains("Welcome to Codex") || s.contains("Sign in with ChatGPT")
-        }),
-        "{}",
-        screen.screen()
-    );
-    screen.key("C-c");
-    if !wait_until(Duration::from_secs(5), || {
-        screen.screen().contains("worktree:")
-    }) {
-        screen.key("C-c");
-    }
-    // Its app-server daemon was the job's: it ended with it.
-    ended_clean(&screen, &env, "codex");
-    // Back from its alternate screen, the start line is there to read.
-    let shown = screen.screen();
-    assert!(
-        shown.contains("policy codex (the command is Codex: "),
-        "{shown}"
-    );
-    assert!(!shown.contains("did not become ready"), "{shown}");
-    // Its app server is the job's own, never the one every Codex of the user shares in /tmp.
-    assert!(
-        shown.contains("runs with -c daemon_auto_start=false"),
-        "{shown}"
-    );
-
-    let vars = [("OPENAI_API_KEY", "sk-isolate-test"), ("RUST_LOG", "info")];
-    let out = headless(&env, &repo, &vars, "20s", &["codex", "exec", "say hi"]);
-    reached_its_network_error(
-        &env,
-        &out,
-        "codex",
-        &["Reconnecting", "stream disconnected"],
-    );
-    assert!(env.home.join(".codex").is_dir());
 }
 
 #[test]

@@ -139,3 +139,71 @@ fn exec_in_a_kept_worktree_holds_it_and_a_job_without_one_is_refused() {
     assert!(stderr(&out).contains("no worktree"), "{}", stderr(&out));
     env.isolate(env.path(), ["stop", &plain_id]);
 }
+
+/// `PWD` names the directory the command starts in, never the caller's, in every mode (headless,
+/// `--no-pty`, background, `exec` from outside the worktree and from inside it), and `OLDPWD` is
+/// not passed: a tool that trusts `PWD` (opencode) would work on the caller's checkout.
+#[test]
+fn pwd_is_the_commands_own_directory_in_every_mode_and_oldpwd_is_not_passed() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let sub = repo.join("src");
+    let caller = [
+        ("PWD", sub.to_str().unwrap()),
+        ("OLDPWD", repo.to_str().unwrap()),
+    ];
+    let script = "printenv PWD; printenv OLDPWD || echo no-oldpwd";
+    let said = |out: &std::process::Output| {
+        let text = stdout(out);
+        let mut lines = text.lines().map(str::to_string);
+        (
+            lines.next().unwrap_or_default(),
+            lines.next().unwrap_or_default(),
+        )
+    };
+    for extra in [&[][..], &["--no-pty"][..]] {
+        let mut args = vec!["run", "--worktree", "--keep"];
+        args.extend_from_slice(extra);
+        args.extend(["--", "sh", "-c", script]);
+        let out = env.isolate_with(&sub, &caller, &args);
+        assert_status(&out, 0);
+        let id = stderr(&out).split_whitespace().nth(2).unwrap().to_string();
+        let worktree = env
+            .worktree_dirs()
+            .into_iter()
+            .find(|w| w.ends_with(&id))
+            .unwrap();
+        assert_eq!(
+            said(&out),
+            (
+                worktree.join("src").display().to_string(),
+                "no-oldpwd".to_string()
+            ),
+            "{extra:?}"
+        );
+        // exec, from outside the worktree (its top) and from inside it (that directory).
+        let out = env.isolate_with(&repo, &caller, &["exec", &id, "--", "sh", "-c", script]);
+        assert_status(&out, 0);
+        assert_eq!(said(&out).0, worktree.display().to_string());
+        assert_eq!(said(&out).1, "no-oldpwd");
+        let inside = worktree.join("src");
+        let out = env.isolate_with(&inside, &caller, &["exec", &id, "--", "sh", "-c", script]);
+        assert_status(&out, 0);
+        assert_eq!(said(&out).0, inside.display().to_string());
+        let out = env.isolate(&repo, ["rm", &id]);
+        assert_status(&out, 0);
+    }
+    // Background: the log says the same.
+    let out = env.isolate_with(
+        &sub,
+        &caller,
+        &["run", "--worktree", "--bg", "--", "sh", "-c", script],
+    );
+    assert_status(&out, 0);
+    let id = stdout(&out).trim().to_string();
+    assert_status(&env.isolate(&repo, ["wait", &id]), 0);
+    let logs = env.isolate(&repo, ["logs", &id]);
+    let text = stdout(&logs);
+    assert!(text.ends_with("/src\nno-oldpwd\n"), "{text}");
+    assert!(!text.contains(&format!("{}\n", sub.display())), "{text}");
+}

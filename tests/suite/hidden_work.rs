@@ -165,11 +165,17 @@ fn ignore_rules_the_job_wrote_where_nobody_reviews_them_keep_the_worktree() {
     env.git(&repo, ["rm", "-q", ".gitignore"]);
     env.git(&repo, ["commit", "-q", "-m", "no ignore rules"]);
     for (plant, reason) in [
-        ("printf '*\\n' >> .git/info/exclude", ".git/info/exclude"),
-        ("printf '*\\n' > .gitignore", ".gitignore is not tracked"),
+        (
+            "printf '*\\n' >> .git/info/exclude",
+            "a rule in .git/info/exclude the project's has not (*): remove it",
+        ),
+        (
+            "printf '*\\n' > .gitignore",
+            "an untracked .gitignore: commit it or delete it",
+        ),
         (
             "printf '*\\n' > src/.gitignore",
-            "src/.gitignore is not tracked",
+            "an untracked src/.gitignore: commit it or delete it",
         ),
     ] {
         let (wt, id) = kept_job(&env, &repo, plant);
@@ -179,6 +185,59 @@ fn ignore_rules_the_job_wrote_where_nobody_reviews_them_keep_the_worktree() {
         assert!(said.contains(reason), "{plant}: {report}");
         assert!(wt.join("src/notes.md").exists(), "{plant}");
     }
+}
+
+/// A job that committed and left ignore rules nobody reviews (aider adds `.aider*` to an untracked
+/// `.gitignore` by default): its commits come home all the same, and the worktree is kept, saying
+/// plainly why and what to do. Once the `.gitignore` goes, so does the worktree.
+#[test]
+fn an_untracked_gitignore_keeps_the_worktree_never_the_commits() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.git(&repo, ["rm", "-q", ".gitignore"]);
+    env.git(&repo, ["commit", "-q", "-m", "no ignore rules"]);
+    let mut ids = Vec::new();
+    for rules in [
+        "printf '.aider*\\n' > .gitignore",
+        "printf 'notes\\n' >> .git/info/exclude",
+    ] {
+        let script = format!(
+            "echo work > work.txt && git add work.txt && git commit -q -m work && {rules} && \
+             touch .aider.chat.history.md notes"
+        );
+        let (out, report) = env.worktree_job(&repo, &[], &script);
+        assert_status(&out, 0);
+        let wt = &report["worktree"];
+        assert_eq!(wt["removed"], false, "{rules}: {report}");
+        assert_eq!(wt["commits"], 1, "{rules}: {report}");
+        let branch = wt["branch"].as_str().unwrap();
+        let tip = env.git(&repo, ["rev-parse", branch]);
+        assert_eq!(wt["branch_tip"].as_str(), Some(tip.as_str()), "{report}");
+        assert_eq!(
+            env.git(&repo, ["show", &format!("{branch}:work.txt")]),
+            "work"
+        );
+        let said = stderr(&out);
+        assert!(
+            said.contains("outcome:  kept: an untracked .gitignore: commit it or delete it")
+                || said.contains("outcome:  kept: a rule in .git/info/exclude"),
+            "{said}"
+        );
+        assert!(!said.contains("cannot read the job's repository"), "{said}");
+        assert!(said.contains(&format!("branch:   {branch} (1 commit beyond base)")));
+        env.assert_fsck(&repo);
+        ids.push(report["id"].as_str().unwrap().to_string());
+    }
+    // The user deletes the file: nothing keeps the worktree any more, and the branch stays.
+    let report = resume(
+        &env,
+        &repo,
+        &ids[0],
+        "rm .gitignore .aider.chat.history.md notes",
+    );
+    let wt = &report["worktree"];
+    assert_eq!(wt["removed"], true, "{report}");
+    assert_eq!(wt["branch_kept"], true, "{report}");
 }
 
 /// What the project's own `info/exclude` ignores, and what a directory the job made ignores of

@@ -133,6 +133,37 @@ fn commits_use_the_projects_identity_and_run_its_hooks_inside_the_sandbox() {
     assert_eq!(fs::read_to_string(repo.join("README")).unwrap(), "hello\n");
 }
 
+/// The user's global identity, and the one a conditional include picks for the project's path,
+/// are the job's own: a tool that hides the global configuration from the commands it runs (Gemini
+/// CLI sets GIT_CONFIG_GLOBAL=/dev/null) still commits as the user, in a worktree whose path no
+/// `includeIf "gitdir:"` of the project's matches.
+#[test]
+fn commits_keep_the_users_identity_without_the_global_configuration() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let work = env.file("work.gitconfig", "[user]\n\tname = Work Person\n");
+    let global = env.path().join("gitconfig");
+    let mut text = fs::read_to_string(&global).unwrap();
+    text.push_str(&format!(
+        "[includeIf \"gitdir:{}/\"]\n\tpath = {}\n",
+        repo.display(),
+        work.display()
+    ));
+    fs::write(&global, text).unwrap();
+    let (out, report) = job(
+        &env,
+        &repo,
+        &[],
+        "echo x > x.txt && git add x.txt && GIT_CONFIG_GLOBAL=/dev/null git commit -q -m work",
+    );
+    assert_status(&out, 0);
+    let branch = report["worktree"]["branch"].as_str().unwrap();
+    assert_eq!(
+        env.git(&repo, ["log", "-1", "--format=%an <%ae>", branch]),
+        "Work Person <test@example.com>"
+    );
+}
+
 #[test]
 fn work_in_the_tree_keeps_the_worktree_and_the_branch() {
     let cases: &[(&str, &str, &str)] = &[

@@ -1,4 +1,5 @@
 mod agents;
+mod agents_at_work;
 mod attach;
 mod background;
 mod bad_input;

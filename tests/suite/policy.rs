@@ -343,6 +343,41 @@ fn variables_the_policy_removes_are_absent_and_the_ones_it_sets_are_present() {
         stdout(&out),
         "unset s kept unset unset unset unset unset c\n"
     );
+    // Each named in the start line, by name only, with how to keep it.
+    assert!(
+        stderr(&out).contains(
+            "isolate: note: secret variables not passed to the job: ANTHROPIC_API_KEY, \
+             AWS_SECRET_ACCESS_KEY, DB_PASSWORD, GITHUB_TOKEN (pass one on with --env \
+             NAME=\"$NAME\", or keep it in a profile's [environment] keep)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("ghp_x"), "{}", stderr(&out));
+    // Given back with --env, it is passed and not named.
+    let out = env.isolate_with(
+        env.path(),
+        &vars,
+        &[
+            "run",
+            "--policy",
+            "default",
+            "--env",
+            "GITHUB_TOKEN=ghp_y",
+            "--",
+            "sh",
+            "-c",
+            "echo $GITHUB_TOKEN",
+        ],
+    );
+    assert_eq!(stdout(&out), "ghp_y\n");
+    assert!(
+        stderr(&out).contains(
+            "not passed to the job: ANTHROPIC_API_KEY, AWS_SECRET_ACCESS_KEY, DB_PASSWORD (pass"
+        ),
+        "{}",
+        stderr(&out)
+    );
     let (out, _) = job_with(&env, env.path(), &vars, file.to_str().unwrap(), script);
     assert_status(&out, 0);
     assert_eq!(
@@ -356,12 +391,69 @@ fn variables_the_policy_removes_are_absent_and_the_ones_it_sets_are_present() {
         stdout(&out),
         "unset s kept unset unset unset unset sk-ant c\n"
     );
+    assert!(
+        stderr(&out).contains(
+            "not passed to the job: AWS_SECRET_ACCESS_KEY, DB_PASSWORD, GITHUB_TOKEN (pass"
+        ),
+        "{}",
+        stderr(&out)
+    );
     let (out, _) = job_with(&env, env.path(), &vars, "strict", script);
     assert_status(&out, 0);
     assert_eq!(
         stdout(&out),
         "unset s kept unset unset unset unset unset c\n"
     );
+}
+
+/// `[worktree] ignore`: the job's git ignores what the policy names, the cleanup trusts it as the
+/// project's own (the worktree goes, the files with it), and `policy show` says so; a job that
+/// writes the same rule itself is still kept. A value names the job's own `$TMPDIR`.
+#[test]
+fn a_policys_worktree_ignore_rules_are_the_projects_own_to_the_job_and_the_cleanup() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let file = policy_file(
+        &env,
+        "scratch.toml",
+        "extends = \"default\"\n[worktree]\nignore = [\".scratch*\"]\n\
+         [environment]\ndefault = { SCRATCH_LOG = \"$TMPDIR/scratch.log\" }\n",
+    );
+    let policy = file.to_str().unwrap();
+    let script = "mkdir .scratch.cache && echo x > .scratch.cache/db && echo \"$SCRATCH_LOG\" && \
+                  git check-ignore -q .scratch.cache && git status --porcelain";
+    let (out, report) = env.worktree_job(&repo, &["--policy", policy], script);
+    assert_status(&out, 0);
+    let id = report["id"].as_str().unwrap();
+    // The job's own TMPDIR (by its short name where /tmp takes one).
+    let said = stdout(&out);
+    assert!(
+        said.starts_with("/") && said.contains(id) && said.ends_with("/scratch.log\n"),
+        "{said}"
+    );
+    assert_eq!(report["worktree"]["removed"], true, "{report}");
+    assert_eq!(report["worktree"]["ignored"], 1, "{report}");
+    // The same rule written by the job itself is no rule anybody reviewed.
+    let script = "printf '.scratch*\\n' >> .git/info/exclude && mkdir .scratch.cache";
+    let (out, report) = env.worktree_job(&repo, &[], script);
+    assert_status(&out, 0);
+    assert_eq!(report["worktree"]["removed"], false, "{report}");
+    let out = env.isolate(env.path(), ["policy", "show", "aider"]);
+    assert!(
+        stdout(&out).contains("worktree      ignores: .aider*"),
+        "{}",
+        stdout(&out)
+    );
+    let (_, shown) = show_json(&env, &[], "aider");
+    assert_eq!(shown["worktree"]["ignore"], serde_json::json!([".aider*"]));
+    // A rule that would write two lines is refused where it is written.
+    let bad = policy_file(&env, "bad.toml", "[worktree]\nignore = [\"a\\nb\"]\n");
+    let out = env.isolate(
+        &repo,
+        ["run", "--policy", bad.to_str().unwrap(), "--", "true"],
+    );
+    assert_status(&out, 125);
+    assert!(stderr(&out).contains("bad.toml"), "{}", stderr(&out));
 }
 
 #[test]
@@ -608,6 +700,7 @@ fn policy_show_json_has_every_field() {
         "network",
         "scopes",
         "environment",
+        "worktree",
         "limits",
         "timeout",
         "compatibility",

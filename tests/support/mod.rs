@@ -12,6 +12,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+pub mod model;
 pub mod mount;
 pub mod screen;
 pub mod snapshot;

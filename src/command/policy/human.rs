@@ -180,6 +180,17 @@ fn settings(s: &Shown, out: &mut String) -> fmt::Result {
                 .collect()
         )
     )?;
+    writeln!(
+        out,
+        "worktree      ignores: {}",
+        or_none(
+            s.worktree
+                .ignore
+                .iter()
+                .map(|r| r.as_str().to_string())
+                .collect()
+        )
+    )?;
     let limit = |v: Option<u64>| v.map_or("inherited".to_string(), |v| v.to_string());
     writeln!(
         out,

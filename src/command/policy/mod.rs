@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::sandbox::landlock::right_names;
 use crate::sandbox::plan::{self, Access, FeatureState, Outcome, Preview};
 use crate::sandbox::policy::{
-    self, Compatibility, Destination, Environment, Loaded, Ports, Reach, Scopes,
+    self, Compatibility, Destination, Environment, Loaded, Ports, Reach, Scopes, Worktree,
 };
 
 pub fn run(command: PolicyCommand) -> Result<i32> {
@@ -35,6 +35,7 @@ pub(super) struct Shown<'a> {
     network: NetworkShown<'a>,
     scopes: &'a Scopes,
     environment: &'a Environment,
+    worktree: &'a Worktree,
     limits: LimitsShown,
     timeout: Option<String>,
     compatibility: &'a Compatibility,
@@ -167,6 +168,7 @@ fn shown<'a>(loaded: &'a Loaded, preview: &'a Preview) -> Shown<'a> {
         },
         scopes: &policy.scopes,
         environment: &policy.environment,
+        worktree: &policy.worktree,
         limits: LimitsShown {
             open_files: limits.open_files,
             processes: limits.processes,

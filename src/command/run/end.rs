@@ -41,6 +41,7 @@ pub(super) fn supervise_to_end(
         short_tmp,
         clock,
         writable,
+        trusted,
     } = launched;
     if let Some(t) = terminal.as_mut() {
         if let Err(e) = t.start() {
@@ -107,6 +108,13 @@ pub(super) fn supervise_to_end(
     }
     // What `isolate exec` runs in the job ends with it, before its worktree is settled.
     stop_execs(&prepared.job_dir, options.grace);
+    // The agent's trust in the worktree goes with the session it was given for: what the job
+    // wrote there is not what the user trusted.
+    if let Some(failed) = trusted.and_then(|trusted| trusted.run()) {
+        if options.speech == Speech::Human {
+            say!("isolate: warning: {failed}");
+        }
+    }
     // Nothing of the job runs any more: what it added to its caches is kept for the project's
     // next jobs.
     if !cache_layers.is_empty() {

@@ -62,27 +62,34 @@ impl<'a> Made<'a> {
     }
 }
 
-/// CMD's environment (docs/cli.md, "What CMD gets").
-pub(super) fn environment(made: &Made<'_>) -> Vec<(OsString, OsString)> {
-    // The job's policy, then the one that narrows it (`--resume --policy`): both remove, the second
-    // sets last.
-    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(k, _)| !k.to_string_lossy().starts_with("ISOLATE_") && k != "OLDPWD")
+/// The caller's variables that a policy removes from CMD's environment as secrets (by a name
+/// pattern, not kept) and `--env` does not give back, by name: the start line says so.
+pub(super) fn removed_secrets(made: &Made<'_>) -> Vec<String> {
+    let mut names: Vec<String> = std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .filter(|k| !k.starts_with("ISOLATE_"))
+        .filter(|k| {
+            made.policies
+                .iter()
+                .any(|p| p.policy.environment.removes_secret(k))
+        })
+        .filter(|k| !made.extra.iter().any(|(given, _)| given == k))
         .collect();
-    for policy in &made.policies {
-        policy.policy.environment.apply(&mut env);
-    }
-    let mut set = |key: &str, value: OsString| {
-        env.retain(|(k, _)| k != key);
-        env.push((key.into(), value));
-    };
-    set("ISOLATE_JOB", made.id.into());
-    set("ISOLATE_PORT", made.port.to_string().into());
-    set("TMPDIR", made.tmpdir.into());
-    // The shell's idea of where it is: the job's directory, never the caller's checkout (a tool
-    // that trusts `PWD` would read and write the user's files instead of the job's).
-    // As a shell names it: no trailing slash, no `.` component.
-    set("PWD", made.cwd.components().collect::<PathBuf>().into());
+    names.sort();
+    names
+}
+
+/// The variables isolate sets for the job itself, which a policy's values may name (`$TMPDIR`).
+fn own_variables(made: &Made<'_>) -> Vec<(&'static str, OsString)> {
+    let mut own: Vec<(&'static str, OsString)> = vec![
+        ("ISOLATE_JOB", made.id.into()),
+        ("ISOLATE_PORT", made.port.to_string().into()),
+        ("TMPDIR", made.tmpdir.into()),
+        // The shell's idea of where it is: the job's directory, never the caller's checkout (a
+        // tool that trusts `PWD` would read and write the user's files instead of the job's), as
+        // a shell names it: no trailing slash, no `.` component.
+        ("PWD", made.cwd.components().collect::<PathBuf>().into()),
+    ];
     // State a tool insists on keeping somewhere, in the job's own TMPDIR: tmux's socket
     // directory, a runtime directory (Jupyter's kernels' connection files), Chromium's profile
     // (its default, under ~/.config, is a credential store).
@@ -96,16 +103,39 @@ pub(super) fn environment(made: &Made<'_>) -> Vec<(OsString, OsString)> {
             "" => made.tmpdir.to_path_buf(),
             sub => made.tmpdir.join(sub),
         };
-        set(key, dir.into_os_string());
+        own.push((key, dir.into_os_string()));
     }
     if let Some(nested) = &made.nested {
-        set(crate::job::nest::STATE_VAR, nested.into());
+        own.push((crate::job::nest::STATE_VAR, nested.into()));
     }
     if let Some((path, branch, base, repo)) = made.worktree {
-        set("ISOLATE_WORKTREE", path.into());
-        set("ISOLATE_BRANCH", branch.into());
-        set("ISOLATE_BASE", base.into());
-        set("ISOLATE_REPO", repo.into());
+        own.push(("ISOLATE_WORKTREE", path.into()));
+        own.push(("ISOLATE_BRANCH", branch.into()));
+        own.push(("ISOLATE_BASE", base.into()));
+        own.push(("ISOLATE_REPO", repo.into()));
+    }
+    own
+}
+
+/// CMD's environment (docs/cli.md, "What CMD gets").
+pub(super) fn environment(made: &Made<'_>) -> Vec<(OsString, OsString)> {
+    // The job's policy, then the one that narrows it (`--resume --policy`): both remove, the second
+    // sets last.
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(k, _)| !k.to_string_lossy().starts_with("ISOLATE_") && k != "OLDPWD")
+        .collect();
+    let own = own_variables(made);
+    let named: Vec<(&str, &std::ffi::OsStr)> =
+        own.iter().map(|(k, v)| (*k, v.as_os_str())).collect();
+    for policy in &made.policies {
+        policy.policy.environment.apply(&mut env, &named);
+    }
+    let mut set = |key: &str, value: OsString| {
+        env.retain(|(k, _)| k != key);
+        env.push((key.into(), value));
+    };
+    for (key, value) in own {
+        set(key, value);
     }
     // git's automatic gc and maintenance off for the whole tree: `gc --auto` detaches a process that
     // would outlive the main process and be killed mid-way by the end-of-job stop.

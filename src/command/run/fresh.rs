@@ -14,8 +14,8 @@ use crate::job::id::JobId;
 use crate::job::{store, worktrees};
 use crate::sandbox::made::Made;
 use crate::sandbox::{agent, plan, policy};
-use crate::worktree::checked_out;
 use crate::worktree::create;
+use crate::worktree::{checked_out, policy_ignores};
 
 use super::allow_write::check_allow_write;
 use super::detect::{detect, executable, inside, slug_source};
@@ -228,9 +228,11 @@ fn claim(
             include,
             confined: options.sandboxed.then_some(&decided.policy),
             progress: crate::sys::progress::wanted(),
+            ignore: &decided.policy.policy.worktree.ignore,
         };
         if let Some(mut created) = create::create(&t.project, &prepared.id, &path, &t.base, fill)? {
             checked_out::note(&prepared.job_dir, created.checked_out);
+            policy_ignores::note(&prepared.job_dir, fill.ignore);
             created.project_branch = t.project_branch.clone();
             (created.pull_request, created.started_from) = match &t.fetched {
                 Some(Fetch::PullRequest { number, fetched }) => (

@@ -10,6 +10,7 @@ use std::time::Instant;
 use crate::error::{Error, Result};
 use crate::job::record::{Record, WorktreeReport};
 use crate::job::store;
+use crate::sandbox::agent::trust::{self, Places, Trust, Withdraw};
 use crate::sandbox::caches::Layer;
 use crate::sandbox::plan;
 use crate::supervise::attach::Hub;
@@ -27,7 +28,7 @@ use crate::worktree::checked_out;
 
 use super::announce::announce_start;
 use super::confine::confine;
-use super::environment::{environment, Made};
+use super::environment::{environment, removed_secrets, Made};
 use super::held::{JobCgroup, Ports, ShortTmp};
 use super::journal::{self, pending_worktree};
 use super::network::{named_local, start_proxy};
@@ -61,6 +62,8 @@ pub(super) struct Launched {
     pub(super) clock: Instant,
     /// What the job could write, for the hint at the end (`None` unsandboxed: everything).
     pub(super) writable: Option<(Vec<PathBuf>, Vec<PathBuf>)>,
+    /// The worktree's trust written into the agent's state, taken back at the end.
+    pub(super) trusted: Option<Withdraw>,
 }
 
 /// What the job holds before anything of it runs.
@@ -88,7 +91,13 @@ pub(super) fn launch(
     notify: Option<&Notify>,
 ) -> Result<Launched> {
     let mut held = hold(options, prepared, notify)?;
-    let argv = argv(options, prepared, &mut held.notes);
+    let trust = trust_worktree(prepared, &held.env);
+    for (key, value) in trust.env {
+        held.env.retain(|(k, _)| k.as_os_str() != key.as_str());
+        held.env.push((key.into(), value));
+    }
+    held.notes.extend(trust.note);
+    let argv = argv(options, prepared, trust.args, &mut held.notes);
     // The human line goes out before CMD can print anything; the JSON line needs the pid.
     if options.speech == Speech::Human && notify.is_none() {
         announce_start(prepared, &held.record, &held.notes);
@@ -192,6 +201,7 @@ pub(super) fn launch(
         cgroup,
         limited: held.limited,
         short_tmp: held.short_tmp,
+        trusted: trust.withdraw,
         clock,
         writable,
     })
@@ -248,13 +258,24 @@ fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) 
     }
     let proxy_url = proxy.as_ref().map(Proxy::url);
     let short_tmp = ShortTmp::make(&prepared.tmpdir, prepared.id.as_str());
-    let mut env = environment(&Made::of_job(
+    let made = Made::of_job(
         options,
         prepared,
         ports.first(),
         proxy_url.as_deref(),
         short_tmp.or(&prepared.tmpdir),
-    ));
+    );
+    let mut env = environment(&made);
+    let mut notes = confinement.notes;
+    let secrets = removed_secrets(&made);
+    if !secrets.is_empty() {
+        let names: Vec<String> = secrets.iter().map(|n| crate::controls::name(n)).collect();
+        notes.push(format!(
+            "secret variables not passed to the job: {} (pass one on with --env NAME=\"$NAME\", \
+             or keep it in a profile's [environment] keep)",
+            names.join(", ")
+        ));
+    }
     for (key, value) in entered.env {
         env.retain(|(k, _)| k.as_os_str() != key.as_str());
         env.push((key.into(), value));
@@ -284,7 +305,6 @@ fn hold(options: &RunOptions, prepared: &mut Prepared, notify: Option<&Notify>) 
     Ok(Holding {
         rules: confinement.rules,
         notes: {
-            let mut notes = confinement.notes;
             if let Some(limited) = &limited {
                 notes.push(format!("limits: {} ({})", limits.shown(), limited.kind()));
             }
@@ -327,10 +347,55 @@ fn log_path(prepared: &Prepared) -> PathBuf {
     prepared.job_dir.join("output.log")
 }
 
-/// CMD's argv: the profile's arguments for its own agent (`[command]`) go right after its first
-/// word, with a note saying so.
-fn argv(options: &RunOptions, prepared: &Prepared, notes: &mut Vec<String>) -> Vec<String> {
+/// The agent's own trust of the project carried to the job's worktree (sandbox/agent/trust.rs),
+/// when the job runs in a fresh worktree of what the user has in the project (not a pull request,
+/// not a base only jobs' branches reach, not a kept worktree a job wrote in) under a policy that
+/// extends the agent's profile: `env` is the job's environment. What an agent trusts a folder for
+/// is its settings and hooks there, which then run without asking.
+fn trust_worktree(prepared: &Prepared, env: &[(OsString, OsString)]) -> Trust {
+    let (Some(found), Some(wt)) = (&prepared.agent, &prepared.worktree) else {
+        return Trust::default();
+    };
+    let vouched = wt.created.vouched && wt.created.pull_request.is_none();
+    if !vouched || prepared.resumed.is_some() {
+        return Trust::default();
+    }
+    if !prepared
+        .policy
+        .sources
+        .iter()
+        .any(|s| s == found.agent.profile)
+    {
+        return Trust::default();
+    }
+    let caller: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    let project = [wt.project.top.as_path(), wt.project.caller_top.as_path()];
+    // As the agent names the folder it runs in: every link resolved.
+    let worktree = std::fs::canonicalize(&wt.created.path).unwrap_or(wt.created.path.clone());
+    trust::carry(
+        &found.agent,
+        &Places {
+            project: &project,
+            worktree: &worktree,
+            tmpdir: &prepared.tmpdir,
+            caller: &caller,
+            job: env,
+        },
+    )
+}
+
+/// CMD's argv: the profile's arguments for its own agent (`[command]`), then `trusting` (what
+/// trusts the worktree), go right after its first word, with a note saying so.
+fn argv(
+    options: &RunOptions,
+    prepared: &Prepared,
+    trusting: Vec<String>,
+    notes: &mut Vec<String>,
+) -> Vec<String> {
     let mut argv = options.command.clone();
+    if !trusting.is_empty() && !argv.is_empty() {
+        argv.splice(1..1, trusting);
+    }
     let added = prepared
         .agent
         .as_ref()

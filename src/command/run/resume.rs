@@ -126,6 +126,8 @@ fn take(options: &RunOptions, state: &Path, resumed: Resumed) -> Result<Prepared
         started_from: wt.started_from.clone(),
         // Noted when the worktree was made; not again.
         checked_out: CheckedOut::Unknown,
+        // What a job left there, whatever the project vouched for.
+        vouched: false,
     };
     let found = executable(&options.command, &path);
     let agent = detect(found.as_deref(), &[&path, &project.top]);

@@ -4,12 +4,14 @@
 //! a Python entry point that imports the agent). A name alone never matches: a script called
 //! `claude` in the project, or `sh -c 'claude …'`, gets no agent's profile, so a caller cannot fake
 //! its way into a wider one. Also the tree a command's installation occupies (`installation`), which
-//! a profile may make readable (`strict` does: agents installed per user then run).
+//! a profile may make readable (`strict` does: agents installed per user then run); and the
+//! agent's own trust of the project carried to the job's worktree (trust.rs).
 
 mod executable;
 mod installation;
 #[cfg(test)]
 mod tests;
+pub mod trust;
 
 use std::path::{Path, PathBuf};
 

@@ -2,6 +2,7 @@
 //! the name patterns that remove credentials. Applies to a list of variables; reads no file.
 
 use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -12,10 +13,11 @@ pub struct Environment {
     /// Variables removed before exec.
     #[serde(default)]
     pub remove: Vec<String>,
-    /// Variables set before exec (a leading `~/` is the home directory).
+    /// Variables set before exec (a leading `~/` is the home directory; `$TMPDIR`, `$ISOLATE_JOB`
+    /// and the job's other own variables are theirs).
     #[serde(default)]
     pub set: BTreeMap<String, String>,
-    /// Variables set before exec unless the caller has them (a leading `~/` is the home directory).
+    /// Variables set before exec unless the caller has them (expanded as `set` is).
     #[serde(default)]
     pub default: BTreeMap<String, String>,
     /// Variables removed by name pattern (`*` any run of characters): names that mark
@@ -70,20 +72,23 @@ impl Environment {
                 && !self.keep.iter().any(|k| k == name))
     }
 
+    /// Whether this section removes `name` as a secret (by a pattern, not kept): what the start
+    /// line names.
+    pub fn removes_secret(&self, name: &str) -> bool {
+        self.remove_matching.iter().any(|p| matches(p, name))
+            && !self.keep.iter().any(|k| k == name)
+    }
+
     /// `env` as this section makes it: its variables removed, then its values set, then its
-    /// defaults where `env` has none.
-    pub fn apply(&self, env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>) {
+    /// defaults where `env` has none. `job`: the variables isolate sets for the job (`TMPDIR`,
+    /// `ISOLATE_JOB`, …), which a value may name.
+    pub fn apply(&self, env: &mut Vec<(OsString, OsString)>, job: &[(&str, &OsStr)]) {
         env.retain(|(k, _)| !k.to_str().is_some_and(|k| self.removes(k)));
         let home = env
             .iter()
             .find(|(k, _)| k == "HOME")
             .map(|(_, v)| v.clone());
-        let value = |v: &str| -> std::ffi::OsString {
-            match (v.strip_prefix("~/"), &home) {
-                (Some(rest), Some(home)) => Path::new(home).join(rest).into(),
-                _ => v.into(),
-            }
-        };
+        let value = |v: &str| expand(v, home.as_deref(), job);
         for (key, v) in &self.set {
             env.retain(|(k, _)| k != key.as_str());
             env.push((key.into(), value(v)));
@@ -94,4 +99,46 @@ impl Environment {
             }
         }
     }
+}
+
+/// `value` with a leading `~/` made the home directory, and each `$NAME` or `${NAME}` that names one
+/// of the job's own variables (`job`) made its value; anything else as written (`$HOME` too: a
+/// value is not a shell word).
+fn expand(value: &str, home: Option<&OsStr>, job: &[(&str, &OsStr)]) -> OsString {
+    let mut out = OsString::new();
+    let mut rest = match (value.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => {
+            out.push(Path::new(home).join(""));
+            rest
+        }
+        _ => value,
+    };
+    while let Some(at) = rest.find('$') {
+        out.push(&rest[..at]);
+        let after = &rest[at + 1..];
+        let (name, len) = match after.strip_prefix('{') {
+            Some(braced) => match braced.find('}') {
+                Some(end) => (&braced[..end], end + 2),
+                None => ("", 0),
+            },
+            None => {
+                let end = after
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(after.len());
+                (&after[..end], end)
+            }
+        };
+        match job.iter().find(|(k, _)| *k == name).filter(|_| len > 0) {
+            Some((_, v)) => {
+                out.push(v);
+                rest = &after[len..];
+            }
+            None => {
+                out.push("$");
+                rest = after;
+            }
+        }
+    }
+    out.push(rest);
+    out
 }

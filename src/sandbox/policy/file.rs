@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
-use super::{Destination, Environment, Level, Missing, Ports, Reach, Seed};
+use super::{Destination, Environment, Level, Missing, Ports, Reach, Seed, Worktree};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -31,6 +31,8 @@ pub(super) struct File {
     pub(super) compatibility: CompatibilityFile,
     #[serde(default)]
     pub(super) command: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    pub(super) worktree: Worktree,
 }
 
 /// `extends = "name"` or `extends = ["first", "second", ...]`.

@@ -6,6 +6,7 @@ use super::file::{
 };
 use super::{
     Compatibility, Environment, Filesystem, Limits, Missing, Network, PathRule, Policy, Scopes,
+    Worktree,
 };
 
 /// `file` on top of `base`: lists add (paths, removed variables), single values override.
@@ -21,6 +22,9 @@ pub(super) fn merge(base: Policy, file: File) -> Policy {
             let mut command = base.command;
             command.extend(file.command);
             command
+        },
+        worktree: Worktree {
+            ignore: added(base.worktree.ignore, file.worktree.ignore),
         },
     }
 }

@@ -18,6 +18,7 @@ mod profiles;
 mod scopes;
 #[cfg(test)]
 mod tests;
+mod worktree;
 
 use std::collections::BTreeMap;
 
@@ -30,6 +31,7 @@ pub use load::load;
 pub use network::{Network, Ports, Reach};
 pub use profiles::{user_dir, BUILTIN};
 pub use scopes::Scopes;
+pub use worktree::{IgnoreRule, Worktree};
 
 /// A policy resolved along its `extends` chain, every default filled in.
 #[derive(Debug, Clone, Default)]
@@ -43,6 +45,8 @@ pub struct Policy {
     /// `[command]`: arguments put after CMD's first word when CMD is the known agent whose
     /// profile is the key (`codex = ["-c", "daemon_auto_start=false"]`), said in the start line.
     pub command: BTreeMap<String, Vec<String>>,
+    /// `[worktree]`: what the job's worktree ignores beyond the project's rules.
+    pub worktree: Worktree,
 }
 
 /// A loaded policy and the name it is reported under.

@@ -188,6 +188,8 @@ fn a_list_extends_the_first_whole_and_adds_what_the_others_say_themselves() {
     // claude-code's allowlist: the job's network goes through the proxy (UDP refused there).
     assert!(policy.network.proxied());
     assert!(policy.environment.default.contains_key("CLAUDE_CONFIG_DIR"));
+    // And its own key kept among strict's secret patterns.
+    assert!(!policy.environment.removes("ANTHROPIC_API_KEY"));
     assert!(policy.filesystem.installation);
     // A cycle through a later entry is refused; so is an empty list.
     let a = dir.path().join("a.toml");
@@ -214,10 +216,46 @@ fn defaults_apply_only_where_the_caller_has_none_and_a_tilde_is_home() {
         ("GONE".into(), "x".into()),
         ("KEPT".into(), "mine".into()),
     ];
-    env.apply(&mut vars);
+    env.apply(&mut vars, &[]);
     let get = |k: &str| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
     assert_eq!(get("GONE"), None);
     assert_eq!(get("KEPT"), Some("mine".into()));
     assert_eq!(get("ADDED"), Some("/home/u/.claude".into()));
     assert_eq!(get("SET"), Some("/home/u/set".into()));
+}
+
+#[test]
+fn a_value_names_the_jobs_own_variables_and_nothing_else() {
+    let env = Environment {
+        set: BTreeMap::from([
+            ("A".to_string(), "$TMPDIR/a.md".to_string()),
+            ("B".to_string(), "${ISOLATE_JOB}-b $HOME $ $".to_string()),
+            ("C".to_string(), "~/${TMPDIR".to_string()),
+        ]),
+        ..Environment::default()
+    };
+    let mut vars: Vec<(std::ffi::OsString, std::ffi::OsString)> =
+        vec![("HOME".into(), "/home/u".into())];
+    let job: [(&str, &std::ffi::OsStr); 2] = [
+        ("TMPDIR", "/s/jobs/x/tmp".as_ref()),
+        ("ISOLATE_JOB", "x-1a2b".as_ref()),
+    ];
+    env.apply(&mut vars, &job);
+    let get = |k: &str| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    assert_eq!(get("A"), Some("/s/jobs/x/tmp/a.md".into()));
+    assert_eq!(get("B"), Some("x-1a2b-b $HOME $ $".into()));
+    assert_eq!(get("C"), Some("/home/u/${TMPDIR".into()));
+}
+
+#[test]
+fn a_worktree_ignore_rule_is_one_line_of_a_pattern() {
+    for bad in ["", "  ", "# a comment", ".aider*\n*", "a\rb"] {
+        let text = format!("[worktree]\nignore = [{bad:?}]\n");
+        assert!(
+            toml::from_str::<super::file::File>(&text).is_err(),
+            "{bad:?}"
+        );
+    }
+    let file: super::file::File = toml::from_str("[worktree]\nignore = [\".aider*\"]\n").unwrap();
+    assert_eq!(file.worktree.ignore[0].as_str(), ".aider*");
 }

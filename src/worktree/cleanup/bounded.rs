@@ -32,10 +32,25 @@ pub fn inspect_bounded(
 ) -> Result<Inspection> {
     let branch = branch.to_string();
     let checked_out = checked_out::noted(job_dir);
-    // The user's own rules, read here: the confined thread reads only what the job may have written.
-    let trusted = inspect::ProjectExcludes::read(&project.git_dir);
+    // The user's own rules, read here: the confined thread reads only what the job may have written;
+    // and those the job's policy added, as noted in its record directory.
+    let trusted = inspect::ProjectExcludes::read(&project.git_dir)
+        .and(crate::worktree::policy_ignores::noted(job_dir));
     read_bounded(path, project, move |path| {
         inspect::inspect(path, &branch, &trusted, checked_out)
+    })
+}
+
+/// The tip of the job's branch alone (`inspect::branch_tip`), confined and bounded as
+/// `inspect_bounded` is: what is imported when the whole inspection failed.
+pub(super) fn branch_tip_bounded(
+    path: &Path,
+    branch: &str,
+    project: &Project,
+) -> Result<Option<String>> {
+    let branch = branch.to_string();
+    read_bounded(path, project, move |path| {
+        inspect::branch_tip(path, &branch)
     })
 }
 
@@ -54,9 +69,15 @@ where
     thread::spawn(move || {
         let done = match confine_thread_to_reading(roots) {
             // What gix says of an unreadable file can quote all of it: at most a few lines kept.
-            Ok(_) => read(&owned).map_err(|e| Error::Inspect {
-                path: owned.clone(),
-                source: clipped(&e.to_string(), MESSAGE).into(),
+            Ok(_) => read(&owned).map_err(|e| match e {
+                InspectError::Untrusted { reason, .. } => Error::InspectUntrusted {
+                    path: owned.clone(),
+                    reason: clipped(&reason, MESSAGE),
+                },
+                e => Error::Inspect {
+                    path: owned.clone(),
+                    source: clipped(&e.to_string(), MESSAGE).into(),
+                },
             }),
             Err(e) => Err(e),
         };

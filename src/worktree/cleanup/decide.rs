@@ -4,6 +4,7 @@
 use super::facts::{Branch, Facts, Life, Settling, Tree};
 use super::keep::{Keep, Unmerged};
 use super::work::Work;
+use crate::error::Error;
 
 /// What happens to the worktree and to the project's branch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +32,9 @@ pub fn decide(facts: &Facts) -> Verdict {
             return Verdict::Remove {
                 delete_branch: branch_goes(facts),
             }
+        }
+        Tree::Present(Err(Error::InspectUntrusted { reason, .. })) => {
+            return Verdict::Keep(Keep::Untrusted(reason.clone()))
         }
         Tree::Present(Err(why)) => return Verdict::Keep(Keep::Unreadable(why.to_string())),
         Tree::Present(Ok(insp)) => insp,

@@ -1,10 +1,15 @@
 //! The look that gathers the facts: the job's repository read in-process (executing nothing
 //! planted there), its branch imported unless only surveying, its other refs and its standing
-//! against the project checked. Never decides, never deletes.
+//! against the project checked. The import does not wait on the rest of the read: where the work
+//! tree cannot be judged (an untracked `.gitignore`, a pattern file too large), the branch is read
+//! alone and its commits come home all the same; what the worktree holds decides only whether it
+//! goes. Never decides, never deletes.
 
 use std::fs;
 
-use super::bounded::inspect_bounded;
+use crate::error::Error;
+
+use super::bounded::{branch_tip_bounded, inspect_bounded};
 use super::branch_tip::{last_import, note_import};
 use super::counted::counted;
 use super::facts::{Branch, Facts, Tree};
@@ -37,7 +42,8 @@ pub(super) fn gather(job: &Job, look: Look) -> Facts {
         Ok(refs) => refs,
         Err(e) => (None, Some(format!("(unreadable: {e})"))),
     };
-    let (branch_state, copied) = branch_of(job, look, &tree, project_branch.as_deref());
+    let tip = tip_of(job, &tree);
+    let (branch_state, copied) = branch_of(job, look, &tree, &tip, project_branch.as_deref());
     let branch_held = held(job, &branch_state);
     let unimported = match &tree {
         Tree::Present(Ok(insp)) => {
@@ -45,11 +51,11 @@ pub(super) fn gather(job: &Job, look: Look) -> Facts {
         }
         _ => Vec::new(),
     };
-    let branch_after = match (&tree, &branch_state) {
-        (Tree::Present(Ok(insp)), Branch::AtBase | Branch::Commits { .. })
+    let branch_after = match (&tree, &branch_state, tip) {
+        (Tree::Present(_), Branch::AtBase | Branch::Commits { .. }, Ok(tip))
             if look == Look::Import =>
         {
-            insp.branch_tip.clone()
+            tip
         }
         _ => project_branch,
     };
@@ -84,19 +90,39 @@ pub(super) fn gather(job: &Job, look: Look) -> Facts {
     }
 }
 
-/// The job's branch in the project (imported first unless only surveying), and whether the import
-/// copied objects.
-fn branch_of(job: &Job, look: Look, tree: &Tree, project_branch: Option<&str>) -> (Branch, bool) {
+/// The tip of the job's branch in its repository (`None`: the job deleted it): the inspection's, or
+/// where the inspection failed, the branch read alone (not after a read that did not end: the
+/// repository can hold what blocks); or why it cannot be read.
+fn tip_of(job: &Job, tree: &Tree) -> Result<Option<String>, String> {
+    match tree {
+        Tree::Present(Ok(insp)) => Ok(insp.branch_tip.clone()),
+        Tree::Present(Err(e @ Error::InspectTimedOut { .. })) => Err(e.to_string()),
+        Tree::Present(Err(e)) => {
+            branch_tip_bounded(job.path, &job.id.branch(), job.project).map_err(|_| e.to_string())
+        }
+        Tree::Missing | Tree::Removed => Ok(None),
+    }
+}
+
+/// The job's branch in the project (imported first unless only surveying) from its tip `tip`, and
+/// whether the import copied objects.
+fn branch_of(
+    job: &Job,
+    look: Look,
+    tree: &Tree,
+    tip: &Result<Option<String>, String>,
+    project_branch: Option<&str>,
+) -> (Branch, bool) {
     let branch = job.id.branch();
     match tree {
-        Tree::Present(Ok(insp)) => match &insp.branch_tip {
-            Some(tip) => from_tip(job, look, tip, project_branch),
-            None => (
+        Tree::Present(_) => match tip {
+            Ok(Some(tip)) => from_tip(job, look, tip, project_branch),
+            Ok(None) => (
                 Branch::Unknown(format!("the job deleted its branch {branch}")),
                 false,
             ),
+            Err(why) => (Branch::Unknown(why.clone()), false),
         },
-        Tree::Present(Err(e)) => (Branch::Unknown(e.to_string()), false),
         // Without the directory, what the project's branch already holds is what counts.
         Tree::Missing | Tree::Removed => match project_branch {
             Some(tip) => (counted(job, look, tip, None), false),

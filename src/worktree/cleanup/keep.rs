@@ -10,6 +10,8 @@ pub enum Keep {
     Lost,
     InUse,
     Unreadable(String),
+    /// Ignore rules the job wrote where nobody reviews them: where, and what to do about it.
+    Untrusted(String),
     ImportFailed(String),
     Work(Work),
     /// `--keep`.
@@ -44,6 +46,7 @@ impl std::fmt::Display for Keep {
             Keep::Lost => f.write_str("lost: its supervisor died; the worktree is kept untouched"),
             Keep::InUse => f.write_str("in use by another job"),
             Keep::Unreadable(why) => write!(f, "cannot read the job's repository ({why})"),
+            Keep::Untrusted(why) => f.write_str(why),
             Keep::ImportFailed(why) => write!(f, "import failed ({why})"),
             Keep::Work(work) => write!(f, "{work}"),
             Keep::Asked => f.write_str("--keep"),

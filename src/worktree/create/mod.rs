@@ -42,6 +42,8 @@ pub struct Fill<'a> {
     pub confined: Option<&'a policy::Loaded>,
     /// git's progress line on isolate's stderr (a terminal).
     pub progress: bool,
+    /// What the job's policy has its worktree ignore beyond the project's rules.
+    pub ignore: &'a [policy::IgnoreRule],
 }
 
 /// A worktree isolate has made, and the refs it made in the project.
@@ -64,6 +66,9 @@ pub struct Created {
     pub filtered: Filtered,
     /// When the checkout ended (for the record directory: checked_out.rs).
     pub checked_out: CheckedOut,
+    /// The project vouches for the base (a ref of its own but a job's reaches it): what the
+    /// worktree holds is what the user has in the project.
+    pub vouched: bool,
 }
 
 /// Creates the worktree of job `id` at `path` from commit `base`. `Ok(None)` when the id is taken
@@ -109,7 +114,7 @@ pub fn create(
     // neither of which needs them; the checkout waits for all three.
     let (refs, made) = thread::scope(|scope| {
         let refs = scope.spawn(|| project_refs(project, id, base));
-        let made = init(project, id, path).and_then(|()| {
+        let made = init(project, id, path, fill_with.ignore).and_then(|()| {
             Ok(match filters::vouched(project, base)? {
                 true => Base::Vouched,
                 false => Base::JobsOnly,
@@ -152,6 +157,7 @@ pub fn create(
             started_from: None,
             filtered,
             checked_out,
+            vouched: matches!(whose, Base::Vouched),
         })),
         Err(e) => {
             undo(project, id, path, base);

@@ -34,7 +34,7 @@ pub fn recreate(project: &Project, id: &JobId, path: &Path, base: &str) -> Resul
         });
     }
     fs::create_dir(path).map_err(|e| Error::io("cannot create the worktree", path, e))?;
-    if let Err(e) = init(project, id, path) {
+    if let Err(e) = init(project, id, path, &[]) {
         let _ = fs::remove_dir_all(path);
         return Err(e);
     }

@@ -29,6 +29,7 @@ const FILL: Fill<'static> = Fill {
     include: &[],
     confined: None,
     progress: false,
+    ignore: &[],
 };
 
 fn value(project: &Project, name: &str) -> Option<String> {

@@ -1,6 +1,7 @@
 //! The inspection of a job repository: what it holds, and the read of its refs (HEAD, the job's
 //! branch, every other ref: branches, tags, notes, replace refs, any the job named; the stash).
-//! Never resolves a ref through `refs/replace/`.
+//! Also the job's branch alone (`branch_tip`), read where the whole inspection failed, so that the
+//! commits come home whatever the work tree holds. Never resolves a ref through `refs/replace/`.
 
 use std::path::Path;
 
@@ -14,7 +15,7 @@ use super::linked::linked_refs;
 use super::linked_status::add_linked_status;
 use super::nested::nested_work;
 use super::open::open_untrusted;
-use super::patterns::{check_excludes, ProjectExcludes};
+use super::patterns::{check_excludes, ProjectExcludes, Refusal};
 use super::state::{count_lines, in_progress};
 use super::status::count_status;
 use super::unwalked::in_git_dir;
@@ -144,8 +145,15 @@ pub fn inspect(
     out.in_progress = in_progress(&git_dir);
 
     let mut paths = MAX_PATHS;
-    let mut ignored = count_status(&repo, &mut out, &mut paths, checked_out)
-        .map_err(git("cannot compute the status"))?;
+    let mut ignored = count_status(&repo, &mut out, &mut paths, checked_out).map_err(|source| {
+        match source.downcast_any_ref::<Refusal>() {
+            Some(Refusal::Untrusted(reason)) => InspectError::Untrusted {
+                path: worktree.to_owned(),
+                reason: reason.clone(),
+            },
+            _ => git("cannot compute the status")(source),
+        }
+    })?;
     // Linked worktrees the job added inside its worktree go with it: their status counts too.
     ignored.extend(add_linked_status(
         worktree,
@@ -161,6 +169,23 @@ pub fn inspect(
     })?;
     out.nested = nested_work(worktree, &repo, (ignored, hidden), checked_out)?;
     Ok(out)
+}
+
+/// The tip of `refs/heads/<branch>` in the repository whose work tree is `worktree`, read alone:
+/// the same layout checks and the same safe open as `inspect`, and nothing of the work tree, its
+/// index or its ignore rules. `None` when the job deleted its branch.
+pub fn branch_tip(worktree: &Path, branch: &str) -> Result<Option<String>, InspectError> {
+    let git_dir = worktree.join(".git");
+    check_layout(&git_dir)?;
+    let repo = open_untrusted(worktree, &git_dir)?;
+    let reference = repo
+        .try_find_reference(format!("refs/heads/{branch}").as_str())
+        .map_err(|source: gix::Error| InspectError::Git {
+            path: worktree.to_owned(),
+            what: "cannot read the job branch",
+            source,
+        })?;
+    Ok(reference.and_then(|mut reference| target_hex(&mut reference)))
 }
 
 /// The peeled id `reference` points at as hex; its direct target if the object can't be read;

@@ -82,7 +82,7 @@ mod written_tree;
 
 pub use error::InspectError;
 pub use forged::CheckedOut;
-pub use inspection::{inspect, Inspection};
+pub use inspection::{branch_tip, inspect, Inspection};
 pub use missing::missing_from;
 pub use patterns::ProjectExcludes;
 pub use reflog::reflog_only;

@@ -31,6 +31,22 @@ const MAX: u64 = 8 << 20;
 pub(super) const BUDGET: u64 = 16 << 20;
 const NAMES: [&str; 2] = [".gitignore", ".gitattributes"];
 
+/// Why the status was not computed: rules the job wrote where nobody reviews them (said as they are,
+/// with what to do), or pattern files the status cannot read safely.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(super) enum Refusal {
+    #[error("{0}")]
+    Untrusted(String),
+    #[error("{0}")]
+    Unreadable(String),
+}
+
+impl From<String> for Refusal {
+    fn from(why: String) -> Refusal {
+        Refusal::Unreadable(why)
+    }
+}
+
 /// The pattern files of `dir`, a directory of the work tree, taken from `budget`; or what is
 /// wrong with one.
 pub(super) fn check_dir(root: &Path, dir: &Path, budget: &mut u64) -> Result<(), String> {
@@ -66,7 +82,7 @@ pub(super) fn check_tracked(
     index: &gix::index::State,
     settled: &HashSet<BString>,
     budget: &mut u64,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     check_dir(root, root, budget)?;
     check_ignore_tracked(root, index, b"")?;
     let patterned: HashSet<&[u8]> = index
@@ -113,7 +129,7 @@ pub(super) fn check_tracked(
 
 /// The `.gitignore` of `dir`, a directory that holds tracked files (`b""`: the top), is one the
 /// index holds, if it is there at all.
-fn check_ignore_tracked(root: &Path, index: &gix::index::State, dir: &[u8]) -> Result<(), String> {
+fn check_ignore_tracked(root: &Path, index: &gix::index::State, dir: &[u8]) -> Result<(), Refusal> {
     let mut path = dir.to_vec();
     if !path.is_empty() {
         path.push(b'/');
@@ -124,10 +140,10 @@ fn check_ignore_tracked(root: &Path, index: &gix::index::State, dir: &[u8]) -> R
     if !present || index.entry_by_path(path.as_bstr()).is_some() {
         return Ok(());
     }
-    Err(format!(
-        "{} is not tracked, and rules in it could hide files from the cleanup",
+    Err(Refusal::Untrusted(format!(
+        "an untracked {}: commit it or delete it (its rules could hide files from the cleanup)",
         shown(root, &on_disk)
-    ))
+    )))
 }
 
 /// The rules of the project's own `info/exclude`: those of the job's that are trusted.
@@ -140,6 +156,12 @@ impl ProjectExcludes {
     pub fn read(git_dir: &Path) -> ProjectExcludes {
         let text = read_bounded(&git_dir.join("info/exclude")).unwrap_or_default();
         ProjectExcludes(rules(&text).map(<[u8]>::to_vec).collect())
+    }
+
+    /// These, and `more` (the rules the job's policy added, as isolate noted them).
+    pub fn and(mut self, more: Vec<Vec<u8>>) -> ProjectExcludes {
+        self.0.extend(more);
+        self
     }
 }
 
@@ -155,8 +177,8 @@ pub(super) fn check_excludes(git_dir: &Path, trusted: &ProjectExcludes) -> Resul
     match untrusted {
         None => Ok(()),
         Some(rule) => Err(format!(
-            ".git/info/exclude has a rule the project's has not ({}), which could hide files \
-             from the cleanup",
+            "a rule in .git/info/exclude the project's has not ({}): remove it (it could hide \
+             files from the cleanup)",
             crate::controls::name(&String::from_utf8_lossy(rule))
         )),
     }

@@ -14,7 +14,7 @@ use super::bounds::{charge, check_tree};
 use super::forged::{distrusted, CheckedOut};
 use super::ignored::repositories_in;
 use super::inspection::Inspection;
-use super::patterns::{check_tracked, BUDGET};
+use super::patterns::{check_tracked, Refusal, BUDGET};
 use super::refresh::{refreshed, Judge};
 use super::settled::settled;
 use super::tally::{NoSubmodules, Tally, Walked};
@@ -90,7 +90,7 @@ pub(super) fn count_status(
         let settled = settled(root, index);
         let checked = check_tracked(&walk_repo, root, index, &settled, &mut budget);
         let _ = checked_tx.send(checked.clone());
-        checked.map_err(refused)?;
+        checked.map_err(gix::Error::from_error)?;
         // The repositories no walk enters, in the directories not settled (a settled one holds no
         // `.git`: the index never names one).
         let tracked = in_tracked_directories(root, index, &settled);
@@ -109,8 +109,8 @@ pub(super) fn count_status(
             .and_then(|root| refreshed(root, index, judge));
         let checked = checked_rx
             .recv()
-            .unwrap_or_else(|_| Err("not checked".into()));
-        checked.map_err(refused)?;
+            .unwrap_or_else(|_| Err(Refusal::Unreadable("not checked".into())));
+        checked.map_err(gix::Error::from_error)?;
         let mut tally = Tally::default();
         worktree_repo
             .index_worktree_status(
