@@ -32,9 +32,22 @@ fn a_required_feature_fails_closed_and_a_best_effort_one_is_a_gap() {
     assert_eq!(check(&default, kernel(Some(3), true)).unwrap(), 3);
     let states = features(&default.policy, kernel(Some(3), true));
     let gaps = gaps(&default.policy, kernel(Some(3), true), &states, true);
-    assert!(gaps.iter().any(|g| g.contains("signals")), "{gaps:?}");
-    // The broker scopes abstract sockets itself where Landlock cannot.
+    // The broker scopes signals and abstract sockets itself where Landlock cannot...
+    assert!(!gaps.iter().any(|g| g.contains("signals")), "{gaps:?}");
     assert!(!gaps.iter().any(|g| g.contains("abstract")), "{gaps:?}");
+    // ...and without it, neither is scoped.
+    let mut weak = policy::load("default").unwrap();
+    weak.policy.compatibility.seccomp = policy::Level::BestEffort;
+    let states = features(&weak.policy, kernel(Some(3), false));
+    let weak_gaps = super::gaps::gaps(&weak.policy, kernel(Some(3), false), &states, true);
+    assert!(
+        weak_gaps.iter().any(|g| g.contains("signals")),
+        "{weak_gaps:?}"
+    );
+    assert!(
+        weak_gaps.iter().any(|g| g.contains("abstract")),
+        "{weak_gaps:?}"
+    );
     assert!(check(&default, kernel(Some(2), true)).is_err());
     assert!(check(&default, kernel(None, true)).is_err());
     // The seccomp layer is required unless the policy says otherwise.
