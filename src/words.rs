@@ -135,8 +135,17 @@ mod tests {
 /// the supervisor adds it to the clock, which has no instant a billion years ahead.
 const DURATION_MAX: Duration = Duration::from_secs(100 * 31_557_600);
 
-/// A duration as people write it (`90s`, `15m`, `2h`, `1h 30m`), at most 100 years.
+/// A duration as people write it (`90s`, `15m`, `2h`, `1h 30m`), at most 100 years. A bare
+/// number is seconds, as `timeout(1)` and `sleep(1)` read it (`300`, `2.5`).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let bare = text.trim();
+    if !bare.is_empty() && bare.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return match bare.parse::<f64>() {
+            Ok(secs) if secs <= DURATION_MAX.as_secs_f64() => Ok(Duration::from_secs_f64(secs)),
+            Ok(_) => Err(format!("{text:?} is longer than 100 years")),
+            Err(_) => Err(format!("{text:?} is not a number of seconds")),
+        };
+    }
     match humantime::parse_duration(text) {
         Ok(d) if d <= DURATION_MAX => Ok(d),
         Ok(_) => Err(format!("{text:?} is longer than 100 years")),
@@ -152,6 +161,11 @@ mod duration_tests {
     fn a_duration_past_the_clocks_reach_is_refused() {
         assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
         assert!(parse_duration("100 years").is_ok());
+        // A bare number is seconds, as timeout(1) reads it.
+        assert_eq!(parse_duration("300"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("2.5"), Ok(Duration::from_millis(2500)));
+        assert!(parse_duration("1.2.3").is_err());
+        assert!(parse_duration("99999999999999").is_err());
         for text in [
             "18446744073709551615s",
             "300000000000years",

@@ -58,8 +58,15 @@ pub fn record_path(job_dir: &Path) -> PathBuf {
     job_dir.join("job.json")
 }
 
+/// Writes a job's record, atomically and durably: after a crash of the machine it reads as this
+/// one. A job without a worktree has nothing such a crash could lose (its processes end with the
+/// machine, and nothing of it is to bring home): its record is written atomically, not waited for
+/// (fsync costs a launch more than the rest of it on a busy disk).
 pub fn write_record(job_dir: &Path, record: &Record) -> Result<()> {
-    write_atomic(&record_path(job_dir), &record_json(record)?)
+    match record.worktree {
+        Some(_) => write_atomic(&record_path(job_dir), &record_json(record)?),
+        None => crate::sys::atomic::replace(&record_path(job_dir), &record_json(record)?),
+    }
 }
 
 /// Writes a record that the job passes through (`starting`, its pid once CMD runs), which a later
@@ -67,7 +74,10 @@ pub fn write_record(job_dir: &Path, record: &Record) -> Result<()> {
 /// crash of the machine the record reads as this one or the one before it; either reads as `lost`,
 /// since the crash ended the supervisor too.
 pub fn write_passing_record(job_dir: &Path, record: &Record) -> Result<()> {
-    crate::sys::atomic::write_passing(&record_path(job_dir), &record_json(record)?)
+    match record.worktree {
+        Some(_) => crate::sys::atomic::write_passing(&record_path(job_dir), &record_json(record)?),
+        None => crate::sys::atomic::replace(&record_path(job_dir), &record_json(record)?),
+    }
 }
 
 fn record_json(record: &Record) -> Result<Vec<u8>> {

@@ -49,6 +49,12 @@ fn an_unknown_option_of_run_is_125() {
     assert_status(&out, 125);
     let out = env.isolate(env.path(), ["run", "--timeout", "soon", "--", "true"]);
     assert_status(&out, 125);
+    // A bare number is seconds, as timeout(1) reads it: the job is stopped (124).
+    let out = env.isolate(
+        env.path(),
+        ["run", "-q", "--timeout", "0.5", "--", "sleep", "60"],
+    );
+    assert_status(&out, 124);
     let out = env.isolate(env.path(), ["run"]);
     assert_status(&out, 125);
     let out = env.isolate(env.path(), ["no-such-command"]);
